@@ -1,0 +1,101 @@
+"""Serve in-memory web sites on loopback addresses, for the demo, the tests and the real-data replay.
+
+A :class:`StaticSite` maps URL paths to :class:`Resource` (status, headers, body bytes). A
+:class:`LocalSites` context manager starts one threaded HTTP server per site, each on its own
+loopback address (127.0.0.2, 127.0.0.3, ...) so that every site is a distinct origin and host
+(Scrapy's offsite filtering compares hosts, not ports). Only 127.0.0.0/8 is ever bound:
+:func:`loopback_host` raises ``ValueError`` for anything else.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One HTTP response: ``status`` code, ``body`` bytes and extra ``headers`` (name -> value)."""
+
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class StaticSite:
+    """A site: ``name`` and a map of URL path (``/a/b.html``) to :class:`Resource`.
+
+    A ``/robots.txt`` allowing everything is added unless the site provides one.
+    """
+
+    name: str
+    resources: dict[str, Resource] = field(default_factory=dict)
+
+    def add(self, path: str, body: bytes | str, **kwargs) -> None:
+        """Add ``body`` at ``path``; ``str`` bodies are encoded as UTF-8."""
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        self.resources[path] = Resource(data, **kwargs)
+
+
+def loopback_host(index: int) -> str:
+    """The loopback address for site number ``index`` (0 -> 127.0.0.2); raises ValueError past 127.0.0.254."""
+    host = f"127.0.0.{index + 2}"
+    if not ipaddress.ip_address(host).is_loopback or index + 2 > 254:
+        raise ValueError(f"site index {index} gives no loopback address")
+    return host
+
+
+class _Handler(BaseHTTPRequestHandler):
+    site: StaticSite  # set on the per-site subclass
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        res = self.site.resources.get(path)
+        if res is None and path == "/robots.txt":
+            res = Resource(b"User-agent: *\nAllow: /\n", content_type="text/plain")
+        if res is None:
+            res = Resource(b"<html><body><h1>Not found</h1></body></html>", status=404)
+        self.send_response(res.status)
+        if res.content_type:
+            self.send_header("Content-Type", res.content_type)
+        for name, value in res.headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(res.body)))
+        self.end_headers()
+        self.wfile.write(res.body)
+
+    def log_message(self, *args) -> None:  # keep test and demo output quiet
+        pass
+
+
+class LocalSites:
+    """Context manager serving several :class:`StaticSite` on distinct loopback hosts.
+
+    ``base_urls[name]`` gives ``http://127.0.0.N:PORT`` for each site once started.
+    """
+
+    def __init__(self, sites: list[StaticSite]):
+        self.sites = sites
+        self.base_urls: dict[str, str] = {}
+        self._servers: list[ThreadingHTTPServer] = []
+
+    def __enter__(self) -> "LocalSites":
+        for i, site in enumerate(self.sites):
+            handler = type(f"Handler_{i}", (_Handler,), {"site": site})
+            server = ThreadingHTTPServer((loopback_host(i), 0), handler)
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            host, port = server.server_address[:2]
+            self.base_urls[site.name] = f"http://{host}:{port}"
+            self._servers.append(server)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+        self._servers.clear()

@@ -1,0 +1,77 @@
+"""Ancestor filter: keep the content blocks under the one n-th ancestor that holds the most text.
+
+Viveros-Jiménez et al. 2018 §4, run on Boilerpipe's content blocks:
+1. a text node belongs to a *paragraph*: its closest ancestor whose tag is in
+   :data:`PARAGRAPH_TAGS` (div, table, ul, ol, p, section, article, h1-h6, header, body); taking
+   the closest such ancestor is what "a paragraph should not contain other paragraphs ... use
+   the closest child" asks for on the path from the text up;
+2. list the ancestors of every selected paragraph;
+3. group paragraphs by their n-th ancestor (depth 2, the grandparent, was best in §5; 1-5 tried);
+4. keep the group with the most text (characters of the content blocks), discard the rest.
+A paragraph with fewer than ``depth`` ancestors groups under the topmost one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from lxml import etree
+
+from transforms.blocks import TextBlock
+
+PARAGRAPH_TAGS = (
+    "div", "table", "ul", "ol", "p", "section", "article",
+    "h1", "h2", "h3", "h4", "h5", "h6", "header", "body",
+)
+
+
+@dataclass(frozen=True)
+class AncestorFilterParams:
+    """depth: which ancestor groups paragraphs (1 parent, 2 grandparent = paper default, up to 5)."""
+
+    depth: int = 2
+    paragraph_tags: tuple[str, ...] = PARAGRAPH_TAGS
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.depth <= 5:
+            raise ValueError(f"depth must be in 1..5 (paper §5), got {self.depth}")
+
+
+def paragraph_of(el: etree._Element, tags: Sequence[str] = PARAGRAPH_TAGS) -> etree._Element:
+    """Closest ancestor-or-self of ``el`` with a paragraph tag (the topmost ancestor if none)."""
+    node = el
+    while node is not None:
+        if node.tag in tags:
+            return node
+        if node.getparent() is None:
+            return node
+        node = node.getparent()
+    return el
+
+
+def nth_ancestor(el: etree._Element, depth: int) -> etree._Element:
+    """The ``depth``-th ancestor of ``el`` (1 = parent), stopping at the root."""
+    node = el
+    for _ in range(depth):
+        parent = node.getparent()
+        if parent is None:
+            break
+        node = parent
+    return node
+
+
+def ancestor_filter(blocks: Sequence[TextBlock], keep: Sequence[bool], params: AncestorFilterParams = AncestorFilterParams()) -> list[bool]:
+    """Restrict ``keep`` to the blocks whose paragraph shares the best-filled n-th ancestor (§4 steps 1-4)."""
+    groups: dict[etree._Element, int] = {}
+    anchor_of: dict[int, etree._Element] = {}
+    for i, block in enumerate(blocks):
+        if not keep[i]:
+            continue
+        anc = nth_ancestor(paragraph_of(block.container, params.paragraph_tags), params.depth)
+        anchor_of[i] = anc
+        groups[anc] = groups.get(anc, 0) + len(block.text)
+    if not groups:
+        return list(keep)
+    best = max(groups, key=groups.__getitem__)
+    return [keep[i] and anchor_of.get(i) is best for i in range(len(blocks))]

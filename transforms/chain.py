@@ -1,0 +1,166 @@
+"""The cleaning chain for one page, and its named configurations.
+
+Order (DESIGN.md, "transforms/"): parse -> metadata -> [link filter, Ghorbani 2014] ->
+static noise marking (StaDyNoT §3.1) -> dynamic noise marking (§3.2) -> removal of noise and
+non-informative tags (§3.3) -> atomic text blocks + Boilerpipe classification (Kohlschütter
+2010) -> ancestor filter (Viveros-Jiménez 2018 §4) -> text, cleaned HTML, counts.
+
+Named configurations: :data:`PAPER_CONFIG` uses every paper's constants as printed;
+:data:`DEFAULT_CONFIG` is the configuration newsclean ships (differences listed on it).
+Each stage can be switched off (for ablations in ``newsclean eval``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from lxml import etree
+import lxml.html
+
+from schemas.records import RejectReason, StageCounts
+from transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
+from transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
+from transforms.boilerpipe import BoilerpipeParams, boilerpipe
+from transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
+from transforms.errors import ExtractionError
+from transforms.link_filters import PAD_ATTR, apply_link_filter
+from transforms.marks import is_element, strip_marks
+from transforms.metadata import read_metadata
+from transforms.parse import parse_html
+from transforms.postprocess import PostProcessParams, remove_noise, remove_non_informative
+from transforms.static_noise import (  # re-exported: the pipeline learns signatures through this module
+    EMPTY_SIGNATURE,
+    StaticNoiseParams,
+    StaticNoiseSignature,
+    learn_static_noise,
+    mark_static_noise,
+)
+from transforms.text import count_words
+
+__all__ = [
+    "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "CONFIGS", "Extraction", "extract_article",
+    "StaticNoiseSignature", "StaticNoiseParams", "learn_static_noise", "EMPTY_SIGNATURE",
+]
+
+KEEP_EMPTY_TAGS = ("br", "hr")
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    """Every parameter of the chain. ``None`` for a stage's params switches that stage off.
+
+    min_words: an extraction with fewer words is rejected as ``too_short`` (0 = never).
+    """
+
+    name: str = "custom"
+    link_filter: int | None = None
+    static: StaticNoiseParams | None = field(default_factory=StaticNoiseParams)
+    dynamic: DynamicNoiseParams | None = field(default_factory=DynamicNoiseParams)
+    post: PostProcessParams = field(default_factory=PostProcessParams)
+    blocks: BlockParams = field(default_factory=BlockParams)
+    boilerpipe: BoilerpipeParams | None = field(default_factory=BoilerpipeParams)
+    ancestor: AncestorFilterParams | None = field(default_factory=AncestorFilterParams)
+    min_words: int = 10
+
+    def with_(self, **changes) -> "ChainConfig":
+        """A copy with ``changes`` applied (``dataclasses.replace``)."""
+        return replace(self, **changes)
+
+
+PAPER_CONFIG = ChainConfig(name="paper")
+"""Papers' constants: α=50, β=0.2, A the only non-separator, 80-column wrap, Algorithm 2, depth 2."""
+
+DEFAULT_CONFIG = ChainConfig(name="default", blocks=BlockParams(non_separator_tags=INLINE_TAGS))
+"""Shipped chain. Differs from the papers: inline formatting tags (em, b, span, ...) do not split text blocks."""
+
+CONFIGS = {"default": DEFAULT_CONFIG, "paper": PAPER_CONFIG}
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Result of the chain for one page: text (blocks, paragraphs separated by newlines), cleaned HTML
+    of the kept content (formatting kept), metadata, ``word_count`` (words of ``text``) and per-stage counts."""
+
+    title: str | None
+    text: str
+    html: str
+    published_at: datetime | None
+    language: str | None
+    word_count: int
+    counts: StageCounts = field(default_factory=StageCounts)
+
+
+def extract_article(html: str, signature: StaticNoiseSignature | None = None,
+                    config: ChainConfig = DEFAULT_CONFIG, url: str | None = None) -> Extraction:
+    """Run the chain on decoded HTML. ``signature`` comes from the page's neighbour pages (None: no static stage).
+
+    Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
+    (no block kept) or ``TOO_SHORT`` (fewer than ``config.min_words`` words kept).
+    """
+    root = parse_html(html)
+    meta = read_metadata(root)
+    apply_link_filter(root, config.link_filter)
+    static_marked = mark_static_noise(root, signature) if (signature and config.static) else 0
+    dynamic_marked = mark_dynamic_noise(root, config.dynamic) if config.dynamic else 0
+    removed = remove_noise(root)
+    non_informative = remove_non_informative(root, config.post)
+    blocks = extract_blocks(root, config.blocks)
+    keep = select_blocks(blocks, config, meta.title)
+    text = blocks_text([b for b, k in zip(blocks, keep) if k])
+    words = count_words(text)
+    if not words:
+        raise ExtractionError(RejectReason.NO_CONTENT, f"no text block kept of {len(blocks)}" + (f" ({url})" if url else ""))
+    if words < config.min_words:
+        raise ExtractionError(RejectReason.TOO_SHORT, f"{words} words kept, minimum {config.min_words}")
+    counts = StageCounts(
+        static_nodes_removed=removed.static if static_marked else 0,
+        dynamic_nodes_removed=removed.dynamic if dynamic_marked else 0,
+        noninformative_nodes_removed=non_informative,
+        blocks_total=len(blocks), blocks_kept=sum(keep),
+    )
+    return Extraction(meta.title, text, cleaned_html(root, blocks, keep), meta.published_at, meta.language, words, counts)
+
+
+def select_blocks(blocks: list[TextBlock], config: ChainConfig, title: str | None) -> list[bool]:
+    """Keep flags after Boilerpipe and the ancestor filter (each skipped when its params are None)."""
+    keep = boilerpipe(blocks, config.boilerpipe, title) if config.boilerpipe else [True] * len(blocks)
+    if config.ancestor:
+        keep = ancestor_filter(blocks, keep, config.ancestor)
+    return keep
+
+
+def blocks_text(blocks: list[TextBlock]) -> str:
+    """Join kept blocks: a space inside one paragraph element, a newline between paragraphs."""
+    parts: list[str] = []
+    previous = None
+    for block in blocks:
+        para = paragraph_of(block.container)
+        if parts:
+            parts.append(" " if para is previous else "\n")
+        parts.append(block.text)
+        previous = para
+    return "".join(parts)
+
+
+def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]) -> str:
+    """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped."""
+    for block, kept in zip(blocks, keep):
+        if not kept:
+            for el, slot in block.pieces:
+                setattr(el, slot, None)
+    body = root.find("body")
+    body = root if body is None else body
+    _prune_empty(body)
+    strip_marks(root)
+    for el in body.iter("a"):
+        el.attrib.pop(PAD_ATTR, None)
+    return lxml.html.tostring(body, encoding="unicode", method="html").strip()
+
+
+def _prune_empty(body: etree._Element) -> None:
+    for el in reversed([e for e in body.iter() if is_element(e) and e is not body]):
+        if el.tag in KEEP_EMPTY_TAGS or el.getparent() is None:
+            continue
+        if not "".join(el.itertext()).strip():
+            el.drop_tree()

@@ -1,0 +1,72 @@
+"""Noise marks kept on the tree between stages, and the walks that honour them.
+
+StaDyNoT §3: "in each stage we only mark the noise tags, but we do not remove noise tags",
+because removal would distort the tree the next stage reads. Marks are one attribute,
+:data:`NOISE_ATTR`, whose value names the stage (``static`` or ``dynamic``); the paper's
+"NOISE" attribute, namespaced so that it cannot clash with a page's own attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from lxml import etree
+
+NOISE_ATTR = "data-newsclean-noise"
+STATIC = "static"
+DYNAMIC = "dynamic"
+
+
+def is_element(node) -> bool:
+    """True for real elements; False for comments, processing instructions and entities."""
+    return isinstance(node.tag, str)
+
+
+def mark(el: etree._Element, stage: str) -> None:
+    """Mark ``el`` as noise found by ``stage`` (a later stage may re-mark it, §3.2 last line)."""
+    el.set(NOISE_ATTR, stage)
+
+
+def mark_of(el: etree._Element) -> str | None:
+    """The stage that marked ``el`` as noise, or None."""
+    return el.get(NOISE_ATTR)
+
+
+def own_text_pieces(el: etree._Element) -> Iterator[str]:
+    """The text directly inside ``el``: its ``.text`` and the ``.tail`` of each child, in order."""
+    if el.text:
+        yield el.text
+    for child in el:
+        if child.tail:
+            yield child.tail
+
+
+def own_text(el: etree._Element) -> str:
+    """:func:`own_text_pieces` joined, whitespace collapsed ('' when the element holds no text itself)."""
+    return " ".join(" ".join(own_text_pieces(el)).split())
+
+
+def iter_elements(root: etree._Element) -> Iterator[etree._Element]:
+    """All elements under and including ``root`` in document order (no comments or PIs)."""
+    return (el for el in root.iter() if is_element(el))
+
+
+def strip_marks(root: etree._Element) -> None:
+    """Remove every noise mark attribute from the tree (before serialising cleaned HTML)."""
+    for el in root.iter():
+        if is_element(el) and NOISE_ATTR in el.attrib:
+            del el.attrib[NOISE_ATTR]
+
+
+def element_position(el: etree._Element) -> int:
+    """0-based position of ``el`` among its parent's element children (0 for the root)."""
+    parent = el.getparent()
+    if parent is None:
+        return 0
+    pos = 0
+    for sib in parent:
+        if sib is el:
+            return pos
+        if is_element(sib):
+            pos += 1
+    raise ValueError("element not found under its parent")

@@ -1,0 +1,104 @@
+"""Bytes -> text -> lxml tree, robust to the encodings and broken markup of real news pages.
+
+Charset order (WHATWG "encoding sniffing", simplified): a byte-order mark wins, then the HTTP
+``charset`` parameter, then ``<meta charset>`` / ``http-equiv`` in the first 4096 bytes, then
+statistical detection (charset-normalizer). A declared charset that fails to decode strictly
+falls through to the next source; the last resort is UTF-8 with replacement characters.
+
+Parsing uses lxml.html after a repair step: every ``</body>`` and ``</html>`` end tag is dropped
+first, because libxml2 stops keeping content after a stray ``</html>`` that some real pages
+carry in the middle of the document (issue #3, "Known traps"); the parser closes both at EOF.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+import lxml.html
+from charset_normalizer import from_bytes
+from lxml import etree
+
+from schemas.records import RejectReason
+from transforms.errors import ExtractionError
+
+SNIFF_BYTES = 4096
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_END_BODY_HTML = re.compile(r"</\s*(?:body|html)\s*>", re.I)
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _codec(name: str | None) -> str | None:
+    """Python codec name for a charset label, or None when unknown. Windows-1252 replaces Latin-1 (WHATWG)."""
+    if not name:
+        return None
+    try:
+        codec = codecs.lookup(name.strip().strip("\"'")).name
+    except LookupError:
+        return None
+    return "cp1252" if codec in ("latin-1", "iso8859-1", "ascii") else codec
+
+
+def sniff_meta_charset(body: bytes) -> str | None:
+    """Charset label declared by a ``<meta>`` tag in the first :data:`SNIFF_BYTES` bytes, if any."""
+    m = _META_CHARSET.search(body[:SNIFF_BYTES])
+    return m.group(1).decode("ascii", "ignore") if m else None
+
+
+def _candidates(body: bytes, http_charset: str | None):
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            yield name, body[len(bom):]
+    yield _codec(http_charset), body
+    yield _codec(sniff_meta_charset(body)), body
+    best = from_bytes(body[:200_000]).best()
+    yield (_codec(best.encoding) if best else None), body
+
+
+def decode_html(body: bytes, http_charset: str | None = None) -> tuple[str, str]:
+    """Decode an HTML payload. Returns ``(text, codec_name)``.
+
+    Raises :class:`ExtractionError` (``EMPTY_BODY``) when ``body`` is empty or whitespace only.
+    """
+    if not body or not body.strip():
+        raise ExtractionError(RejectReason.EMPTY_BODY, "payload has no bytes")
+    for codec, data in _candidates(body, http_charset):
+        if codec is None:
+            continue
+        try:
+            return data.decode(codec), codec
+        except (UnicodeDecodeError, LookupError):
+            continue
+    return body.decode("utf-8", errors="replace"), "utf-8"
+
+
+def repair_markup(text: str) -> str:
+    """Drop an XML declaration, C0 control characters and every ``</body>``/``</html>`` end tag."""
+    text = _XML_DECL.sub("", text, count=1)
+    text = _CONTROL.sub(" ", text)
+    return _END_BODY_HTML.sub("", text)
+
+
+def parse_html(text: str) -> etree._Element:
+    """Parse decoded HTML into an lxml.html root ``<html>`` element (after :func:`repair_markup`).
+
+    Raises :class:`ExtractionError` (``PARSE_ERROR``) when lxml builds no tree, or
+    (``EMPTY_BODY``) when the text is blank.
+    """
+    repaired = repair_markup(text)
+    if not repaired.strip():
+        raise ExtractionError(RejectReason.EMPTY_BODY, "document has no markup or text")
+    try:
+        root = lxml.html.document_fromstring(repaired)
+    except (etree.ParserError, ValueError) as exc:
+        raise ExtractionError(RejectReason.PARSE_ERROR, f"lxml could not parse: {exc}") from exc
+    if root is None:
+        raise ExtractionError(RejectReason.PARSE_ERROR, "lxml returned no root element")
+    return root
+
+
+def parse_bytes(body: bytes, http_charset: str | None = None) -> etree._Element:
+    """:func:`decode_html` then :func:`parse_html`."""
+    return parse_html(decode_html(body, http_charset)[0])

@@ -1,0 +1,125 @@
+"""Static noise: nodes whose tag, attributes and own text repeat on every neighbour page.
+
+StaDyNoT (Barua et al. 2014) §3.1. Each node of each neighbour page (same site and
+category) gives the key ``tag-name : tag-attributes : tag-data``; its support is the number
+of neighbour pages that hold the key (counted once per page). A key whose support reaches the
+number of neighbour pages (the paper: "equals the number of neighbor pages") is a static noise
+tag; :attr:`StaticNoiseParams.min_support` makes that fraction a parameter.
+
+Decisions the paper leaves open, fixed here:
+- ``tag-data`` is the node's *own* text (its ``.text`` and its children's tails, whitespace
+  collapsed), not its subtree's text: a subtree key would make every container with a shared
+  header static. A node with no own text gives no key, so a text-less container can never be
+  static noise (DESIGN.md).
+- Attributes are all of the node's attributes, sorted by name, as ``name=value``.
+- Fewer than :attr:`StaticNoiseParams.min_pages` neighbour pages give an empty signature:
+  with one page every node would be "on all neighbour pages".
+- Keys are stored as 64-bit BLAKE2b digests, so a signature stays small (8 bytes a key) when
+  it is shipped to workers as a Beam side input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+from lxml import etree
+
+from transforms.marks import STATIC, iter_elements, mark, own_text
+from transforms.parse import parse_html
+
+
+@dataclass(frozen=True)
+class StaticNoiseParams:
+    """Parameters of static noise learning (StaDyNoT §3.1).
+
+    min_support: fraction in (0, 1] of neighbour pages that must hold a key; 1.0 = all (paper).
+    min_pages: neighbour pages needed to learn anything (2: one page proves nothing static).
+    """
+
+    min_support: float = 1.0
+    min_pages: int = 2
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.min_support <= 1.0:
+            raise ValueError(f"min_support must be in (0, 1], got {self.min_support}")
+        if self.min_pages < 1:
+            raise ValueError(f"min_pages must be >= 1, got {self.min_pages}")
+
+
+@dataclass(frozen=True)
+class StaticNoiseSignature:
+    """What is static on one (site, category): key digests and the neighbour pages they came from."""
+
+    keys: frozenset[int] = frozenset()
+    pages: int = 0
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+EMPTY_SIGNATURE = StaticNoiseSignature()
+
+
+def node_key(el: etree._Element) -> str | None:
+    """The §3.1 key ``tag:attributes:own text`` of ``el``, or None when ``el`` has no own text."""
+    text = own_text(el)
+    if not text:
+        return None
+    attrs = ";".join(f"{k}={v}" for k, v in sorted(el.attrib.items()))
+    return f"{el.tag}:{attrs}:{text}"
+
+
+def key_digest(key: str) -> int:
+    """64-bit integer digest of a node key (BLAKE2b)."""
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+def page_keys(root: etree._Element) -> set[int]:
+    """The set of key digests of one page (support counts once per page)."""
+    return {key_digest(k) for k in map(node_key, iter_elements(root)) if k is not None}
+
+
+def signature_from_key_sets(key_sets: Iterable[set[int]], params: StaticNoiseParams = StaticNoiseParams()) -> StaticNoiseSignature:
+    """Build the signature from per-page key sets: keys with support >= ceil(min_support * pages)."""
+    support: Counter[int] = Counter()
+    pages = 0
+    for keys in key_sets:
+        support.update(keys)
+        pages += 1
+    if pages < params.min_pages:
+        return StaticNoiseSignature(frozenset(), pages)
+    need = max(1, math.ceil(params.min_support * pages - 1e-9))
+    return StaticNoiseSignature(frozenset(k for k, n in support.items() if n >= need), pages)
+
+
+def learn_static_noise(htmls: Iterable[str], params: StaticNoiseParams = StaticNoiseParams()) -> StaticNoiseSignature:
+    """Learn a :class:`StaticNoiseSignature` from the decoded HTML of neighbour pages.
+
+    Pages that fail to parse are skipped (they do not count as neighbours).
+    """
+
+    def key_sets():
+        for html in htmls:
+            try:
+                yield page_keys(parse_html(html))
+            except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning
+                continue
+
+    return signature_from_key_sets(key_sets(), params)
+
+
+def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature) -> int:
+    """Mark (not remove) every node of ``root`` whose key is in ``signature``. Returns the count marked."""
+    if not signature.keys:
+        return 0
+    marked = 0
+    for el in iter_elements(root):
+        key = node_key(el)
+        if key is not None and key_digest(key) in signature.keys:
+            mark(el, STATIC)
+            marked += 1
+    return marked
