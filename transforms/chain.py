@@ -101,8 +101,10 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     root = parse_html(html)
     meta = read_metadata(root)
     apply_link_filter(root, config.link_filter)
-    static_marked = mark_static_noise(root, signature) if (signature and config.static) else 0
-    dynamic_marked = mark_dynamic_noise(root, config.dynamic) if config.dynamic else 0
+    if signature and config.static:
+        mark_static_noise(root, signature, config.static)
+    if config.dynamic:
+        mark_dynamic_noise(root, config.dynamic)
     removed = remove_noise(root)
     non_informative = remove_non_informative(root, config.post)
     blocks = extract_blocks(root, config.blocks)
@@ -114,8 +116,8 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     if words < config.min_words:
         raise ExtractionError(RejectReason.TOO_SHORT, f"{words} words kept, minimum {config.min_words}")
     counts = StageCounts(
-        static_nodes_removed=removed.static if static_marked else 0,
-        dynamic_nodes_removed=removed.dynamic if dynamic_marked else 0,
+        static_nodes_removed=removed.static,
+        dynamic_nodes_removed=removed.dynamic,
         noninformative_nodes_removed=non_informative,
         blocks_total=len(blocks), blocks_kept=sum(keep),
     )

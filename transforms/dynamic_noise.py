@@ -56,9 +56,9 @@ def path_string(el: etree._Element) -> str:
 
 def least_common_ancestor(a: etree._Element, b: etree._Element) -> etree._Element:
     """Deepest element that is an ancestor-or-self of both ``a`` and ``b`` (same tree)."""
-    seen = {id(n) for n in _ancestors_or_self(a)}
+    seen = set(_ancestors_or_self(a))  # holds the proxies, so identity is stable while we compare
     for node in _ancestors_or_self(b):
-        if id(node) in seen:
+        if node in seen:
             return node
     raise ValueError("elements are not in the same tree")
 
@@ -77,12 +77,12 @@ def _in_noise(el: etree._Element) -> bool:
 def candidate_nodes(root: etree._Element, params: DynamicNoiseParams = DynamicNoiseParams()) -> list[etree._Element]:
     """LCA candidates of neighbouring anchors outside marked noise, unique, deepest first."""
     anchors = [a for a in root.iter("a") if not _in_noise(a)]
-    found: dict[int, tuple[int, etree._Element]] = {}
+    depth: dict[etree._Element, int] = {}
     for left, right in zip(anchors, anchors[1:]):
         lca = least_common_ancestor(left, right)
-        if lca.tag not in params.protected_tags and id(lca) not in found:
-            found[id(lca)] = (sum(1 for _ in _ancestors_or_self(lca)), lca)
-    return [el for _, el in sorted(found.values(), key=lambda t: -t[0])]
+        if lca.tag not in params.protected_tags and lca not in depth:
+            depth[lca] = sum(1 for _ in _ancestors_or_self(lca))
+    return sorted(depth, key=lambda el: -depth[el])
 
 
 class TextCounts:

@@ -2,8 +2,10 @@
 
 Charset order (WHATWG "encoding sniffing", simplified): a byte-order mark wins, then the HTTP
 ``charset`` parameter, then ``<meta charset>`` / ``http-equiv`` in the first 4096 bytes, then
-statistical detection (charset-normalizer). A declared charset that fails to decode strictly
-falls through to the next source; the last resort is UTF-8 with replacement characters.
+strict UTF-8, then statistical detection (:func:`detect_charset`). A declared charset that
+fails to decode strictly falls through to the next source; the last resort is UTF-8 with
+replacement characters. (Issue #3 lists "HTTP charset first, then BOM and meta": we put the
+BOM first as browsers do, since a BOM cannot be there by accident.)
 
 Parsing uses lxml.html after a repair step: every ``</body>`` and ``</html>`` end tag is dropped
 first, because libxml2 stops keeping content after a stray ``</html>`` that some real pages
@@ -23,6 +25,12 @@ from schemas.records import RejectReason
 from transforms.errors import ExtractionError
 
 SNIFF_BYTES = 4096
+DETECTOR_TRUSTED_LANGUAGES = frozenset({
+    "Russian", "Ukrainian", "Bulgarian", "Belarusian", "Serbian", "Macedonian", "Kazakh", "Greek",
+    "Arabic", "Farsi", "Hebrew", "Turkish", "Thai", "Vietnamese", "Chinese", "Japanese", "Korean",
+    "Hindi", "Polish", "Czech", "Slovak", "Hungarian", "Slovene", "Croatian", "Romanian",
+    "Lithuanian", "Latvian", "Estonian",
+})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _END_BODY_HTML = re.compile(r"</\s*(?:body|html)\s*>", re.I)
@@ -53,8 +61,22 @@ def _candidates(body: bytes, http_charset: str | None):
             yield name, body[len(bom):]
     yield _codec(http_charset), body
     yield _codec(sniff_meta_charset(body)), body
+    yield "utf-8", body
+    yield detect_charset(body), body
+
+
+def detect_charset(body: bytes) -> str:
+    """Statistical detection (charset-normalizer) for undeclared, non-UTF-8 payloads.
+
+    The detector is trusted only when it recognises a language that Windows-1252 cannot write
+    (Cyrillic, Greek, Central European, ...); otherwise the WHATWG default for undeclared
+    Western pages, Windows-1252, is used: on short Western text the detector often picks a
+    Baltic or Central European code page and garbles every accent.
+    """
     best = from_bytes(body[:200_000]).best()
-    yield (_codec(best.encoding) if best else None), body
+    if best is not None and best.language in DETECTOR_TRUSTED_LANGUAGES:
+        return _codec(best.encoding) or "cp1252"
+    return "cp1252"
 
 
 def decode_html(body: bytes, http_charset: str | None = None) -> tuple[str, str]:

@@ -14,6 +14,9 @@ Decisions the paper leaves open, fixed here:
 - Attributes are all of the node's attributes, sorted by name, as ``name=value``.
 - Fewer than :attr:`StaticNoiseParams.min_pages` neighbour pages give an empty signature:
   with one page every node would be "on all neighbour pages".
+- A node embedded in running text is not static noise: when its parent has own text that is
+  *not* static (an ``<em>historic</em>`` or a ``<b>WASHINGTON</b>`` dateline inside a paragraph
+  that differs per page), the node is part of that text (:attr:`StaticNoiseParams.keep_embedded`).
 - Keys are stored as 64-bit BLAKE2b digests, so a signature stays small (8 bytes a key) when
   it is shipped to workers as a Beam side input.
 """
@@ -38,10 +41,12 @@ class StaticNoiseParams:
 
     min_support: fraction in (0, 1] of neighbour pages that must hold a key; 1.0 = all (paper).
     min_pages: neighbour pages needed to learn anything (2: one page proves nothing static).
+    keep_embedded: keep static nodes whose parent's own text is not static (see module doc).
     """
 
     min_support: float = 1.0
     min_pages: int = 2
+    keep_embedded: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 < self.min_support <= 1.0:
@@ -112,14 +117,23 @@ def learn_static_noise(htmls: Iterable[str], params: StaticNoiseParams = StaticN
     return signature_from_key_sets(key_sets(), params)
 
 
-def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature) -> int:
+def is_static(el: etree._Element | None, signature: StaticNoiseSignature) -> bool | None:
+    """True/False whether ``el``'s key is in ``signature``; None when ``el`` is None or has no own text."""
+    key = node_key(el) if el is not None else None
+    return None if key is None else key_digest(key) in signature.keys
+
+
+def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature,
+                      params: StaticNoiseParams = StaticNoiseParams()) -> int:
     """Mark (not remove) every node of ``root`` whose key is in ``signature``. Returns the count marked."""
     if not signature.keys:
         return 0
     marked = 0
     for el in iter_elements(root):
-        key = node_key(el)
-        if key is not None and key_digest(key) in signature.keys:
-            mark(el, STATIC)
-            marked += 1
+        if not is_static(el, signature):
+            continue
+        if params.keep_embedded and is_static(el.getparent(), signature) is False:
+            continue
+        mark(el, STATIC)
+        marked += 1
     return marked

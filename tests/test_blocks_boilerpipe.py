@@ -1,0 +1,127 @@
+"""Kohlschütter 2010: atomic text blocks, shallow features, Eq. (1), Algorithms 1 and 2, filters."""
+
+import lxml.html
+import pytest
+
+from transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks, text_density, wrap_lines
+from transforms.boilerpipe import (
+    BoilerpipeParams,
+    _Features,
+    algorithm1,
+    algorithm2,
+    boilerpipe,
+    classify_blocks,
+)
+
+WORD9 = "abcdefghi"  # 9 characters: 8 of them and 7 spaces fill 79 of 80 columns
+
+
+def blocks_of(body: str, **kw):
+    return extract_blocks(lxml.html.document_fromstring(f"<html><body>{body}</body></html>"), BlockParams(**kw))
+
+
+def test_anchor_is_not_a_separator_and_gives_link_density():
+    (block,) = blocks_of("<p>one two <a href='/'>three four</a> five six</p>")
+    assert block.text == "one two three four five six"
+    assert (block.num_words, block.num_linked_words) == (6, 2)
+    assert block.link_density == pytest.approx(2 / 6)
+
+
+def test_other_tags_separate_blocks_in_the_paper_configuration():
+    texts = [b.text for b in blocks_of("<p>one <em>two</em> three</p><div>four</div>")]
+    assert texts == ["one", "two", "three", "four"]
+
+
+def test_inline_tags_can_be_made_non_separators():
+    texts = [b.text for b in blocks_of("<p>one <em>two</em> three</p><div>four</div>", non_separator_tags=INLINE_TAGS)]
+    assert texts == ["one two three", "four"]
+
+
+def test_words_need_a_letter_or_digit():
+    (block,) = blocks_of("<p>a - | 42 —</p>")
+    assert block.num_words == 2
+
+
+def test_blocks_without_words_are_dropped():
+    assert [b.text for b in blocks_of("<p> | </p><p>word</p>")] == ["word"]
+
+
+def test_text_wraps_to_three_lines_at_80_columns():
+    text = " ".join([WORD9] * 20)
+    assert [len(line) for line in wrap_lines(text, 80)] == [8, 8, 4]
+    # Eq. (1): tokens on all lines but the last (16) over lines - 1 (2).
+    assert text_density(text, 80) == 8.0
+
+
+def test_one_line_block_density_is_its_word_count():
+    assert text_density("five words on one line", 80) == 5.0
+
+
+def test_wrap_width_is_a_parameter():
+    text = " ".join([WORD9] * 20)
+    assert len(wrap_lines(text, 40)) == 5  # 4 tokens (39 columns) per line
+
+
+F = _Features
+
+
+@pytest.mark.parametrize(
+    "prev,curr,nxt,content",
+    [
+        (F(0, 5, 0), F(0, 5, 0), F(0, 5, 0), True),  # prev_td 5 > 4
+        (F(0, 4, 0), F(0, 5, 0), F(0, 5, 0), False),  # prev_td <= 4
+        (F(0, 0, 0), F(0, 5, 0), F(0, 11, 0), True),  # next_td > 10
+        (F(0, 0, 0), F(0, 10, 0), F(0, 0, 0), False),  # curr_td > 9, next_td = 0
+        (F(0, 0, 0), F(0, 10, 0), F(0, 1, 0), True),  # curr_td > 9, next_td > 0
+        (F(0.6, 0, 0), F(0, 20, 0), F(0, 11, 0), False),  # prev_ld > .555556, next_td <= 11
+        (F(0.6, 0, 0), F(0, 20, 0), F(0, 12, 0), True),  # next_td > 11
+        (F(0, 20, 0), F(0.34, 20, 0), F(0, 20, 0), False),  # curr_ld > .333333
+    ],
+)
+def test_algorithm1_branches(prev, curr, nxt, content):
+    assert algorithm1(prev, curr, nxt) is content
+
+
+@pytest.mark.parametrize(
+    "prev,curr,nxt,content",
+    [
+        (F(0, 0, 5), F(0, 0, 10), F(0, 0, 10), True),  # prev_nw 5 > 4
+        (F(0, 0, 4), F(0, 0, 10), F(0, 0, 15), False),  # prev_nw <= 4, next_nw <= 15
+        (F(0, 0, 0), F(0, 0, 16), F(0, 0, 16), True),  # next_nw > 15
+        (F(0, 0, 0), F(0, 0, 17), F(0, 0, 0), True),  # curr_nw > 16
+        (F(0.6, 0, 0), F(0, 0, 40), F(0, 0, 17), False),  # prev_ld > .555556, curr <= 40, next <= 17
+        (F(0.6, 0, 0), F(0, 0, 40), F(0, 0, 18), True),  # next_nw > 17
+        (F(0.6, 0, 0), F(0, 0, 41), F(0, 0, 0), True),  # curr_nw > 40
+        (F(0, 0, 99), F(0.4, 0, 99), F(0, 0, 99), False),  # curr_ld > .333333
+    ],
+)
+def test_algorithm2_branches(prev, curr, nxt, content):
+    assert algorithm2(prev, curr, nxt) is content
+
+
+def test_first_block_sees_an_empty_previous_block():
+    # A lone 10-word block: prev and next are empty (0 words) -> Algorithm 2 says boilerplate.
+    blocks = blocks_of("<p>" + " ".join(["word"] * 10) + "</p>")
+    assert classify_blocks(blocks, BoilerpipeParams(algorithm=2)) == [False]
+
+
+def test_largest_content_filter_keeps_one_block():
+    long1 = " ".join(["alpha"] * 30)
+    long2 = " ".join(["beta"] * 50)
+    blocks = blocks_of(f"<p>{long1}</p><p>{long2}</p>")
+    assert boilerpipe(blocks, BoilerpipeParams()) == [True, True]
+    assert boilerpipe(blocks, BoilerpipeParams(largest_content=True)) == [False, True]
+
+
+def test_main_content_filter_cuts_at_comments_and_before_title():
+    body = " ".join(["gamma"] * 60)
+    comment = " ".join(["delta"] * 70)
+    blocks = blocks_of(f"<p>{' '.join(['pre'] * 45)}</p><h1>The Headline Of This Story</h1><p>{body}</p>"
+                       f"<h3>Comments</h3><p>{comment}</p>")
+    keep = boilerpipe(blocks, BoilerpipeParams(main_content=True), title="The Headline Of This Story - Site")
+    assert [b.text.split()[0] for b, k in zip(blocks, keep) if k] == ["gamma"]
+
+
+def test_unknown_algorithm_is_rejected():
+    with pytest.raises(ValueError):
+        BoilerpipeParams(algorithm=3)

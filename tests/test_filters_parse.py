@@ -1,0 +1,135 @@
+"""Ancestor filter (Viveros-Jiménez 2018 §4), post-processing (StaDyNoT §3.3), link filters
+(Ghorbani 2014), and the decoding/parsing repairs."""
+
+import codecs
+
+import lxml.html
+import pytest
+
+from schemas.records import RejectReason
+from transforms.ancestor_filter import AncestorFilterParams, ancestor_filter
+from transforms.blocks import extract_blocks
+from transforms.errors import ExtractionError
+from transforms.link_filters import PAD_ATTR, apply_link_filter
+from transforms.parse import decode_html, parse_html
+from transforms.postprocess import remove_non_informative
+
+A = "alpha " * 20  # 120 characters with spaces, 20 words
+C = "gamma " * 30  # 180 characters with spaces
+
+
+def doc(body: str):
+    return lxml.html.document_fromstring(f"<html><body>{body}</body></html>")
+
+
+ARTICLE_AND_SIDEBAR = (
+    f"<div id='article'><div class='part'><p>{A}</p></div><div class='part'><p>{A}</p></div></div>"
+    f"<div id='side'><p>{C}</p></div>"
+)
+
+
+def kept_words(depth: int) -> set[str]:
+    blocks = extract_blocks(doc(ARTICLE_AND_SIDEBAR))
+    keep = ancestor_filter(blocks, [True] * len(blocks), AncestorFilterParams(depth=depth))
+    return {b.text.split()[0] for b, k in zip(blocks, keep) if k}
+
+
+def test_grandparent_grouping_picks_the_article_and_parent_grouping_does_not():
+    # depth 1 groups the two article paragraphs apart (120 + 120) and the sidebar wins (180);
+    # depth 2 puts both article paragraphs under #article (240 > 180).
+    assert kept_words(depth=1) == {"gamma"}
+    assert kept_words(depth=2) == {"alpha"}
+
+
+def test_paragraph_is_the_closest_paragraph_tag():
+    # A span is no paragraph tag: its text belongs to the enclosing <p>, whose grandparent is #a.
+    blocks = extract_blocks(doc(f"<div id='a'><div><p><span>{A}</span></p></div></div><div id='b'><p>{'z ' * 5}</p></div>"))
+    keep = ancestor_filter(blocks, [True] * len(blocks))
+    assert [b.text.split()[0] for b, k in zip(blocks, keep) if k] == ["alpha"]
+
+
+def test_blocks_already_dropped_stay_dropped():
+    blocks = extract_blocks(doc(ARTICLE_AND_SIDEBAR))
+    assert ancestor_filter(blocks, [False, True, False]) == [False, True, False]
+
+
+@pytest.mark.parametrize("depth", [0, 6])
+def test_depth_is_bounded_as_in_the_paper(depth):
+    with pytest.raises(ValueError):
+        AncestorFilterParams(depth=depth)
+
+
+def test_non_informative_tags_go_and_their_tail_text_stays():
+    root = doc("<p>before<img src='x'>after<script>var x;</script> end<textarea>t</textarea></p>")
+    assert remove_non_informative(root) == 3
+    assert root.text_content() == "beforeafter end"
+
+
+def test_page_wide_form_is_unwrapped_not_removed():
+    root = doc(f"<form action='/x'><div><p>{A}</p></div><input name='q'></form><form><input></form>")
+    remove_non_informative(root)
+    assert root.find(".//form") is None and "alpha" in root.text_content()
+
+
+def test_filter1_removes_links_with_their_text():
+    root = doc("<p>read <a href='/x'>this link</a> now</p>")
+    apply_link_filter(root, 1)
+    assert root.text_content() == "read  now"
+
+
+def test_filter2_strips_link_attributes():
+    root = doc("<p><a href='/x' class='c'>this link</a></p>")
+    apply_link_filter(root, 2)
+    assert dict(root.find(".//a").attrib) == {}
+
+
+def test_filter3_pads_to_anchor_text_length_minus_7():
+    root = doc("<p><a href='http://www.spiegel.de/'>Spiegel Online</a></p>")  # 14 characters
+    apply_link_filter(root, 3)
+    assert root.find(".//a").attrib == {PAD_ATTR: " " * 7}
+
+
+def test_unknown_link_filter_is_rejected():
+    with pytest.raises(ValueError):
+        apply_link_filter(doc("<p/>"), 4)
+
+
+def test_content_after_a_stray_closing_html_tag_is_kept():
+    root = parse_html("<html><body><div><p>first</p></body></html><div>second</div><p>third</p>")
+    assert root.text_content() == "firstsecondthird"
+
+
+def test_cp1252_without_declaration_is_detected():
+    body = "<html><body><p>Caf\u00e9 \u201cquoted\u201d \u2013 na\u00efve r\u00e9sum\u00e9 " * 20 + "</p></body></html>"
+    text, codec = decode_html(body.encode("cp1252"))
+    assert "Caf\u00e9 \u201cquoted\u201d \u2013" in text
+
+
+def test_meta_charset_is_used_when_http_says_nothing():
+    body = '<html><head><meta charset="windows-1251"></head><body>\u041d\u043e\u0432\u043e\u0441\u0442\u0438</body></html>'
+    text, codec = decode_html(body.encode("cp1251"))
+    assert codec == "cp1251" and "\u041d\u043e\u0432\u043e\u0441\u0442\u0438" in text
+
+
+def test_http_charset_wins_over_meta():
+    body = '<html><head><meta charset="utf-8"></head><body>\u00e9t\u00e9</body></html>'.encode("cp1252")
+    text, codec = decode_html(body, http_charset="windows-1252")
+    assert codec == "cp1252" and "\u00e9t\u00e9" in text
+
+
+def test_bom_wins_over_a_wrong_http_charset():
+    body = codecs.BOM_UTF8 + "<p>\u00e9t\u00e9</p>".encode("utf-8")
+    text, codec = decode_html(body, http_charset="iso-8859-1")
+    assert codec == "utf-8" and text == "<p>\u00e9t\u00e9</p>"
+
+
+def test_declared_charset_that_does_not_decode_falls_through():
+    body = "<p>" + "\u00e9t\u00e9 " * 50 + "</p>"
+    text, _ = decode_html(body.encode("cp1252"), http_charset="utf-8")
+    assert "\u00e9t\u00e9" in text
+
+
+def test_empty_body_is_a_clear_error():
+    with pytest.raises(ExtractionError) as err:
+        decode_html(b"  \n ")
+    assert err.value.reason is RejectReason.EMPTY_BODY
