@@ -9,6 +9,11 @@ Viveros-Jiménez et al. 2018 §4, run on Boilerpipe's content blocks:
 3. group paragraphs by their n-th ancestor (depth 2, the grandparent, was best in §5; 1-5 tried);
 4. keep the group with the most text (characters of the content blocks), discard the rest.
 A paragraph with fewer than ``depth`` ancestors groups under the topmost one.
+
+Extension (off in the paper's configuration): :attr:`AncestorFilterParams.readmit_link_density`
+re-admits blocks that Boilerpipe dropped but that lie under the winning ancestor and have a
+link density at or below the given ratio: the ancestor has located the article, and inside it
+short paragraphs, list items and sub-headings are article text far more often than not.
 """
 
 from __future__ import annotations
@@ -28,10 +33,15 @@ PARAGRAPH_TAGS = (
 
 @dataclass(frozen=True)
 class AncestorFilterParams:
-    """depth: which ancestor groups paragraphs (1 parent, 2 grandparent = paper default, up to 5)."""
+    """depth: which ancestor groups paragraphs (1 parent, 2 grandparent = paper default, up to 5).
+
+    readmit_link_density: None (paper), or a link density in [0, 1] up to which dropped blocks
+    under the winning ancestor are kept again.
+    """
 
     depth: int = 2
     paragraph_tags: tuple[str, ...] = PARAGRAPH_TAGS
+    readmit_link_density: float | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.depth <= 5:
@@ -74,4 +84,12 @@ def ancestor_filter(blocks: Sequence[TextBlock], keep: Sequence[bool], params: A
     if not groups:
         return list(keep)
     best = max(groups, key=groups.__getitem__)
-    return [keep[i] and anchor_of.get(i) is best for i in range(len(blocks))]
+    result = [keep[i] and anchor_of.get(i) is best for i in range(len(blocks))]
+    if params.readmit_link_density is not None:
+        result = _readmit(blocks, result, best, params.readmit_link_density)
+    return result
+
+
+def _readmit(blocks: Sequence[TextBlock], keep: list[bool], ancestor: etree._Element, max_ld: float) -> list[bool]:
+    inside = {id(el) for el in ancestor.iter()}  # proxies stay alive: ``blocks`` holds them
+    return [k or (b.link_density <= max_ld and id(b.container) in inside) for k, b in zip(keep, blocks)]

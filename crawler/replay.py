@@ -1,0 +1,345 @@
+"""Serve a real extraction data set as real web sites on loopback, for crawl -> clean -> score runs.
+
+Every site of the data set becomes one origin (a :class:`~crawler.localsite.StaticSite`, served on its own
+127.0.0.N host by :class:`~crawler.localsite.LocalSites`), every group of pages (a crawl year for msv-big9)
+one category. Pages are served at stable, URL-safe paths (``/y2005/amd-1.html``) with their **original
+bytes** and ``Content-Type: text/html`` without a charset, so the pipeline must sniff the encoding as it
+would on the web. Each category gets a start point listing its pages: an XML sitemap
+(``/y2005/sitemap.xml``, default) or an HTML index page (``/y2005/``); see :func:`build_replay`. ``robots.txt`` allows exactly the index pages and the served pages, so the crawler does not
+wander into the thousands of relative links the saved pages carry (they would all be 404 here).
+
+A data set plugs in with a small loader (:data:`DATASETS`): a function listing :class:`DatasetPage`
+items for the unpacked folder, plus how to read a page's HTML bytes and its gold text. msv-big9 is
+implemented; dragnet or cleanportaleval need only another loader (their gold formats differ).
+
+Also here: :func:`render_sites_toml`, the ``sites.toml`` writer shared with :mod:`crawler.demo_network`.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import re
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+from urllib.parse import urlsplit
+
+from crawler.localsite import Resource, StaticSite
+
+# ------------------------------------------------------------------------------------- sites.toml
+
+
+def _toml_value(value) -> str:
+    """TOML literal for a str, bool, int, float or list of those (JSON strings are valid TOML strings)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"no TOML rendering for {type(value).__name__}")
+
+
+def _toml_key(key: str) -> str:
+    """A bare TOML key when possible, else a quoted one."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_pairs(values: Mapping[str, object] | None) -> list[str]:
+    return [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in (values or {}).items()]
+
+
+def render_sites_toml(
+    start_paths: Mapping[str, Mapping[str, Sequence[str]]],
+    base_urls: Mapping[str, str],
+    *,
+    crawl: Mapping[str, object] | None = None,
+) -> str:
+    """``sites.toml`` text (format: ``crawler/config.py``) with one ``[[site]]`` table per site of ``start_paths``.
+
+    ``start_paths[site][category]`` lists URL paths (``/politics/``) that are joined to ``base_urls[site]``
+    (``http://127.0.0.N:PORT``); ``allowed_domains`` is that base URL's host (no port: Scrapy compares
+    hosts). ``crawl`` becomes the ``[crawl]`` table (``depth_limit``, ``autothrottle``, ...), written
+    only when given. Raises KeyError when a site has no base URL, TypeError for values that have no
+    TOML form here.
+    """
+    lines = ["[crawl]", *_toml_pairs(crawl)] if crawl else []
+    for site, categories in start_paths.items():
+        base = base_urls[site].rstrip("/")
+        lines += ["", "[[site]]", f"name = {_toml_value(site)}",
+                  f"allowed_domains = {_toml_value([urlsplit(base).hostname])}", "[site.categories]"]
+        lines += [f"{_toml_key(cat)} = {_toml_value([base + p for p in paths])}" for cat, paths in categories.items()]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+# ------------------------------------------------------------------------------------ served sites
+
+
+#: Placeholder for the served base URL (``http://127.0.0.N:PORT``) in :attr:`ServedNetwork.templated` bodies.
+BASE_PLACEHOLDER = b"{{BASE_URL}}"
+
+
+@dataclass
+class ServedNetwork:
+    """Sites to serve plus what a crawl of them should find.
+
+    ``sites``: the :class:`StaticSite` objects (pass to :class:`~crawler.localsite.LocalSites`).
+    ``start_paths[site][category]``: the crawl's start paths. ``gold[site][path]``: gold article text per
+    URL path of an article page (pages without gold, such as indexes, are not listed).
+    ``templated[site][path]``: resources whose body needs the served base URL (sitemaps must list
+    absolute URLs); :meth:`bind` adds them to the sites once the ports are known.
+    """
+
+    sites: list[StaticSite]
+    start_paths: dict[str, dict[str, list[str]]]
+    gold: dict[str, dict[str, str]] = field(default_factory=dict)
+    templated: dict[str, dict[str, Resource]] = field(default_factory=dict)
+
+    def bind(self, base_urls: Mapping[str, str]) -> None:
+        """Add the :attr:`templated` resources to the sites with :data:`BASE_PLACEHOLDER` replaced by
+        ``base_urls[site]``. Call it right after :class:`~crawler.localsite.LocalSites` has started
+        (the servers read ``site.resources`` on every request)."""
+        for site in self.sites:
+            base = base_urls[site.name].rstrip("/").encode("ascii")
+            for path, res in self.templated.get(site.name, {}).items():
+                site.resources[path] = replace(res, body=res.body.replace(BASE_PLACEHOLDER, base))
+
+    def sites_toml(self, base_urls: Mapping[str, str], **options) -> str:
+        """The crawl config for these sites served at ``base_urls`` (site -> ``http://127.0.0.N:PORT``).
+
+        ``options`` go to :func:`render_sites_toml` (``crawl={...}``: the ``[crawl]`` table).
+        """
+        return render_sites_toml(self.start_paths, base_urls, **options)
+
+    def gold_by_url(self, base_urls: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+        """Full URL -> ``(site, gold text)`` for every gold page, given the served ``base_urls``."""
+        return {base_urls[site].rstrip("/") + path: (site, text)
+                for site, pages in self.gold.items() for path, text in pages.items()}
+
+    def article_count(self) -> int:
+        """Number of pages with gold text."""
+        return sum(len(pages) for pages in self.gold.values())
+
+
+# ---------------------------------------------------------------------------------------- datasets
+
+
+@dataclass(frozen=True)
+class DatasetPage:
+    """One page of a data set: ``site`` and ``category`` (crawl names: ``[a-z0-9_]``), a ``slug`` unique
+    within them, and the files holding the raw HTML and the gold text."""
+
+    site: str
+    category: str
+    slug: str
+    html_path: Path
+    gold_path: Path
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A data set loader: ``load(root)`` lists its pages in a stable order; ``read_html(page)`` gives the
+    bytes to serve; ``read_gold(page)`` the gold text."""
+
+    name: str
+    load: Callable[[Path], list[DatasetPage]]
+    read_html: Callable[[DatasetPage], bytes]
+    read_gold: Callable[[DatasetPage], str]
+
+
+def slugify(text: str) -> str:
+    """URL-safe slug: lowercase ASCII letters and digits joined by single hyphens (``"amd (1)" -> "amd-1"``)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug or "page"
+
+
+def site_name(label: str) -> str:
+    """Crawl name of a site label: first word, dots to underscores (``"yahoo.com (Yahoo! News)" -> "yahoo_com"``)."""
+    first = label.strip().split()[0].lower()
+    return re.sub(r"[^a-z0-9]+", "_", first).strip("_")
+
+
+def load_msv_big9(root: Path) -> list[DatasetPage]:
+    """Pages of msv-big9 unpacked at ``root`` (``sites.csv`` + ``big5-YY/{html,gold}``), sorted by site,
+    year and slug. Category = ``y<year>``. Raises FileNotFoundError when ``sites.csv`` is absent."""
+    pages = []
+    with open(Path(root) / "sites.csv", newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            html_path = Path(root) / row["html"]
+            pages.append(DatasetPage(site_name(row["site"]), f"y{row['year']}", slugify(Path(row["html"]).stem),
+                                     html_path, Path(root) / row["gold"]))
+    return sorted(pages, key=lambda p: (p.site, p.category, _natural_key(p.slug)))
+
+
+def _natural_key(text: str) -> list:
+    """Sort key that orders ``amd-2`` before ``amd-10``."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def _read_plain_gold(page: DatasetPage) -> str:
+    from pipeline.evaluation import read_gold_text  # the scoring module owns gold decoding
+
+    return read_gold_text(page.gold_path)
+
+
+DATASETS: dict[str, Dataset] = {
+    "msv-big9": Dataset("msv-big9", load_msv_big9, lambda p: p.html_path.read_bytes(), _read_plain_gold),
+}
+
+
+def limit_per_group(pages: Iterable[DatasetPage], limit: int | None) -> list[DatasetPage]:
+    """The first ``limit`` pages of every (site, category) group, input order kept; None keeps all."""
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    out = []
+    for page in pages:
+        key = (page.site, page.category)
+        if limit is None or seen[key] < limit:
+            seen[key] += 1
+            out.append(page)
+    return out
+
+
+def select(pages: Iterable[DatasetPage], sites: Sequence[str] | None = None,
+           categories: Sequence[str] | None = None) -> list[DatasetPage]:
+    """Pages whose site is in ``sites`` and category in ``categories`` (None = no filter on that field)."""
+    return [p for p in pages if (not sites or p.site in sites) and (not categories or p.category in categories)]
+
+
+# ------------------------------------------------------------------------------------------ replay
+
+
+def _index_page(site: str, category: str, links: list[tuple[str, str]]) -> bytes:
+    """An HTML section page listing ``links`` (path, anchor text)."""
+    items = "\n".join(f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>' for href, text in links)
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(site)}: {category}</title>"
+            f"</head>\n<body><h1>{html.escape(site)} &mdash; {category}</h1>\n<ul>\n{items}\n</ul></body></html>\n"
+            ).encode("utf-8")
+
+
+def _sitemap(paths: list[str]) -> bytes:
+    """An XML sitemap (sitemaps.org 0.9) of ``paths``; the base URL is filled in by :meth:`ServedNetwork.bind`."""
+    base = BASE_PLACEHOLDER.decode("ascii")
+    urls = "".join(f"<url><loc>{base}{html.escape(p)}</loc></url>\n" for p in paths)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+            f"{urls}</urlset>\n").encode("utf-8")
+
+
+def _robots(paths: Iterable[str]) -> str:
+    allows = "".join(f"Allow: {p}$\n" for p in sorted(paths))
+    return f"User-agent: *\n{allows}Disallow: /\n"
+
+
+def _unique(slug: str, taken: set[str]) -> str:
+    candidate, n = slug, 2
+    while candidate in taken:
+        candidate, n = f"{slug}-{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+INDEX_KINDS = ("sitemap", "html")
+
+
+def build_replay(pages: Sequence[DatasetPage], dataset: Dataset | str = "msv-big9", *,
+                 index: str = "sitemap") -> ServedNetwork:
+    """A :class:`ServedNetwork` serving ``pages`` of ``dataset`` (a :class:`Dataset` or a key of :data:`DATASETS`).
+
+    Pages live at ``/<category>/<slug>.html``, served with ``Content-Type: text/html`` and the file's bytes
+    unchanged. The category's start point (``index``):
+
+    * ``"sitemap"`` (default): ``/<category>/sitemap.xml``, an XML sitemap (``application/xml``). The
+      pipeline rejects it as ``not_html``, so only real pages reach the static-noise neighbour sample;
+      an HTML index page of our own making shares no markup with the real pages and, sampled as a
+      neighbour, would leave no node with full support (StaDyNoT §3.1), i.e. no static noise at all.
+    * ``"html"``: ``/<category>/``, a plain HTML page linking the category's pages.
+
+    Call :meth:`ServedNetwork.bind` once served (sitemaps need absolute URLs). Raises ValueError for an
+    unknown ``index``. Reads every file once.
+    """
+    if index not in INDEX_KINDS:
+        raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
+    ds = DATASETS[dataset] if isinstance(dataset, str) else dataset
+    by_site: dict[str, dict[str, list[DatasetPage]]] = defaultdict(lambda: defaultdict(list))
+    for page in pages:
+        by_site[page.site][page.category].append(page)
+    net = ServedNetwork([], {})
+    for name in sorted(by_site):
+        net.sites.append(_replay_site(name, by_site[name], ds, index, net))
+    return net
+
+
+def _replay_site(name: str, categories: dict[str, list[DatasetPage]], ds: Dataset, index: str,
+                 net: ServedNetwork) -> StaticSite:
+    """Add one site's pages, start points and gold to ``net``; return the site."""
+    site, served = StaticSite(name), []
+    net.start_paths[name], net.gold[name], net.templated[name] = {}, {}, {}
+    for category, group in sorted(categories.items()):
+        taken: set[str] = set()
+        links = []
+        for page in group:
+            path = f"/{category}/{_unique(page.slug, taken)}.html"
+            site.add(path, ds.read_html(page), content_type="text/html")
+            net.gold[name][path] = ds.read_gold(page)
+            links.append((path, page.slug))
+        if index == "sitemap":
+            start = f"/{category}/sitemap.xml"
+            net.templated[name][start] = Resource(_sitemap([p for p, _ in links]), content_type="application/xml")
+        else:
+            start = f"/{category}/"
+            site.add(start, _index_page(name, category, links))
+        net.start_paths[name][category] = [start]
+        served += [start] + [href for href, _ in links]
+    site.add("/robots.txt", _robots(served), content_type="text/plain")
+    return site
+
+
+# ------------------------------------------------------------------------------------ data folders
+
+
+def shared_data_dir() -> Path | None:
+    """The shared data folder (the one holding ``unpack.sh``), or None when absent.
+
+    ``$NEWSCLEAN_SHARED`` when set (naming the ``shared`` folder or its ``data`` folder), else
+    ``../shared/data`` beside the repository.
+    """
+    env = os.environ.get("NEWSCLEAN_SHARED")
+    if env:
+        candidates = [Path(env), Path(env) / "data"]
+    else:
+        candidates = [Path(__file__).resolve().parents[2] / "shared" / "data"]
+    for c in candidates:
+        if (c / "unpack.sh").is_file():
+            return c
+    return None
+
+
+def data_root() -> Path:
+    """Where data sets are unpacked: ``$NEWSCLEAN_DATA`` or ``~/.cache/newsclean-data`` (as unpack.sh)."""
+    return Path(os.environ.get("NEWSCLEAN_DATA") or Path.home() / ".cache" / "newsclean-data")
+
+
+def ensure_dataset(name: str) -> Path:
+    """Folder of the unpacked data set ``name``.
+
+    Where ``../shared/data`` exists, runs its ``unpack.sh`` first (idempotent: it re-unpacks only a changed
+    tarball) into :func:`data_root`; otherwise an already unpacked folder is used. Raises FileNotFoundError
+    with the reason when neither gives the data set.
+    """
+    shared = shared_data_dir()
+    root = data_root()
+    if shared is not None:
+        out = subprocess.run(["bash", str(shared / "unpack.sh"), str(root)], check=True,
+                             capture_output=True, text=True).stdout.strip().splitlines()
+        root = Path(out[-1]) if out else root
+    folder = root / name
+    if not folder.is_dir():
+        where = "unpack.sh did not produce it" if shared else "../shared/data is absent"
+        raise FileNotFoundError(f"data set {name!r} not found at {folder} ({where})")
+    return folder

@@ -1,0 +1,1 @@
+"""Scrapy spiders (``SPIDER_MODULES``): :class:`crawler.spiders.news.NewsSpider`."""

@@ -1,0 +1,205 @@
+"""Build and run the cleaning pipeline: WARC files -> articles and rejects in Parquet + summary.
+
+Entry points: :func:`run_clean` (what ``newsclean clean`` calls), :func:`build_pipeline` (the
+graph alone, e.g. for a test or another driver) and :func:`main` for
+``python -m pipeline.clean --warc ... --out ... [beam options]``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from collections.abc import Sequence
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.runner import PipelineState
+
+from pipeline.errors import AccountingError, NewscleanError, NoInputError
+from pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
+from pipeline.stages import (
+    ARTICLES_DIR,
+    COUNTS_DIR,
+    REJECTS_DIR,
+    CleanPages,
+    DedupExact,
+    FilterResponses,
+    LearnStaticNoise,
+    ReadWarc,
+    WriteCounts,
+    WriteParquet,
+)
+from pipeline.summary import SUMMARY_FILE, RunSummary, summarize_output, write_summary
+
+log = logging.getLogger(__name__)
+
+WARC_SUFFIX = ".warc.gz"
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+def _is_url(path: str) -> bool:
+    return bool(_SCHEME.match(path))
+
+
+def directory_pattern(directory: str) -> str:
+    """The pattern for every ``*.warc.gz`` at any depth under ``directory`` (``DIR/**.warc.gz``)."""
+    return FileSystems.join(directory.rstrip("/\\") or "/", "**" + WARC_SUFFIX)
+
+
+def globstar_variants(pattern: str, limit: int = 4) -> list[str]:
+    """``pattern`` plus its variants where ``**/`` matches zero directories, as in a shell's globstar.
+
+    Beam turns ``**`` into the regex ``.*``, so ``warc/**/*.warc.gz`` needs at least one
+    directory below ``warc``; the variant ``warc/*.warc.gz`` covers the files directly in it.
+    With k occurrences of ``**/`` there are 2**k variants; beyond ``limit`` occurrences only
+    the original and the all-removed variant are returned.
+    """
+    parts = pattern.split("**/")
+    k = len(parts) - 1
+    if k == 0:
+        return [pattern]
+    if k > limit:
+        return [pattern, "".join(parts)]
+    variants = []
+    for mask in range(2 ** k):
+        s = parts[0]
+        for i in range(k):
+            s += ("**/" if not mask >> i & 1 else "") + parts[i + 1]
+        variants.append(s)
+    return variants
+
+
+def _count_matches(patterns: list[str]) -> int:
+    """Number of distinct files the Beam file patterns match."""
+    results = FileSystems.match(patterns)
+    return len({m.path for r in results for m in r.metadata_list if not m.path.endswith(("/", "\\"))})
+
+
+def resolve_warc_patterns(warc: str) -> list[str]:
+    """Turn ``--warc`` into Beam file patterns, and check that they match at least one file.
+
+    ``warc`` may be a glob (``*``, ``?``, ``[..]``, ``**`` across directories, ``**/`` also
+    matching none), one file, or a directory (= every ``*.warc.gz`` below it). Local relative
+    paths become absolute (they are also the provenance stored in the rows).
+
+    Raises:
+        NoInputError: nothing matches.
+    """
+    if not warc:
+        raise NoInputError("--warc is empty")
+    path = warc if _is_url(warc) else os.path.abspath(os.path.expanduser(warc))
+    if warc.endswith(("/", "\\")) or (not _is_url(path) and os.path.isdir(path)):
+        patterns = [directory_pattern(path)]
+    else:
+        patterns = globstar_variants(path)
+        if not _WILDCARD.search(path) and _count_matches(patterns) == 0:
+            patterns = [directory_pattern(path)]  # a "directory" on an object store
+    try:
+        n = _count_matches(patterns)
+    except Exception as exc:  # BeamIOError, missing filesystem plugin (e.g. gcsio not installed)
+        raise NoInputError(f"--warc {warc!r}: cannot list files: {exc}") from exc
+    if n == 0:
+        raise NoInputError(f"--warc {warc!r} matches no WARC file")
+    log.info("--warc %r: %d WARC files via %s", warc, n, patterns)
+    return patterns
+
+
+def prepare_output(out: str) -> str:
+    """Create ``out`` (local: made absolute) and delete the outputs of an earlier run in it.
+
+    Deleted: ``articles/*``, ``rejects/*``, ``_counts/*`` and ``summary.json``; nothing else
+    under ``out`` is touched (so ``newsclean run`` keeps ``OUT/warc``). Returns the output path.
+    """
+    if not _is_url(out):
+        out = os.path.abspath(os.path.expanduser(out))
+        os.makedirs(out, exist_ok=True)
+    stale = [FileSystems.join(out, SUMMARY_FILE)] if FileSystems.exists(FileSystems.join(out, SUMMARY_FILE)) else []
+    for name in (ARTICLES_DIR, REJECTS_DIR, COUNTS_DIR):
+        pattern = FileSystems.join(out, name, "*")
+        stale += [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
+    if stale:
+        log.info("deleting %d outputs of an earlier run under %s", len(stale), out)
+        FileSystems.delete(stale)
+    return out
+
+
+def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -> None:
+    """Add the cleaning graph to ``p``: ReadWarc -> FilterResponses -> LearnStaticNoise /
+    CleanPages -> DedupExact -> WriteParquet + WriteCounts (labels are stable for update/drain).
+
+    ``patterns`` come from :func:`resolve_warc_patterns`; outputs go under ``config.out``.
+    """
+    read = p | "ReadWarc" >> ReadWarc(patterns)
+    filtered = read["pages"] | "FilterResponses" >> FilterResponses()
+    signatures = filtered["pages"] | "LearnStaticNoise" >> LearnStaticNoise(config.neighbour_sample, config.chain)
+    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(signatures, config.chain)
+    dedup = cleaned["articles"] | "DedupExact" >> DedupExact()
+    rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
+    _ = {"articles": dedup["articles"], "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
+    _ = (read["counts"], dedup["counts"]) | "WriteCounts" >> WriteCounts(config.out)
+
+
+def _as_options(beam_args: Sequence[str] | PipelineOptions | None) -> PipelineOptions:
+    if isinstance(beam_args, PipelineOptions):
+        return beam_args
+    return PipelineOptions(list(beam_args or []))
+
+
+def run_clean(config: CleanConfig, beam_args: Sequence[str] | PipelineOptions | None = None,
+              *, check: bool = True) -> RunSummary:
+    """Run the cleaning pipeline to completion and write ``OUT/summary.json``.
+
+    Args:
+        config: ``--warc``, ``--out``, ``--neighbour-sample``, ``--chain``.
+        beam_args: Beam flags (``["--runner", "DirectRunner", ...]``) or ready ``PipelineOptions``;
+            DirectRunner when none is given.
+        check: raise :class:`AccountingError` when articles + rejects + duplicates != records read.
+
+    Returns the :class:`RunSummary` read back from the outputs.
+
+    Raises:
+        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain``.
+        NewscleanError: the job did not finish (failed or cancelled), with the runner's message.
+    """
+    patterns = resolve_warc_patterns(config.warc)
+    resolve_chain_config(config.chain)  # fail before launching when the chain is unavailable
+    out = prepare_output(config.out)
+    config = CleanConfig(warc=config.warc, out=out, neighbour_sample=config.neighbour_sample, chain=config.chain)
+    p = beam.Pipeline(options=_as_options(beam_args))
+    build_pipeline(p, patterns, config)
+    try:
+        state = p.run().wait_until_finish()
+    except Exception as exc:
+        log.debug("pipeline failed", exc_info=True)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise NewscleanError(f"pipeline failed: {type(exc).__name__}: {first}") from exc
+    if state not in (PipelineState.DONE, None):
+        raise NewscleanError(f"pipeline ended in state {state}")
+    summary = summarize_output(out, warc=config.warc)
+    write_summary(summary)
+    if check and not summary.balanced:
+        raise AccountingError(
+            f"accounting mismatch: {summary.articles_written} articles + {summary.rejects_total} rejects + "
+            f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read")
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pipeline.clean --warc GLOB --out DIR [beam options]``: run and print the summary."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    options = PipelineOptions(list(sys.argv[1:] if argv is None else argv))
+    try:
+        summary = run_clean(clean_config_from_options(options), options)
+    except NewscleanError as exc:
+        print(f"newsclean: error: {exc}", file=sys.stderr)
+        return 1
+    print(summary.format())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

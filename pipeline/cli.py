@@ -1,0 +1,238 @@
+"""The ``newsclean`` command: crawl news sites into WARC files, clean them into Parquet, or both.
+
+    newsclean crawl --config sites.toml --out DIR
+    newsclean clean --warc 'warc/**/*.warc.gz' --out DIR [--neighbour-sample N] [--chain default|paper] [beam options]
+    newsclean run   --config sites.toml --out DIR [--neighbour-sample N] [--chain ...] [beam options]
+    newsclean demo  [--out DIR] [--seed N] [beam options]
+
+Beam options are any flags of Beam's ``PipelineOptions`` (``--runner DataflowRunner
+--project P --region R --temp_location gs://...``, ``--direct_running_mode multi_processing``,
+...); the default runner is DirectRunner. Exit status: 0 success; 1 failure (a one-line message
+on stderr, e.g. a ``--warc`` glob that matches nothing; ``--verbose`` adds the traceback);
+2 usage error (bad flags, a missing or invalid sites.toml); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.errors import NewscleanError, UsageError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+_EPILOG_BEAM = (
+    "Any other --flag is passed to Apache Beam's PipelineOptions, e.g. --runner DataflowRunner "
+    "--project P --region R --temp_location gs://B/tmp --setup_file ./setup.py, or "
+    "--runner FlinkRunner --flink_master HOST:8081, or --direct_running_mode multi_processing "
+    "--direct_num_workers 4. Default runner: DirectRunner. See infra/README.md."
+)
+
+
+class _DropNoise(logging.Filter):
+    """Drop Beam's import-time 'apitools not found' warning (GCP extras half installed)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("apitools not found")
+
+
+def _setup_logging(verbose: bool) -> None:
+    """Log to stderr: WARNING by default, INFO with ``--verbose``.
+
+    Adds a stderr handler only when the root logger has none (an embedding application or
+    pytest keeps its own), and filters Beam's import-time noise on every root handler.
+    """
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    for handler in root.handlers:
+        if not any(isinstance(f, _DropNoise) for f in handler.filters):
+            handler.addFilter(_DropNoise())
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo)."""
+    from pipeline.options import add_clean_arguments
+
+    parser = argparse.ArgumentParser(
+        prog="newsclean",
+        description="Crawl news sites into WARC files (Scrapy) and clean them into a deduplicated "
+                    "article corpus in Parquet (Apache Beam: StaDyNoT static/dynamic noise, "
+                    "Boilerpipe, ancestor filter).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log INFO messages and show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    crawl = sub.add_parser(
+        "crawl", allow_abbrev=False, help="crawl the sites of a config into WARC files",
+        description="Crawl every site and category of a sites.toml into "
+                    "DIR/<site>/<category>/<site>-<category>-<UTC stamp>-<serial>.warc.gz "
+                    "(robots.txt obeyed, AutoThrottle, size-limited downloads).")
+    _add_crawl_arguments(crawl)
+    crawl.set_defaults(subparser=crawl)
+
+    clean = sub.add_parser(
+        "clean", allow_abbrev=False, help="clean WARC files into articles/ and rejects/ Parquet",
+        description="Run the Beam cleaning pipeline: read WARC response records, learn static noise per "
+                    "(site, category) from neighbour pages, clean every page, drop exact duplicates, and "
+                    "write DIR/articles/*.parquet, DIR/rejects/*.parquet and DIR/summary.json.",
+        epilog=_EPILOG_BEAM)
+    add_clean_arguments(clean, require=True)
+    clean.set_defaults(subparser=clean)
+
+    run = sub.add_parser(
+        "run", allow_abbrev=False, help="crawl into DIR/warc, then clean into DIR",
+        description="newsclean crawl --out DIR/warc, then newsclean clean --warc DIR/warc --out DIR.",
+        epilog=_EPILOG_BEAM)
+    _add_crawl_arguments(run, out_help="output directory: WARC files go to DIR/warc, Parquet to DIR")
+    add_clean_arguments(run, require=False, with_warc=False, with_out=False)
+    run.set_defaults(subparser=run)
+
+    demo = sub.add_parser(
+        "demo", allow_abbrev=False, help="generate, serve (127.0.0.1), crawl and clean a small news network",
+        description="The built-in end-to-end example: needs no network beyond 127.0.0.1. Prints the run "
+                    "summary and precision/recall/F1 against the generated article bodies.",
+        epilog="Beam options given here are passed to the cleaning step. " + _EPILOG_BEAM)
+    demo.add_argument("--out", default="demo-out", metavar="DIR", help="output directory (default: demo-out)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the generated news network (default 0)")
+    demo.set_defaults(subparser=demo)
+    return parser
+
+
+def _add_crawl_arguments(parser: argparse.ArgumentParser, out_help: str | None = None) -> None:
+    parser.add_argument("--config", required=True, metavar="SITES_TOML",
+                        help="sites config (TOML: [[site]] tables with name, allowed_domains, categories)")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help=out_help or "output directory for the WARC files")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="Scrapy log level (default INFO)")
+
+
+def _beam_args(command: str, extras: list[str]) -> list[str]:
+    """Check that ``extras`` are Beam pipeline options (clean, run, demo) or absent (crawl)."""
+    from pipeline.options import unknown_beam_flags
+
+    if not extras:
+        return []
+    if command not in ("clean", "run", "demo"):
+        raise UsageError(f"{command}: unrecognized arguments: {' '.join(extras)}")
+    unknown = unknown_beam_flags(extras)
+    if unknown:
+        raise UsageError(f"{command}: unrecognized arguments (neither newsclean nor Beam options): {' '.join(unknown)}")
+    return extras
+
+
+def _load_sites_config(path: str):
+    """Load and validate sites.toml. A missing or invalid file is a usage error (exit 2), as in
+    ``python -m crawler.run``; the message names the file and the bad key."""
+    from crawler.config import load_config
+
+    try:
+        return load_config(path)
+    except FileNotFoundError:
+        raise UsageError(f"config file not found: {path}") from None
+    except (OSError, ValueError) as exc:  # crawler.config reports every format error as ValueError
+        raise UsageError(str(exc)) from None
+
+
+def _crawl(config, out, log_level: str):
+    """Run the crawl in this process and print its summary.
+
+    Raises NewscleanError when Scrapy fails or stops before running out of work.
+    """
+    from crawler.run import run_crawl
+
+    try:
+        summary = run_crawl(config, out, log_level=log_level)
+    except RuntimeError as exc:  # run_crawl's way of reporting a failed crawl
+        raise NewscleanError(str(exc).splitlines()[0] if str(exc) else "crawl failed") from exc
+    print(summary.format())
+    reason = getattr(summary, "finish_reason", "finished")
+    if reason != "finished":
+        raise NewscleanError(f"crawl stopped before the end (Scrapy finish reason: {reason})")
+    return summary
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    """``newsclean crawl``: crawl into ``--out``."""
+    _crawl(_load_sites_config(args.config), args.out, args.log_level)
+    return EXIT_OK
+
+
+def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) -> int:
+    from pipeline.clean import run_clean
+    from pipeline.options import CleanConfig
+
+    config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain)
+    summary = run_clean(config, beam_args)
+    print(summary.format())
+    return EXIT_OK
+
+
+def cmd_clean(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """``newsclean clean``: run the Beam pipeline and print the summary."""
+    return _clean(args.warc, args.out, args, beam_args)
+
+
+def cmd_run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """``newsclean run``: crawl into ``OUT/warc``, then clean it into ``OUT``."""
+    from pipeline.errors import NoInputError
+
+    warc_dir = Path(args.out) / "warc"
+    _crawl(_load_sites_config(args.config), warc_dir, args.log_level)
+    try:
+        return _clean(str(warc_dir), args.out, args, beam_args)
+    except NoInputError:
+        raise NewscleanError(f"the crawl wrote no WARC file under {warc_dir}") from None
+
+
+def cmd_demo(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """``newsclean demo``: the built-in end-to-end example (``pipeline.demo.run_demo``)."""
+    from pipeline.demo import run_demo
+
+    run_demo(Path(args.out), seed=args.seed, clean_args=beam_args)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``newsclean`` console script. Returns the exit status (0, 1 or 2)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _setup_logging("-v" in argv or "--verbose" in argv)
+    parser = build_parser()
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE
+    try:
+        beam_args = _beam_args(args.command, extras)
+        if args.command == "crawl":
+            return cmd_crawl(args)
+        if args.command == "clean":
+            return cmd_clean(args, beam_args)
+        if args.command == "run":
+            return cmd_run(args, beam_args)
+        return cmd_demo(args, beam_args)
+    except UsageError as exc:
+        getattr(args, "subparser", parser).print_usage(sys.stderr)
+        print(f"newsclean: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except NewscleanError as exc:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"newsclean: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("newsclean: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

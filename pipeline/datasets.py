@@ -1,0 +1,167 @@
+"""Loaders for the real evaluation data sets in ``../shared/data`` (formats per each ``<name>.md``).
+
+Every loader yields :class:`EvalPage` records: the raw HTML bytes, a neighbour *group* (the
+pages of one site, and of one category where the data has one: msv-big9 site + year,
+cleanportaleval site section, dragnet site; the single-page sets give every page its own
+group), and the gold: plain text, or must-contain / must-not-contain snippets
+(trafilatura-eval). :func:`data_root` finds the unpacked data, running ``unpack.sh`` when needed.
+
+Raises ``FileNotFoundError`` (with the path) when the shared data are absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import html as htmllib
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import lxml.html
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+COMMENTS_MARKER = "!@#$%^&*()  COMMENTS"
+_WRAPPER_OPEN = re.compile(rb"^\s*<text\b[^>]*>", re.I)
+_WRAPPER_ID = re.compile(rb"""<text\b[^>]*\bid\s*=\s*["']([^"']*)["']""", re.I)
+_WRAPPER_CLOSE = re.compile(rb"</text>\s*$", re.I)
+_CLEANEVAL_TAG = re.compile(r"^\s*<(?:h|p|l)>\s*", re.I | re.M)
+
+
+@dataclass(frozen=True)
+class EvalPage:
+    """One page with gold. ``gold`` is plain text (None for snippet-only gold); ``url`` may be None."""
+
+    dataset: str
+    group: str
+    page_id: str
+    html: bytes
+    gold: str | None
+    url: str | None = None
+    must_contain: tuple[str, ...] = ()
+    must_not_contain: tuple[str, ...] = ()
+
+
+def shared_dir() -> Path:
+    """``../shared`` beside the repository, or ``$NEWSCLEAN_SHARED``."""
+    return Path(os.environ.get("NEWSCLEAN_SHARED", REPO_ROOT.parent / "shared"))
+
+
+def data_root() -> Path:
+    """Folder holding the unpacked data sets; runs ``shared/data/unpack.sh`` (idempotent) to get it.
+
+    Raises FileNotFoundError when ``shared/data/unpack.sh`` does not exist.
+    """
+    script = shared_dir() / "data" / "unpack.sh"
+    if not script.exists():
+        raise FileNotFoundError(f"no shared data: {script} is missing")
+    out = subprocess.run(["bash", str(script)], check=True, capture_output=True, text=True)
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def read_text_file(path: Path) -> str:
+    """Read a gold file: UTF-8 if it decodes strictly, else Windows-1252 (the sets mix both)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def unwrap_cleaneval(html: bytes) -> tuple[bytes, str | None]:
+    """Strip the CleanEval ``<text id="URL" ...> ... </text>`` wrapper; returns (html, url)."""
+    m = _WRAPPER_ID.search(html[:2000])
+    url = m.group(1).decode("utf-8", "replace") if m else None
+    return _WRAPPER_CLOSE.sub(b"", _WRAPPER_OPEN.sub(b"", html, count=1)), url
+
+
+def cleaneval_gold_text(text: str) -> str:
+    """Plain text of CleanEval-markup gold: drop the ``URL:`` line and ``<h>/<p>/<l>`` markers, unescape entities."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("URL:"):
+        lines = lines[1:]
+    return htmllib.unescape(_CLEANEVAL_TAG.sub("", "\n".join(lines))).strip()
+
+
+def load_msv_big9(root: Path) -> Iterator[EvalPage]:
+    """msv-big9: 9 news sites x 3 years x 10 pages; group = site/year."""
+    base = root / "msv-big9"
+    for row in csv.DictReader((base / "sites.csv").open(encoding="utf-8")):
+        site = row["site"].split(" ")[0]
+        yield EvalPage("msv-big9", f"{site}/{row['year']}", row["html"], (base / row["html"]).read_bytes(),
+                       read_text_file(base / row["gold"]))
+
+
+def load_dragnet(root: Path) -> Iterator[EvalPage]:
+    """dragnet (site-clustered subset): group = inferred site; gold text before the comments marker."""
+    base = root / "dragnet"
+    for row in csv.DictReader((base / "sites.csv").open(encoding="utf-8")):
+        if row["included_here"] != "yes":
+            continue
+        name = row["html_file"]
+        gold = read_text_file(base / "Corrected" / f"{name}.corrected.txt").split(COMMENTS_MARKER)[0]
+        yield EvalPage("dragnet", row["inferred_site"], name, (base / "HTML" / name).read_bytes(), gold.strip())
+
+
+def load_cleanportaleval(root: Path) -> Iterator[EvalPage]:
+    """cleanportaleval: ``<site>_<section>_<NN>.html``; group = site section."""
+    base = root / "cleanportaleval"
+    for path in sorted((base / "input").glob("*.html")):
+        html, url = unwrap_cleaneval(path.read_bytes())
+        gold = cleaneval_gold_text(read_text_file(base / "GoldStandard" / f"{path.stem}.txt"))
+        yield EvalPage("cleanportaleval", path.stem.rsplit("_", 1)[0], path.name, html, gold, url)
+
+
+def load_cleaneval(root: Path) -> Iterator[EvalPage]:
+    """cleaneval dev + final pages that have gold; every page is its own group."""
+    base = root / "cleaneval"
+    sets = (("cleaneval-dev", "input", "{}-cleaned.txt"), ("cleaneval-final", "finalrun-input", "{}.txt"))
+    for folder, inputs, gold_name in sets:
+        for path in sorted((base / folder / inputs).glob("*.html"), key=lambda p: int(p.stem) if p.stem.isdigit() else 0):
+            gold_path = base / folder / "GoldStandard" / gold_name.format(path.stem)
+            if not gold_path.exists():
+                continue
+            html, url = unwrap_cleaneval(path.read_bytes())
+            pid = f"{folder}/{path.name}"
+            yield EvalPage("cleaneval", pid, pid, html, cleaneval_gold_text(read_text_file(gold_path)), url)
+
+
+def load_readability(root: Path) -> Iterator[EvalPage]:
+    """Mozilla Readability test pages: gold = text of ``expected.html``; every page its own group."""
+    base = root / "readability-test-pages" / "test-pages"
+    for case in sorted(p for p in base.iterdir() if (p / "source.html").exists()):
+        expected = (case / "expected.html").read_bytes()
+        gold = lxml.html.document_fromstring(expected).text_content() if expected.strip() else ""
+        yield EvalPage("readability-test-pages", case.name, case.name, (case / "source.html").read_bytes(), gold)
+
+
+def load_trafilatura(root: Path) -> Iterator[EvalPage]:
+    """trafilatura-eval subset: snippet gold (must contain / must not contain); every page its own group."""
+    base = root / "trafilatura-eval"
+    gold = json.loads((base / "evaldata.json").read_text(encoding="utf-8"))
+    for row in csv.DictReader((base / "subset.csv").open(encoding="utf-8")):
+        path = base / row["folder"] / row["file"]
+        if row["included_here"] != "yes" or not path.exists():
+            continue
+        entry = gold[row["url"]]
+        yield EvalPage("trafilatura-eval", row["url"], row["file"], path.read_bytes(), None, row["url"],
+                       tuple(entry.get("with", ())), tuple(entry.get("without", ())))
+
+
+LOADERS: dict[str, Callable[[Path], Iterator[EvalPage]]] = {
+    "msv-big9": load_msv_big9,
+    "dragnet": load_dragnet,
+    "cleanportaleval": load_cleanportaleval,
+    "cleaneval": load_cleaneval,
+    "readability-test-pages": load_readability,
+    "trafilatura-eval": load_trafilatura,
+}
+NEIGHBOUR_SETS = ("msv-big9", "dragnet", "cleanportaleval")
+
+
+def load(name: str, root: Path | None = None) -> list[EvalPage]:
+    """All pages of data set ``name`` (a key of :data:`LOADERS`); raises KeyError for an unknown name."""
+    return list(LOADERS[name](root or data_root()))

@@ -1,0 +1,19 @@
+"""Expected failures of the pipeline and CLI: the CLI prints their message on one line, no traceback."""
+
+from __future__ import annotations
+
+
+class NewscleanError(Exception):
+    """An expected failure (bad input, nothing to read, failed job): exit status 1, one-line message."""
+
+
+class UsageError(NewscleanError):
+    """Bad or missing command-line flags: exit status 2."""
+
+
+class NoInputError(NewscleanError):
+    """The ``--warc`` glob, file or directory matches no WARC file."""
+
+
+class AccountingError(NewscleanError):
+    """Articles + rejects + duplicates differ from the WARC response records read (a bug: report it)."""

@@ -1,0 +1,112 @@
+"""Bag-of-words scoring (pipeline.evaluation): hand-checked numbers and the defined empty cases."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.evaluation import (
+    PagePair,
+    by_site,
+    decode_gold,
+    macro,
+    markdown_table,
+    normalize_url,
+    pair_with_gold,
+    read_articles,
+    read_gold_text,
+    read_reject_urls,
+    score_pages,
+    tokens,
+)
+
+
+def test_tokens_nfc_lowercase_word_runs():
+    # "é" decomposed (e + combining acute) becomes one NFC character, so "café" stays one token.
+    assert tokens("Café\u0301 NEWS, it's 3.5%!") == ["café", "news", "it", "s", "3", "5"]
+    assert tokens("cafe\u0301") == ["café"]
+    assert tokens("") == [] and tokens(None) == []
+
+
+def test_multiset_overlap_hand_checked():
+    # pred tokens: a a b c (4); gold: a b b d e (5); overlap = min(2,1)a + min(1,2)b = 2.
+    (s,) = score_pages([PagePair("u", "s", "a a b c", "a b b d e")])
+    assert s.overlap == 2 and s.pred_tokens == 4 and s.gold_tokens == 5
+    assert s.precision == pytest.approx(0.5)
+    assert s.recall == pytest.approx(0.4)
+    assert s.f1 == pytest.approx(2 * 0.5 * 0.4 / 0.9)  # 0.4444...
+
+
+def test_perfect_and_disjoint():
+    perfect, disjoint = score_pages([("u1", "s", "The cat sat.", "the CAT sat"), ("u2", "s", "dog", "cat")])
+    assert (perfect.precision, perfect.recall, perfect.f1) == (1.0, 1.0, 1.0)
+    assert (disjoint.precision, disjoint.recall, disjoint.f1) == (0.0, 0.0, 0.0)
+
+
+def test_empty_cases():
+    both, no_pred, no_gold, missing = score_pages(
+        [("a", "s", "", "  "), ("b", "s", "", "gold words"), ("c", "s", "some text", ""), ("d", "s", None, "gold")]
+    )
+    assert (both.precision, both.recall, both.f1) == (1.0, 1.0, 1.0)
+    assert (no_pred.precision, no_pred.recall, no_pred.f1) == (0.0, 0.0, 0.0)
+    assert (no_gold.precision, no_gold.recall, no_gold.f1) == (0.0, 0.0, 0.0)
+    assert missing.f1 == 0.0 and missing.missing and not no_pred.missing
+
+
+def test_macro_is_mean_of_page_scores():
+    scores = score_pages([("u1", "x", "a b", "a b"), ("u2", "x", "a a b c", "a b b d e"), ("u3", "y", None, "z")])
+    m = macro(scores)
+    assert m.pages == 3 and m.missing == 1
+    assert m.precision == pytest.approx((1 + 0.5 + 0) / 3)
+    assert m.recall == pytest.approx((1 + 0.4 + 0) / 3)
+    assert m.f1 == pytest.approx((1 + 4 / 9 + 0) / 3)
+    assert macro([]).pages == 0 and macro([]).f1 == 0.0
+
+
+def test_by_site_and_markdown_table():
+    scores = score_pages([("u1", "x", "a b", "a b"), ("u2", "x", "a a b c", "a b b d e"), ("u3", "y", None, "z")])
+    sites = by_site(scores)
+    assert list(sites) == ["x", "y"]
+    assert sites["x"].f1 == pytest.approx((1 + 4 / 9) / 2)  # 0.7222
+    assert sites["y"].f1 == 0.0 and sites["y"].missing == 1
+    table = markdown_table(scores)
+    lines = table.strip().splitlines()
+    assert lines[0] == "| site | pages | missing | P | R | F1 |"
+    assert lines[2] == "| x | 2 | 0 | 0.750 | 0.700 | 0.722 |"
+    assert lines[3] == "| y | 1 | 1 | 0.000 | 0.000 | 0.000 |"
+    assert lines[4] == "| **all (macro)** | 3 | 1 | 0.500 | 0.467 | 0.481 |"
+
+
+def test_decode_gold_utf8_then_cp1252(tmp_path):
+    assert decode_gold("naïve — ok".encode("utf-8")) == "naïve — ok"
+    assert decode_gold("\ufeffbom".encode("utf-8")) == "bom"
+    # cp1252: 0x93/0x94 curly quotes, 0x97 em dash, 0xe9 é; not valid UTF-8.
+    assert decode_gold(b"\x93Caf\xe9\x94 \x97 x\r\ny") == "\u201cCaf\u00e9\u201d \u2014 x\ny"
+    # 0x81 is undefined in cp1252: falls back to Latin-1 instead of failing.
+    assert decode_gold(b"a\x81b") == "a\x81b"
+    p = tmp_path / "g.txt"
+    p.write_bytes(b"Head\xe9\n\nBody")
+    assert read_gold_text(p) == "Head\u00e9\n\nBody"
+
+
+def test_normalize_url():
+    assert normalize_url("HTTP://127.0.0.2:8080/a/b.html#frag") == "http://127.0.0.2:8080/a/b.html"
+    assert normalize_url("http://h") == "http://h/"
+
+
+def test_read_parquet_and_pair_with_gold(tmp_path):
+    (tmp_path / "articles").mkdir()
+    (tmp_path / "rejects").mkdir()
+    arts = pa.table({"url": ["http://h/a", "http://h/b"], "site": ["s", "s"], "category": ["c", "c"],
+                     "title": ["A", "B"], "text": ["alpha beta", "gamma"], "extra": [1, 2]})
+    pq.write_table(arts, tmp_path / "articles" / "part-0.parquet")
+    pq.write_table(pa.table({"url": ["http://h/r"], "reason": ["too_short"]}), tmp_path / "rejects" / "r.parquet")
+    articles = read_articles(tmp_path)
+    assert set(articles) == {"http://h/a", "http://h/b"}
+    assert read_reject_urls(tmp_path) == {"http://h/r": "too_short"}
+    pairs = pair_with_gold({"http://h/a#x": ("s", "alpha"), "http://h/r": ("s", "rejected gold")}, articles)
+    scores = score_pages(pairs)
+    assert [s.f1 for s in scores] == [pytest.approx(2 / 3), 0.0]
+    assert scores[1].missing
+    assert read_articles(tmp_path / "nowhere") == {}

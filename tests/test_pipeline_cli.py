@@ -1,0 +1,144 @@
+"""The ``newsclean`` command line (pipeline.cli): help, exit codes, one-line errors, wiring of subcommands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from warc_builder import Response, article_page, paragraph, write_warc
+
+SITES_TOML = """
+[[site]]
+name = "alpha"
+allowed_domains = ["alpha.test"]
+[site.categories]
+politics = ["http://alpha.test/politics/"]
+"""
+
+
+def _write_crawl(root: Path) -> None:
+    pages = [Response(f"http://alpha.test/politics/{i}.html",
+                      article_page("alpha", "politics", f"Story {i}", [paragraph(10 * i + j) for j in range(3)]).encode())
+             for i in range(3)]
+    write_warc(root / "alpha" / "politics" / "alpha-politics-20240501T100000Z-00000.warc.gz", "alpha", "politics", pages)
+
+
+def _err_lines(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+def test_help_lists_subcommands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for cmd in ("crawl", "clean", "run", "demo"):
+        assert cmd in out
+
+
+@pytest.mark.parametrize("cmd", ["crawl", "clean", "run", "demo"])
+def test_subcommand_help(cmd, capsys):
+    assert main([cmd, "--help"]) == 0
+    assert "--out" in capsys.readouterr().out
+
+
+def test_clean_help_documents_beam_options(capsys):
+    main(["clean", "--help"])
+    out = capsys.readouterr().out
+    assert "--neighbour-sample" in out and "--chain" in out and "DataflowRunner" in out
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["bogus"],
+    ["clean", "--out", "x"],
+    ["clean", "--warc", "x", "--out", "y", "--neighbour-sample", "0"],
+    ["clean", "--warc", "x", "--out", "y", "--chain", "nope"],
+    ["clean", "--warc", "x", "--out", "y", "--runer", "DirectRunner"],
+    ["crawl", "--config", "x.toml", "--out", "y", "--runner", "DirectRunner"],
+])
+def test_usage_errors_exit_2(argv, capsys):
+    assert main(argv) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_glob_matching_nothing_is_one_line_exit_1(tmp_path, capsys):
+    assert main(["clean", "--warc", str(tmp_path / "none" / "**" / "*.warc.gz"), "--out", str(tmp_path / "o")]) == 1
+    lines = _err_lines(capsys)
+    assert lines == [f"newsclean: error: --warc '{tmp_path}/none/**/*.warc.gz' matches no WARC file"]
+
+
+def test_missing_or_bad_config_is_a_usage_error(tmp_path, capsys):
+    assert main(["crawl", "--config", str(tmp_path / "missing.toml"), "--out", str(tmp_path)]) == 2
+    assert "config file not found" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[site]]\nname = 'a b'\n")
+    assert main(["crawl", "--config", str(bad), "--out", str(tmp_path)]) == 2
+    assert str(bad) in capsys.readouterr().err
+
+
+def test_console_script_one_line_error(tmp_path):
+    exe = Path(sys.executable).with_name("newsclean")
+    if not exe.exists():
+        pytest.skip("console script not installed (pip install -e .)")
+    proc = subprocess.run([str(exe), "clean", "--warc", str(tmp_path / "*.warc.gz"), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [f"newsclean: error: --warc '{tmp_path}/*.warc.gz' matches no WARC file"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_clean_runs_with_beam_flags_and_prints_summary(tmp_path, capsys):
+    _write_crawl(tmp_path / "warc")
+    out = tmp_path / "out"
+    rc = main(["clean", "--warc", str(tmp_path / "warc"), "--out", str(out), "--chain", "paper",
+               "--neighbour-sample", "2", "--runner", "DirectRunner", "--direct_running_mode", "in_memory"])
+    assert rc == 0
+    stdout = capsys.readouterr().out
+    assert "3 WARC response records read" in stdout and "check:" in stdout
+    assert json.loads((out / "summary.json").read_text())["balanced"] is True
+
+
+def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
+    import crawler.run
+
+    calls = []
+
+    def fake_run_crawl(config, out_dir, *, log_level="INFO"):
+        calls.append((config.sites[0].name, Path(out_dir), log_level))
+        _write_crawl(Path(out_dir))
+        return types.SimpleNamespace(format=lambda: "crawl finished (fake)", finish_reason="finished")
+
+    monkeypatch.setattr(crawler.run, "run_crawl", fake_run_crawl)
+    config = tmp_path / "sites.toml"
+    config.write_text(SITES_TOML)
+    out = tmp_path / "job"
+    assert main(["run", "--config", str(config), "--out", str(out), "--log-level", "WARNING"]) == 0
+    assert calls == [("alpha", out / "warc", "WARNING")]
+    stdout = capsys.readouterr().out
+    assert "crawl finished (fake)" in stdout and "3 WARC response records read" in stdout
+    assert (out / "summary.json").exists() and list((out / "articles").glob("*.parquet"))
+
+
+def test_run_reports_an_empty_crawl(tmp_path, monkeypatch, capsys):
+    import crawler.run
+
+    monkeypatch.setattr(crawler.run, "run_crawl", lambda config, out_dir, *, log_level="INFO":
+                        types.SimpleNamespace(format=lambda: "nothing", finish_reason="finished"))
+    config = tmp_path / "sites.toml"
+    config.write_text(SITES_TOML)
+    assert main(["run", "--config", str(config), "--out", str(tmp_path / "job")]) == 1
+    assert _err_lines(capsys) == [f"newsclean: error: the crawl wrote no WARC file under {tmp_path / 'job' / 'warc'}"]
+
+
+def test_demo_calls_run_demo(tmp_path, monkeypatch):
+    calls = []
+    fake = types.ModuleType("pipeline.demo")
+    fake.run_demo = lambda out_dir, *, seed=0, clean_args=(): calls.append((out_dir, seed, list(clean_args)))
+    monkeypatch.setitem(sys.modules, "pipeline.demo", fake)
+    assert main(["demo", "--out", str(tmp_path), "--seed", "3", "--direct_num_workers", "2"]) == 0
+    assert calls == [(tmp_path, 3, ["--direct_num_workers", "2"])]

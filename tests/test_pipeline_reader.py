@@ -1,0 +1,295 @@
+"""The WARC reader (pipeline.warc_reader) and the per-element stage functions, without Beam."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import uuid
+import zlib
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator as WarcioIterator
+
+from pipeline.clean import globstar_variants, prepare_output, resolve_warc_patterns
+from pipeline.errors import NoInputError
+from pipeline.stages import (
+    article_id,
+    classify_response,
+    clean_page,
+    looks_like_html,
+    pick_winner,
+)
+from pipeline.warc_reader import (
+    MAX_DECODED_BYTES,
+    ContentDecodingError,
+    ReadStats,
+    decode_content_encoding,
+    iter_warc_file,
+    parse_content_type,
+    parse_warc_date,
+    site_category_from_path,
+)
+from schemas.records import Article, Page, Provenance, Reject
+from warc_builder import Response, article_page, paragraph, write_warc
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CC_SAMPLE = SHARED_DATA / "warc-samples" / "warcfile.warc.gz"
+
+HTML = article_page("alpha", "politics", "A title", [paragraph(i) for i in range(3)]).encode()
+
+
+def _read(path: Path) -> tuple[list, ReadStats]:
+    stats = ReadStats()
+    return list(iter_warc_file(str(path), stats=stats)), stats
+
+
+# --- the real Common Crawl sample ------------------------------------------------------------
+
+
+@pytest.mark.shared_data
+@pytest.mark.skipif(not CC_SAMPLE.exists(), reason=f"{CC_SAMPLE} not present (needs ../shared/data)")
+def test_reads_real_common_crawl_sample():
+    items, stats = _read(CC_SAMPLE)
+    # The sample holds 16 response records (its README); request and metadata records are skipped.
+    assert stats.records_read == 16 and stats.pages == 16 and stats.rejects == 0
+    assert all(isinstance(p, Page) for p in items)
+    with open(CC_SAMPLE, "rb") as f:
+        it = WarcioIterator(f)
+        expected = [(r.rec_headers.get_header("WARC-Record-ID"), it.get_record_offset(),
+                     r.rec_headers.get_header("WARC-Target-URI"))
+                    for r in it if r.rec_type == "response"]
+    assert [(p.provenance.record_id, p.provenance.offset, p.url) for p in items] == expected
+    for page in items:
+        assert page.fetched_at.tzinfo is not None and page.fetched_at.utcoffset().total_seconds() == 0
+        assert page.status == 200 and page.content_type == "text/html" and page.html
+        assert page.provenance.warc_file == str(CC_SAMPLE)
+    charsets = {p.url: p.charset for p in items}
+    assert charsets["http://01spb.ru/company/"] == "windows-1251"
+    assert charsets["http://003338.cn/l41/481397.html"] is None
+    assert items[0].fetched_at == datetime(2020, 8, 8, 17, 27, 41, tzinfo=timezone.utc)
+
+
+# --- synthetic files ---------------------------------------------------------------------------
+
+
+def test_page_fields_and_content_encodings(tmp_path):
+    import brotli
+
+    deflate = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    responses = [
+        Response("http://alpha.test/p/plain.html", HTML,
+                 headers=[("Content-Type", 'text/html; Charset="ISO-8859-1"')],
+                 date=datetime(2024, 5, 1, 12, 30, 15, tzinfo=timezone.utc)),
+        Response("http://alpha.test/p/gzip.html", gzip.compress(HTML),
+                 headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")]),
+        Response("http://alpha.test/p/zlib.html", zlib.compress(HTML),
+                 headers=[("Content-Type", "text/html"), ("Content-Encoding", "deflate")]),
+        Response("http://alpha.test/p/raw-deflate.html", deflate.compress(HTML) + deflate.flush(),
+                 headers=[("Content-Type", "text/html"), ("Content-Encoding", "deflate")]),
+        Response("http://alpha.test/p/br.html", brotli.compress(HTML),
+                 headers=[("Content-Type", "text/html"), ("Content-Encoding", "br")]),
+    ]
+    path = write_warc(tmp_path / "alpha" / "politics" / "f.warc.gz", "alpha", "politics", responses)
+    pages, stats = _read(path)
+    assert stats == ReadStats(records_read=5, pages=5, rejects=0)
+    assert [p.url for p in pages] == [r.url for r in responses]
+    assert all(p.html == HTML for p in pages)
+    first = pages[0]
+    assert (first.site, first.category, first.status) == ("alpha", "politics", 200)
+    assert (first.content_type, first.charset) == ("text/html", "ISO-8859-1")
+    assert first.fetched_at == datetime(2024, 5, 1, 12, 30, 15, tzinfo=timezone.utc)
+    with open(path, "rb") as f:
+        it = WarcioIterator(f)
+        offsets = [it.get_record_offset() for r in it if r.rec_type == "response"]
+    assert [p.provenance.offset for p in pages] == offsets
+
+
+def test_undecodable_records_become_decode_error_rejects(tmp_path):
+    responses = [
+        Response("http://alpha.test/p/bad-gzip.html", b"not gzip at all",
+                 headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")]),
+        Response("http://alpha.test/p/compress.html", HTML,
+                 headers=[("Content-Type", "text/html"), ("Content-Encoding", "compress")]),
+        Response("http://alpha.test/p/truncated-gzip.html", gzip.compress(HTML)[:40],
+                 headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")]),
+        Response("http://alpha.test/p/ok.html", HTML),
+    ]
+    path = write_warc(tmp_path / "alpha" / "politics" / "f.warc.gz", "alpha", "politics", responses)
+    items, stats = _read(path)
+    assert stats == ReadStats(records_read=4, pages=1, rejects=3)
+    rejects = [i for i in items if isinstance(i, Reject)]
+    assert [(r.url, r.stage, r.reason) for r in rejects] == [
+        (responses[i].url, "decode", "decode_error") for i in range(3)]
+    assert "unsupported Content-Encoding 'compress'" in rejects[1].message
+    assert all(r.warc_record_id.startswith("<urn:uuid:") and r.warc_offset > 0 for r in rejects)
+
+
+def _raw_record(body: bytes, *, date: str | None = "2024-01-02T03:04:05Z", uri: str | None = "http://x.test/a") -> bytes:
+    """One gzipped WARC response record with an arbitrary (possibly broken) HTTP block."""
+    head = ["WARC/1.0", "WARC-Type: response", f"WARC-Record-ID: <urn:uuid:{uuid.uuid4()}>"]
+    if date:
+        head.append(f"WARC-Date: {date}")
+    if uri:
+        head.append(f"WARC-Target-URI: {uri}")
+    head += ["Content-Type: application/http; msgtype=response", f"Content-Length: {len(body)}"]
+    return gzip.compress(("\r\n".join(head) + "\r\n\r\n").encode() + body + b"\r\n\r\n")
+
+
+def test_broken_http_and_missing_headers_are_rejected_not_raised(tmp_path):
+    ok = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body>hi</body></html>"
+    path = tmp_path / "s" / "c" / "raw.warc.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        _raw_record(b"\x00\x01 garbage, no HTTP status line")
+        + _raw_record(b"HTTP/1.1 abc OK\r\nContent-Type: text/html\r\n\r\nbody")
+        + _raw_record(ok, date=None)
+        + _raw_record(ok, uri=None)
+        + _raw_record(ok, date="2024-01-02")  # W3C-DTF date-only precision is valid
+    )
+    items, stats = _read(path)
+    assert stats == ReadStats(records_read=5, pages=1, rejects=4)
+    reasons = [(type(i).__name__, getattr(i, "stage", None)) for i in items]
+    assert reasons == [("Reject", "read")] * 4 + [("Page", None)]
+    assert "status line" in items[0].message and "WARC-Date" in items[2].message
+    assert items[4].fetched_at == datetime(2024, 1, 2, tzinfo=timezone.utc)
+    assert (items[4].site, items[4].category) == ("s", "c")  # path fallback
+
+
+def test_unreadable_file_remainder_is_one_reject(tmp_path):
+    good = write_warc(tmp_path / "a" / "b" / "good.warc.gz", "a", "b",
+                      [Response(f"http://a.test/{i}", HTML) for i in range(3)])
+    data = good.read_bytes()
+    corrupt = tmp_path / "a" / "b" / "corrupt.warc.gz"
+    corrupt.write_bytes(data + b"\x1f\x8b\x08\x00" + b"\x00" * 64)  # a broken gzip member at the end
+    garbage = tmp_path / "a" / "b" / "garbage.warc.gz"
+    garbage.write_bytes(b"this is not a WARC file\n" * 20)
+    items, stats = _read(corrupt)
+    assert stats == ReadStats(records_read=4, pages=3, rejects=1)
+    assert isinstance(items[-1], Reject) and items[-1].warc_record_id == "" and items[-1].stage == "read"
+    items, stats = _read(garbage)
+    assert stats == ReadStats(records_read=1, pages=0, rejects=1)
+    assert "unreadable WARC data" in items[0].message
+
+
+def test_site_and_category_fallbacks(tmp_path):
+    r = [Response("http://a.test/1", HTML)]
+    by_header = write_warc(tmp_path / "x" / "y" / "h.warc.gz", "alpha", "politics", r)
+    by_info = write_warc(tmp_path / "x" / "y" / "i.warc.gz", "beta", "sports", r, newsclean_headers="warcinfo")
+    by_path = write_warc(tmp_path / "x" / "y" / "p.warc.gz", "gamma", "world", r, newsclean_headers="none")
+    got = [(p.site, p.category) for f in (by_header, by_info, by_path) for p in _read(f)[0]]
+    assert got == [("alpha", "politics"), ("beta", "sports"), ("x", "y")]
+
+
+# --- small pure helpers --------------------------------------------------------------------------
+
+
+def test_decode_content_encoding():
+    assert decode_content_encoding(gzip.compress(b"a") + gzip.compress(b"b"), "gzip") == b"ab"
+    assert decode_content_encoding(gzip.compress(zlib.compress(b"x")), "deflate, gzip") == b"x"
+    assert decode_content_encoding(b"plain", None) == b"plain"
+    assert decode_content_encoding(b"plain", "identity") == b"plain"
+    assert decode_content_encoding(b"", "gzip") == b""
+    with pytest.raises(ContentDecodingError):
+        decode_content_encoding(b"zz", "gzip")
+    with pytest.raises(ContentDecodingError, match="exceeds"):
+        decode_content_encoding(gzip.compress(b"\0" * (MAX_DECODED_BYTES + 1)), "gzip")
+
+
+def test_parse_helpers():
+    assert parse_content_type('Text/HTML; charset="utf-8"; q=1') == ("text/html", "utf-8")
+    assert parse_content_type(None) == ("", None)
+    assert parse_content_type("image/png") == ("image/png", None)
+    assert parse_warc_date("2024-01-02T03:04:05.5Z") == datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=timezone.utc)
+    assert parse_warc_date("yesterday") is None
+    assert site_category_from_path("/data/warc/alpha/politics/x.warc.gz") == ("alpha", "politics")
+    assert site_category_from_path("gs://bucket/alpha/politics/x.warc.gz") == ("alpha", "politics")
+    assert site_category_from_path("gs://bucket/politics/x.warc.gz") == ("unknown", "unknown")
+    assert site_category_from_path("x.warc.gz") == ("unknown", "unknown")
+
+
+def _page(url="http://a.test/1", status=200, content_type="text/html", html=HTML, fetched=12) -> Page:
+    return Page(url=url, site="a", category="c", fetched_at=datetime(2024, 1, 1, fetched, tzinfo=timezone.utc),
+                status=status, content_type=content_type, charset=None, html=html,
+                provenance=Provenance("/w/f.warc.gz", "<urn:uuid:1>", 0))
+
+
+def test_classify_response():
+    assert classify_response(_page()) is None
+    assert classify_response(_page(status=404))[0].value == "http_status"
+    assert classify_response(_page(content_type="image/png"))[0].value == "not_html"
+    assert classify_response(_page(html=b" \n "))[0].value == "empty_body"
+    assert classify_response(_page(content_type="application/xhtml+xml")) is None
+    assert classify_response(_page(content_type="")) is None  # sniffed as HTML
+    assert classify_response(_page(content_type="", html=b"\x89PNG..."))[0].value == "not_html"
+    assert looks_like_html(b"\xef\xbb\xbf  <!DOCTYPE html><html>")
+
+
+def test_clean_page_never_raises(monkeypatch):
+    from transforms.chain import DEFAULT_CONFIG
+
+    out = clean_page(_page(), None, DEFAULT_CONFIG)
+    assert isinstance(out, Article) and out.article_id == article_id(out.url, out.content_hash)
+    short = clean_page(_page(html=b"<html><body><p>Too short.</p></body></html>"), None, DEFAULT_CONFIG)
+    assert isinstance(short, Reject) and short.stage == "clean" and short.reason in ("too_short", "no_content")
+    empty = clean_page(_page(html=b"   "), None, DEFAULT_CONFIG)
+    assert (empty.stage, empty.reason) == ("decode", "empty_body")
+
+    def boom(*a, **k):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr("transforms.chain.extract_article", boom)
+    out = clean_page(_page(), None, DEFAULT_CONFIG)
+    assert isinstance(out, Reject) and out.reason == "internal_error" and out.stage == "clean"
+    assert out.message == "KeyError: 'surprise'"
+
+
+def test_pick_winner_is_earliest_fetch_then_url():
+    from transforms.chain import DEFAULT_CONFIG
+
+    def art(url, hour):
+        return clean_page(_page(url=url, fetched=hour), None, DEFAULT_CONFIG)
+
+    early_z, late_a, early_a = art("http://z.test/", 9), art("http://a.test/", 10), art("http://a.test/", 9)
+    assert pick_winner(late_a, early_z) is early_z
+    assert pick_winner(early_z, early_a) is early_a
+    assert pick_winner(None, late_a) is late_a
+
+
+# --- --warc patterns and output preparation ------------------------------------------------------
+
+
+def test_globstar_variants():
+    assert globstar_variants("/w/**/*.warc.gz") == ["/w/**/*.warc.gz", "/w/*.warc.gz"]
+    assert globstar_variants("/w/*.warc.gz") == ["/w/*.warc.gz"]
+    assert len(globstar_variants("/w/**/x/**/*.gz")) == 4
+
+
+def test_resolve_warc_patterns(tmp_path, monkeypatch):
+    r = [Response("http://a.test/1", HTML)]
+    write_warc(tmp_path / "warc" / "top.warc.gz", "a", "b", r)
+    write_warc(tmp_path / "warc" / "a" / "b" / "deep.warc.gz", "a", "b", r)
+    from apache_beam.io.filesystems import FileSystems
+
+    def matched(patterns):
+        return sorted(os.path.basename(m.path) for res in FileSystems.match(patterns) for m in res.metadata_list)
+
+    monkeypatch.chdir(tmp_path)
+    assert matched(resolve_warc_patterns("warc")) == ["deep.warc.gz", "top.warc.gz"]
+    assert sorted(set(matched(resolve_warc_patterns("warc/**/*.warc.gz")))) == ["deep.warc.gz", "top.warc.gz"]
+    assert matched(resolve_warc_patterns("warc/*/*/*.warc.gz")) == ["deep.warc.gz"]
+    assert matched(resolve_warc_patterns("warc/top.warc.gz")) == ["top.warc.gz"]
+    assert all(os.path.isabs(p) for p in resolve_warc_patterns("warc"))
+    with pytest.raises(NoInputError, match="matches no WARC file"):
+        resolve_warc_patterns("nowhere/**/*.warc.gz")
+
+
+def test_prepare_output_removes_only_earlier_outputs(tmp_path):
+    for rel in ("articles/part-00000-of-00002.parquet", "rejects/old.parquet", "_counts/counts.jsonl",
+                "summary.json", "warc/keep.warc.gz", "notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    prepare_output(str(tmp_path))
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["notes.txt", "warc/keep.warc.gz"]
