@@ -91,5 +91,5 @@ def ancestor_filter(blocks: Sequence[TextBlock], keep: Sequence[bool], params: A
 
 
 def _readmit(blocks: Sequence[TextBlock], keep: list[bool], ancestor: etree._Element, max_ld: float) -> list[bool]:
-    inside = {id(el) for el in ancestor.iter()}  # proxies stay alive: ``blocks`` holds them
-    return [k or (b.link_density <= max_ld and id(b.container) in inside) for k, b in zip(keep, blocks)]
+    inside = set(ancestor.iter())
+    return [k or (b.link_density <= max_ld and b.container in inside) for k, b in zip(keep, blocks)]

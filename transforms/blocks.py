@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from transforms.marks import mark_of
 from transforms.text import collapse_ws, count_words
 
 INLINE_TAGS = (
@@ -34,10 +35,13 @@ class BlockParams:
 
     non_separator_tags: tags whose boundaries do not split a block (paper: A only).
     wrap_width: column width of the text density word wrap, in characters (paper: 80).
+    separate_marked: the boundary of a noise-marked element always splits blocks (so that a block
+    is wholly inside or outside marked noise); used when noise is kept as a feature, not removed.
     """
 
     non_separator_tags: tuple[str, ...] = ("a",)
     wrap_width: int = 80
+    separate_marked: bool = False
 
 
 @dataclass
@@ -130,7 +134,7 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) ->
             if not skipping:
                 builder.add(el, "tail", el.tail, links > 0, containers[-1] if containers else body)
             continue
-        separator = el.tag not in params.non_separator_tags
+        separator = el.tag not in params.non_separator_tags or (params.separate_marked and mark_of(el) is not None)
         if event == "start":
             if el.tag in SKIP_TAGS:
                 skipping += 1

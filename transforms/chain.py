@@ -25,10 +25,12 @@ from transforms.boilerpipe import BoilerpipeParams, boilerpipe
 from transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
 from transforms.errors import ExtractionError
 from transforms.link_filters import PAD_ATTR, apply_link_filter
-from transforms.marks import is_element, strip_marks
-from transforms.metadata import read_metadata
+from transforms.features import PageContext
+from transforms.learned import LearnedParams, classify_learned
+from transforms.marks import DYNAMIC, STATIC, is_element, strip_marks
+from transforms.metadata import Metadata, read_metadata
 from transforms.parse import parse_html
-from transforms.postprocess import PostProcessParams, remove_noise, remove_non_informative
+from transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
 from transforms.static_noise import (  # re-exported: the pipeline learns signatures through this module
     EMPTY_SIGNATURE,
     StaticNoiseParams,
@@ -50,6 +52,10 @@ KEEP_EMPTY_TAGS = ("br", "hr")
 class ChainConfig:
     """Every parameter of the chain. ``None`` for a stage's params switches that stage off.
 
+    learned: when set, the learned block classifier (:mod:`transforms.learned`) decides per block
+    instead of Boilerpipe + ancestor filter, which become its features; dynamic noise is then
+    kept on the tree as a feature instead of being removed.
+
     min_words: an extraction with fewer words is rejected as ``too_short`` (0 = never).
     """
 
@@ -61,6 +67,7 @@ class ChainConfig:
     blocks: BlockParams = field(default_factory=BlockParams)
     boilerpipe: BoilerpipeParams | None = field(default_factory=BoilerpipeParams)
     ancestor: AncestorFilterParams | None = field(default_factory=AncestorFilterParams)
+    learned: LearnedParams | None = None
     min_words: int = 10
 
     def with_(self, **changes) -> "ChainConfig":
@@ -74,7 +81,14 @@ PAPER_CONFIG = ChainConfig(name="paper")
 DEFAULT_CONFIG = ChainConfig(name="default", blocks=BlockParams(non_separator_tags=INLINE_TAGS))
 """Shipped chain. Differs from the papers: inline formatting tags (em, b, span, ...) do not split text blocks."""
 
-CONFIGS = {"default": DEFAULT_CONFIG, "paper": PAPER_CONFIG}
+LEARNED_CONFIG = ChainConfig(
+    name="learned",
+    blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True),
+    learned=LearnedParams(),
+)
+"""Papers' stages as features of a learned block classifier (transforms/learned.py)."""
+
+CONFIGS = {"default": DEFAULT_CONFIG, "paper": PAPER_CONFIG, "learned": LEARNED_CONFIG}
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,35 @@ class Extraction:
     counts: StageCounts = field(default_factory=StageCounts)
 
 
+@dataclass
+class PreparedPage:
+    """A page after every stage before block classification: tree, metadata, text blocks, counts."""
+
+    root: etree._Element
+    meta: Metadata
+    blocks: list[TextBlock]
+    dynamic_marked: int
+    removed: RemovalCounts
+    non_informative: int
+
+
+def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: ChainConfig) -> PreparedPage:
+    """Parse, read metadata, link filter, mark and remove noise, build text blocks.
+
+    Raises :class:`ExtractionError` (``EMPTY_BODY``/``PARSE_ERROR``) for input lxml cannot use.
+    """
+    root = parse_html(html)
+    meta = read_metadata(root)
+    apply_link_filter(root, config.link_filter)
+    if signature and config.static:
+        mark_static_noise(root, signature, config.static)
+    dynamic_marked = mark_dynamic_noise(root, config.dynamic) if config.dynamic else 0
+    removed = remove_noise(root, (STATIC,) if config.learned else (DYNAMIC, STATIC))
+    non_informative = remove_non_informative(root, config.post)
+    blocks = extract_blocks(root, config.blocks)
+    return PreparedPage(root, meta, blocks, dynamic_marked, removed, non_informative)
+
+
 def extract_article(html: str, signature: StaticNoiseSignature | None = None,
                     config: ChainConfig = DEFAULT_CONFIG, url: str | None = None) -> Extraction:
     """Run the chain on decoded HTML. ``signature`` comes from the page's neighbour pages (None: no static stage).
@@ -98,17 +141,9 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
     (no block kept) or ``TOO_SHORT`` (fewer than ``config.min_words`` words kept).
     """
-    root = parse_html(html)
-    meta = read_metadata(root)
-    apply_link_filter(root, config.link_filter)
-    if signature and config.static:
-        mark_static_noise(root, signature, config.static)
-    if config.dynamic:
-        mark_dynamic_noise(root, config.dynamic)
-    removed = remove_noise(root)
-    non_informative = remove_non_informative(root, config.post)
-    blocks = extract_blocks(root, config.blocks)
-    keep = select_blocks(blocks, config, meta.title)
+    page = prepare_blocks(html, signature, config)
+    blocks, meta = page.blocks, page.meta
+    keep = select_blocks(blocks, config, PageContext(meta.title, bool(signature)))
     text = blocks_text([b for b, k in zip(blocks, keep) if k])
     words = count_words(text)
     if not words:
@@ -116,17 +151,20 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     if words < config.min_words:
         raise ExtractionError(RejectReason.TOO_SHORT, f"{words} words kept, minimum {config.min_words}")
     counts = StageCounts(
-        static_nodes_removed=removed.static,
-        dynamic_nodes_removed=removed.dynamic,
-        noninformative_nodes_removed=non_informative,
+        static_nodes_removed=page.removed.static,
+        dynamic_nodes_removed=page.dynamic_marked if config.learned else page.removed.dynamic,
+        noninformative_nodes_removed=page.non_informative,
         blocks_total=len(blocks), blocks_kept=sum(keep),
     )
-    return Extraction(meta.title, text, cleaned_html(root, blocks, keep), meta.published_at, meta.language, words, counts)
+    html_out = cleaned_html(page.root, blocks, keep)
+    return Extraction(meta.title, text, html_out, meta.published_at, meta.language, words, counts)
 
 
-def select_blocks(blocks: list[TextBlock], config: ChainConfig, title: str | None) -> list[bool]:
-    """Keep flags after Boilerpipe and the ancestor filter (each skipped when its params are None)."""
-    keep = boilerpipe(blocks, config.boilerpipe, title) if config.boilerpipe else [True] * len(blocks)
+def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext) -> list[bool]:
+    """Keep flags: the learned classifier, or Boilerpipe then the ancestor filter (each skipped when None)."""
+    if config.learned:
+        return classify_learned(blocks, ctx, config.learned)
+    keep = boilerpipe(blocks, config.boilerpipe, ctx.title) if config.boilerpipe else [True] * len(blocks)
     if config.ancestor:
         keep = ancestor_filter(blocks, keep, config.ancestor)
     return keep

@@ -71,14 +71,17 @@ def _strip(text: str | None) -> str:
     return text.strip() if text else ""
 
 
-def remove_noise(root: etree._Element) -> RemovalCounts:
-    """Remove dynamic-noise subtrees, then static-noise nodes (own text only for containers)."""
+def remove_noise(root: etree._Element, stages: tuple[str, ...] = (DYNAMIC, STATIC)) -> RemovalCounts:
+    """Remove dynamic-noise subtrees, then static-noise nodes (own text only for containers).
+
+    ``stages`` limits removal to the marks of those stages (the others stay on the tree).
+    """
     counts = RemovalCounts()
-    for el in [e for e in root.iter() if is_element(e) and mark_of(e) == DYNAMIC]:
+    for el in [e for e in root.iter() if is_element(e) and mark_of(e) == DYNAMIC and DYNAMIC in stages]:
         if not _inside_removed(el):
             drop_keep_tail(el)
             counts.dynamic += 1
-    for el in [e for e in root.iter() if is_element(e) and mark_of(e) == STATIC]:
+    for el in [e for e in root.iter() if is_element(e) and mark_of(e) == STATIC and STATIC in stages]:
         if _has_unmarked_text(el):
             clear_own_text(el)
         else:
