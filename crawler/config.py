@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,37 +31,77 @@ _HOST = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-
 
 @dataclass(frozen=True)
 class CrawlOptions:
-    """The ``[crawl]`` table: politeness and output options shared by all sites.
+    """The ``[crawl]`` table: politeness, safety, incremental and output options shared by all sites.
 
     Attributes:
-        user_agent: ``User-Agent`` header sent with every request (and noted in warcinfo).
-        depth_limit: link hops followed from a start page; 0 fetches the start pages only.
+        user_agent: ``User-Agent`` header sent with every request (and noted in warcinfo); ``None``
+            builds ``newsclean/<version> (+<contact_url>)`` (see :meth:`agent`).
+        contact_url: URL where site operators can learn about the crawl and reach its operator;
+            goes into the default User-Agent.
+        depth_limit: link hops followed from a start page; 0 fetches the start pages only. Child
+            sitemaps of a sitemap index or of robots.txt do not count as hops.
         max_pages_per_category: cap on requests issued per (site, category), start pages
             included; 0 means unlimited.
         download_maxsize: largest response body accepted, in bytes (Scrapy ``DOWNLOAD_MAXSIZE``;
-            0 means no limit).
+            0 means no limit). Larger downloads are cancelled and reported as ``too_large``.
+        download_timeout: seconds a download may take (Scrapy ``DOWNLOAD_TIMEOUT``).
+        retry_times: extra attempts after a timeout, a connection error or a 5xx/429 response.
+        max_retry_after: longest ``Retry-After`` (seconds) of a 429/503 that is waited for before
+            the retry; a longer one gives up at once.
+        max_redirects: redirect hops followed per request (Scrapy ``REDIRECT_MAX_TIMES``).
         warc_max_bytes: a WARC file is closed and a new one started once it reaches this many
             (compressed) bytes.
-        concurrent_requests_per_domain: simultaneous requests to one domain.
-        download_delay: seconds between requests to one domain (AutoThrottle's floor when on).
+        concurrent_requests_per_domain: simultaneous requests to one site.
+        download_delay: seconds between requests to one site (AutoThrottle's floor when on).
         autothrottle: adapt the delay to the server's latency (Scrapy AutoThrottle).
-        obey_robots: honour robots.txt.
+        obey_robots: honour robots.txt (for every request, sitemaps and feeds included).
+        allow_private_networks: allow hosts that resolve to private, loopback, link-local or other
+            non-global addresses (tests, the demo, intranet sites); refused by default.
+        state_db: path of the SQLite crawl store (what was fetched, for incremental re-crawls and
+            resume); ``None`` means ``OUT/crawl-state.sqlite3``. A relative path is taken relative
+            to the directory of the sites.toml.
+        refetch_after_days: a known article URL is fetched again once its last fetch is older than
+            this many days; 0 never refetches known articles.
+        fallback_category: category of pages whose category the site's rules cannot tell.
     """
 
-    user_agent: str = DEFAULT_USER_AGENT
+    user_agent: str | None = None
+    contact_url: str | None = None
     depth_limit: int = 2
     max_pages_per_category: int = 0
     download_maxsize: int = 10 * 1024 * 1024
+    download_timeout: float = 30.0
+    retry_times: int = 1
+    max_retry_after: float = 60.0
+    max_redirects: int = 5
     warc_max_bytes: int = 100 * 1024 * 1024
     concurrent_requests_per_domain: int = 4
     download_delay: float = 0.0
     autothrottle: bool = True
     obey_robots: bool = True
+    allow_private_networks: bool = False
+    state_db: str | None = None
+    refetch_after_days: float = 0.0
+    fallback_category: str = "uncategorized"
+
+    def agent(self) -> str:
+        """The ``User-Agent`` to send: :attr:`user_agent`, else built from :attr:`contact_url`, else
+        :data:`DEFAULT_USER_AGENT` (whose contact URL is a placeholder)."""
+        if self.user_agent:
+            return self.user_agent
+        if self.contact_url:
+            return f"newsclean/{_package_version()} (+{self.contact_url})"
+        return DEFAULT_USER_AGENT
+
+
+#: Where a site's category rules may take a page's category from (``category_from``).
+CATEGORY_SOURCES = ("config", "url", "meta")
 
 
 @dataclass(frozen=True)
 class CategoryConfig:
-    """One category of a site: its ``name`` and the ``start_urls`` (section pages, feeds, sitemaps)."""
+    """One category of a site: its ``name`` and the ``start_urls`` (section pages, feeds, sitemaps,
+    or a ``/robots.txt`` whose ``Sitemap:`` lines name the sitemaps)."""
 
     name: str
     start_urls: tuple[str, ...]
@@ -75,11 +116,38 @@ class SiteConfig:
         allowed_domains: lower-case host names (no scheme, port or path); a host matches a
             domain when equal to it or a subdomain of it, as in Scrapy's OffsiteMiddleware.
         categories: the site's categories, in file order.
+        article_allow, article_deny: regexes (``re.search`` on the absolute URL) telling article
+            URLs: a discovered URL is an article when it matches no deny pattern and some allow
+            pattern (or the allow list is empty).
+        listing_allow, listing_deny: the same for listing pages (section fronts, pagination); a URL
+            matching both kinds is a listing. Listings are fetched again on every run, articles once.
+        follow_article_links: also follow the links of article pages (within ``depth_limit``);
+            ``None`` (default) follows them only when the site has no URL patterns at all.
+        category_from: where an article's category comes from, tried in order: ``"config"`` (the
+            category whose start point led to it), ``"url"`` (:attr:`category_pattern`), ``"meta"``
+            (``<meta property="article:section">``). When none yields a name the page goes to
+            ``crawl.fallback_category``.
+        category_pattern: regex with one group, searched in the URL, whose group is the category
+            (for ``"url"``).
+        category_aliases: ``(raw, category)`` pairs mapping a raw URL segment or section name
+            (lower-cased, slugified) to a category name.
+        download_delay, concurrent_requests: per-site overrides of the ``[crawl]`` politeness
+            options (``None``: use those).
     """
 
     name: str
     allowed_domains: tuple[str, ...]
     categories: tuple[CategoryConfig, ...]
+    article_allow: tuple[str, ...] = ()
+    article_deny: tuple[str, ...] = ()
+    listing_allow: tuple[str, ...] = ()
+    listing_deny: tuple[str, ...] = ()
+    follow_article_links: bool | None = None
+    category_from: tuple[str, ...] = ("config",)
+    category_pattern: str | None = None
+    category_aliases: tuple[tuple[str, str], ...] = ()
+    download_delay: float | None = None
+    concurrent_requests: int | None = None
 
     def category(self, name: str) -> CategoryConfig:
         """The category called ``name``; raises ``KeyError`` when the site has none."""
@@ -91,6 +159,18 @@ class SiteConfig:
     def owns_url(self, url: str) -> bool:
         """Whether ``url``'s host is one of :attr:`allowed_domains` or a subdomain of one (port ignored)."""
         return host_in_domains(url, self.allowed_domains)
+
+    @property
+    def has_url_patterns(self) -> bool:
+        """Whether any article or listing allow pattern is configured."""
+        return bool(self.article_allow or self.listing_allow)
+
+    @property
+    def follows_article_links(self) -> bool:
+        """:attr:`follow_article_links` with ``None`` resolved (True only for a site without patterns)."""
+        if self.follow_article_links is None:
+            return not self.has_url_patterns
+        return self.follow_article_links
 
 
 @dataclass(frozen=True)
@@ -111,6 +191,28 @@ class SitesConfig:
     def start_points(self) -> list[tuple[str, str, str]]:
         """Every start URL as ``(site, category, url)``, in file order."""
         return [(s.name, c.name, u) for s in self.sites for c in s.categories for u in c.start_urls]
+
+    def state_db_path(self, out_dir: str | Path) -> Path:
+        """Path of the SQLite crawl store for a crawl into ``out_dir``: ``crawl.state_db`` (relative
+        to the config file's directory, or to the working directory for a config built in code), else
+        ``out_dir/crawl-state.sqlite3``."""
+        if not self.crawl.state_db:
+            return Path(out_dir) / DEFAULT_STATE_DB
+        path = Path(self.crawl.state_db).expanduser()
+        if not path.is_absolute() and self.source and Path(self.source).exists():
+            path = Path(self.source).resolve().parent / path
+        return path
+
+
+#: File name of the crawl store inside the output directory when ``crawl.state_db`` is unset.
+DEFAULT_STATE_DB = "crawl-state.sqlite3"
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("newsclean")
+    except metadata.PackageNotFoundError:
+        return "0"
 
 
 def host_in_domains(url: str, domains: tuple[str, ...] | list[str]) -> bool:
@@ -163,13 +265,23 @@ def parse_config(data: dict[str, Any], source: str = "<config>") -> SitesConfig:
 
 def config_to_toml(config: SitesConfig) -> str:
     """Write ``config`` back as ``sites.toml`` text that :func:`load_config` reads to an equal value
-    (apart from ``source``). Useful to hand a config built in code to ``python -m crawler.run``."""
+    (apart from ``source``). Useful to hand a config built in code to ``python -m crawler.run``.
+    Options left at ``None`` (unset) are not written."""
     lines = ["[crawl]"]
     for f in fields(CrawlOptions):
-        lines.append(f"{f.name} = {_toml_value(getattr(config.crawl, f.name))}")
+        value = getattr(config.crawl, f.name)
+        if value is not None:
+            lines.append(f"{f.name} = {_toml_value(value)}")
     for site in config.sites:
         lines += ["", "[[site]]", f"name = {_toml_value(site.name)}"]
         lines.append(f"allowed_domains = {_toml_value(list(site.allowed_domains))}")
+        for name in _SITE_OPTIONS:
+            value = getattr(site, name)
+            if value is not None and value != _SITE_DEFAULTS[name]:
+                lines.append(f"{name} = {_toml_value(list(value) if isinstance(value, tuple) else value)}")
+        if site.category_aliases:
+            lines.append("[site.category_aliases]")
+            lines += [f"{_toml_value(raw)} = {_toml_value(cat)}" for raw, cat in site.category_aliases]
         lines.append("[site.categories]")
         for cat in site.categories:
             lines.append(f"{_toml_value(cat.name)} = {_toml_value(list(cat.start_urls))}")
@@ -191,35 +303,56 @@ def _check_keys(table: Any, known: set[str], source: str, where: str) -> None:
         )
 
 
+# Value kind of each [crawl] key: "bool", "int", "float", "str" (non-empty) or "name" (a safe name).
+_CRAWL_KINDS = {
+    "user_agent": "str", "contact_url": "url", "depth_limit": "int", "max_pages_per_category": "int",
+    "download_maxsize": "int", "download_timeout": "float", "retry_times": "int",
+    "max_retry_after": "float", "max_redirects": "int", "warc_max_bytes": "int",
+    "concurrent_requests_per_domain": "int", "download_delay": "float", "autothrottle": "bool",
+    "obey_robots": "bool", "allow_private_networks": "bool", "state_db": "str",
+    "refetch_after_days": "float", "fallback_category": "name",
+}
+_MIN_VALUE = {"concurrent_requests_per_domain": 1, "warc_max_bytes": 1, "max_redirects": 1,
+              "download_timeout": 0.1}
+
+
 def _parse_crawl(raw: Any, source: str) -> CrawlOptions:
-    known = {f.name for f in fields(CrawlOptions)}
-    _check_keys(raw, known, source, "crawl")
-    defaults = CrawlOptions()
-    values = {name: _crawl_value(name, raw[name], getattr(defaults, name), source) for name in raw}
+    _check_keys(raw, set(_CRAWL_KINDS), source, "crawl")
+    values = {name: _typed_value(_CRAWL_KINDS[name], raw[name], f"{source}: crawl.{name}",
+                                 _MIN_VALUE.get(name, 0)) for name in raw}
     return CrawlOptions(**values)
 
 
-_MIN_VALUE = {"concurrent_requests_per_domain": 1, "warc_max_bytes": 1}
-
-
-def _crawl_value(name: str, value: Any, default: Any, source: str) -> Any:
-    where = f"{source}: crawl.{name}"
-    if isinstance(default, bool):
+def _typed_value(kind: str, value: Any, where: str, minimum: float = 0) -> Any:
+    """Check ``value`` against ``kind`` (see :data:`_CRAWL_KINDS`); return it normalised (ints to float
+    for ``float``). Raises ``ValueError`` naming ``where``."""
+    if kind == "bool":
         if not isinstance(value, bool):
             raise ValueError(f"{where}: expected true or false, got {value!r}")
         return value
-    if isinstance(default, str):
+    if kind in {"str", "url", "name"}:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{where}: expected a non-empty string, got {value!r}")
+        if kind == "url" and urlsplit(value).scheme not in {"http", "https", "mailto"}:
+            raise ValueError(f"{where}: expected an http(s) or mailto URL, got {value!r}")
+        if kind == "name" and (not SAFE_NAME.fullmatch(value) or value in {".", ".."}):
+            raise ValueError(f"{where}: {value!r} is not a safe path segment (use [A-Za-z0-9_.-]+)")
         return value
-    numeric = (int, float) if isinstance(default, float) else (int,)
+    numeric = (int, float) if kind == "float" else (int,)
     if isinstance(value, bool) or not isinstance(value, numeric):
-        kind = "a number" if isinstance(default, float) else "an integer"
-        raise ValueError(f"{where}: expected {kind}, got {value!r}")
-    minimum = _MIN_VALUE.get(name, 0)
+        raise ValueError(f"{where}: expected {'a number' if kind == 'float' else 'an integer'}, got {value!r}")
     if value < minimum:
         raise ValueError(f"{where}: must be >= {minimum}, got {value!r}")
-    return type(default)(value)
+    return float(value) if kind == "float" else value
+
+
+# Optional [[site]] keys and their value kinds ("regexes", "bool", "sources", "regex1", "float", "int").
+_SITE_OPTIONS = {
+    "article_allow": "regexes", "article_deny": "regexes", "listing_allow": "regexes",
+    "listing_deny": "regexes", "follow_article_links": "bool", "category_from": "sources",
+    "category_pattern": "regex1", "download_delay": "float", "concurrent_requests": "int",
+}
+_SITE_DEFAULTS = {f.name: f.default for f in fields(SiteConfig) if f.name in _SITE_OPTIONS}
 
 
 def _parse_site(raw: Any, where: str, source: str) -> SiteConfig:
@@ -227,7 +360,7 @@ def _parse_site(raw: Any, where: str, source: str) -> SiteConfig:
         raise ValueError(f"{source}: {where}: expected a table, got {type(raw).__name__}")
     name = _safe_name(raw.get("name"), f"{where}.name", source)
     where = f"{where} ({name!r})"
-    _check_keys(raw, {"name", "allowed_domains", "categories"}, source, where)
+    _check_keys(raw, {"name", "allowed_domains", "categories", "category_aliases", *_SITE_OPTIONS}, source, where)
     domains = _parse_domains(raw.get("allowed_domains"), f"{where}.allowed_domains", source)
     raw_cats = raw.get("categories")
     if not isinstance(raw_cats, dict) or not raw_cats:
@@ -236,7 +369,50 @@ def _parse_site(raw: Any, where: str, source: str) -> SiteConfig:
         _parse_category(cat, urls, domains, f"{where}.categories.{cat}", source)
         for cat, urls in raw_cats.items()
     )
-    return SiteConfig(name=name, allowed_domains=domains, categories=cats)
+    options = {key: _site_option(_SITE_OPTIONS[key], raw[key], f"{source}: {where}.{key}")
+               for key in _SITE_OPTIONS if key in raw}
+    if "url" in options.get("category_from", ()) and not options.get("category_pattern"):
+        raise ValueError(f"{source}: {where}.category_pattern: required when category_from has \"url\"")
+    aliases = _parse_aliases(raw.get("category_aliases", {}), f"{source}: {where}.category_aliases")
+    return SiteConfig(name=name, allowed_domains=domains, categories=cats, category_aliases=aliases, **options)
+
+
+def _site_option(kind: str, value: Any, where: str) -> Any:
+    if kind in {"bool", "float", "int"}:
+        return _typed_value(kind, value, where, 1 if kind == "int" else 0)
+    if kind == "regex1":
+        pattern = _compile(value, where)
+        if pattern.groups != 1:
+            raise ValueError(f"{where}: needs exactly one group, has {pattern.groups}")
+        return value
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where}: expected a list of strings, got {value!r}")
+    if kind == "regexes":
+        for v in value:
+            _compile(v, where)
+        return tuple(value)
+    if not value or any(v not in CATEGORY_SOURCES for v in value):  # kind == "sources"
+        raise ValueError(f"{where}: expected a non-empty list of {list(CATEGORY_SOURCES)}, got {value!r}")
+    return tuple(value)
+
+
+def _compile(value: Any, where: str) -> re.Pattern[str]:
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: expected a regular expression string, got {value!r}")
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"{where}: invalid regular expression {value!r}: {exc}") from exc
+
+
+def _parse_aliases(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected a table of raw name = category, got {raw!r}")
+    pairs = []
+    for key, cat in raw.items():
+        _typed_value("name", cat, f"{where}.{key}")
+        pairs.append((str(key).lower(), cat))
+    return tuple(pairs)
 
 
 def _safe_name(value: Any, where: str, source: str) -> str:
@@ -289,3 +465,21 @@ def _check_start_url(url: Any, domains: tuple[str, ...], where: str, source: str
         raise ValueError(
             f"{source}: {where}: start URL {url!r} is outside allowed_domains {list(domains)}"
         )
+
+
+def with_overrides(config: SitesConfig, *, refetch_after_days: float | None = None,
+                   allow_private_networks: bool | None = None) -> SitesConfig:
+    """``config`` with ``[crawl]`` options replaced by command-line values (``None`` keeps the file's).
+
+    Raises ``ValueError`` for a negative ``refetch_after_days``.
+    """
+    changes: dict[str, Any] = {}
+    if refetch_after_days is not None:
+        if refetch_after_days < 0:
+            raise ValueError(f"refetch_after_days must be >= 0, got {refetch_after_days!r}")
+        changes["refetch_after_days"] = float(refetch_after_days)
+    if allow_private_networks is not None:
+        changes["allow_private_networks"] = bool(allow_private_networks)
+    if not changes:
+        return config
+    return replace(config, crawl=replace(config.crawl, **changes))

@@ -1,6 +1,8 @@
 """Serve in-memory web sites on loopback addresses, for the demo, the tests and the real-data replay.
 
-A :class:`StaticSite` maps URL paths to :class:`Resource` (status, headers, body bytes). A
+A :class:`StaticSite` maps URL paths to :class:`Resource` (status, headers, body bytes, an optional
+delay before answering) or to a callable ``(hit: int) -> Resource`` for endpoints whose answer
+changes from one request to the next (``hit`` counts the requests for that path, from 1). A
 :class:`LocalSites` context manager starts one threaded HTTP server per site, each on its own
 loopback address (127.0.0.2, 127.0.0.3, ...) so that every site is a distinct origin and host
 (Scrapy's offsite filtering compares hosts, not ports). Only 127.0.0.0/8 is ever bound:
@@ -11,18 +13,23 @@ from __future__ import annotations
 
 import ipaddress
 import threading
+import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 @dataclass(frozen=True)
 class Resource:
-    """One HTTP response: ``status`` code, ``body`` bytes and extra ``headers`` (name -> value)."""
+    """One HTTP response: ``status`` code, ``body`` bytes, extra ``headers`` (name -> value) and ``delay``,
+    seconds to wait before answering (a slow server)."""
 
     body: bytes
     content_type: str = "text/html; charset=utf-8"
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
+    delay: float = 0.0
 
 
 @dataclass
@@ -33,7 +40,8 @@ class StaticSite:
     """
 
     name: str
-    resources: dict[str, Resource] = field(default_factory=dict)
+    resources: dict[str, Resource | Callable[[int], Resource]] = field(default_factory=dict)
+    hits: Counter = field(default_factory=Counter)
 
     def add(self, path: str, body: bytes | str, **kwargs) -> None:
         """Add ``body`` at ``path``; ``str`` bodies are encoded as UTF-8."""
@@ -55,21 +63,37 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server naming)
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         res = self.site.resources.get(path)
+        self.site.hits[path] += 1
+        if callable(res):
+            res = res(self.site.hits[path])
         if res is None and path == "/robots.txt":
             res = Resource(b"User-agent: *\nAllow: /\n", content_type="text/plain")
         if res is None:
             res = Resource(b"<html><body><h1>Not found</h1></body></html>", status=404)
-        self.send_response(res.status)
-        if res.content_type:
-            self.send_header("Content-Type", res.content_type)
-        for name, value in res.headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(res.body)))
-        self.end_headers()
-        self.wfile.write(res.body)
+        if res.delay:
+            time.sleep(res.delay)
+        try:
+            self.send_response(res.status)
+            if res.content_type:
+                self.send_header("Content-Type", res.content_type)
+            for name, value in res.headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(res.body)))
+            self.end_headers()
+            self.wfile.write(res.body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout under test)
+            self.close_connection = True
 
     def log_message(self, *args) -> None:  # keep test and demo output quiet
         pass
+
+
+class _Server(ThreadingHTTPServer):
+    """Threaded server with a listen backlog large enough for a crawler's burst of connections
+    (``socketserver``'s default of 5 makes connects time out under load)."""
+
+    request_queue_size = 128
+    daemon_threads = True
 
 
 class LocalSites:
@@ -86,7 +110,7 @@ class LocalSites:
     def __enter__(self) -> "LocalSites":
         for i, site in enumerate(self.sites):
             handler = type(f"Handler_{i}", (_Handler,), {"site": site})
-            server = ThreadingHTTPServer((loopback_host(i), 0), handler)
+            server = _Server((loopback_host(i), 0), handler)
             server.daemon_threads = True
             threading.Thread(target=server.serve_forever, daemon=True).start()
             host, port = server.server_address[:2]

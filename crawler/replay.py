@@ -8,28 +8,29 @@ would on the web. Each category gets a start point listing its pages: an XML sit
 (``/y2005/sitemap.xml``, default) or an HTML index page (``/y2005/``); see :func:`build_replay`. ``robots.txt`` allows exactly the index pages and the served pages, so the crawler does not
 wander into the thousands of relative links the saved pages carry (they would all be 404 here).
 
-A data set plugs in with a small loader (:data:`DATASETS`): a function listing :class:`DatasetPage`
-items for the unpacked folder, plus how to read a page's HTML bytes and its gold text. msv-big9 is
-implemented; dragnet or cleanportaleval need only another loader (their gold formats differ).
+Pages come from the data-set loaders of :mod:`pipeline.datasets` (one loader per data set, shared with
+``newsclean eval``): :func:`replay_pages` gives each :class:`~pipeline.datasets.EvalPage` with plain-text
+gold its crawl names (site, category, slug). msv-big9 is the set the tests and ``scripts/eval_crawl.py``
+use; dragnet and cleanportaleval replay the same way (a site per neighbour group's site).
 
 Also here: :func:`render_sites_toml`, the ``sites.toml`` writer shared with :mod:`crawler.demo_network`.
 """
 
 from __future__ import annotations
 
-import csv
 import html
 import json
-import os
 import re
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from crawler.localsite import Resource, StaticSite
+
+if TYPE_CHECKING:  # the loaders live in pipeline.datasets; only their record type is named here
+    from pipeline.datasets import EvalPage
 
 # ------------------------------------------------------------------------------------- sites.toml
 
@@ -132,26 +133,14 @@ class ServedNetwork:
 
 
 @dataclass(frozen=True)
-class DatasetPage:
-    """One page of a data set: ``site`` and ``category`` (crawl names: ``[a-z0-9_]``), a ``slug`` unique
-    within them, and the files holding the raw HTML and the gold text."""
+class ReplayPage:
+    """One data-set page with its crawl names: ``site`` and ``category`` (``[a-z0-9_]``, used in URLs and
+    WARC paths) and a ``slug`` unique within them; ``page`` holds the HTML bytes and the gold text."""
 
     site: str
     category: str
     slug: str
-    html_path: Path
-    gold_path: Path
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """A data set loader: ``load(root)`` lists its pages in a stable order; ``read_html(page)`` gives the
-    bytes to serve; ``read_gold(page)`` the gold text."""
-
-    name: str
-    load: Callable[[Path], list[DatasetPage]]
-    read_html: Callable[[DatasetPage], bytes]
-    read_gold: Callable[[DatasetPage], str]
+    page: EvalPage
 
 
 def slugify(text: str) -> str:
@@ -166,16 +155,28 @@ def site_name(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", first).strip("_")
 
 
-def load_msv_big9(root: Path) -> list[DatasetPage]:
-    """Pages of msv-big9 unpacked at ``root`` (``sites.csv`` + ``big5-YY/{html,gold}``), sorted by site,
-    year and slug. Category = ``y<year>``. Raises FileNotFoundError when ``sites.csv`` is absent."""
-    pages = []
-    with open(Path(root) / "sites.csv", newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            html_path = Path(root) / row["html"]
-            pages.append(DatasetPage(site_name(row["site"]), f"y{row['year']}", slugify(Path(row["html"]).stem),
-                                     html_path, Path(root) / row["gold"]))
-    return sorted(pages, key=lambda p: (p.site, p.category, _natural_key(p.slug)))
+def category_name(page: EvalPage) -> str:
+    """Crawl name of a page's category: the part of its neighbour group below the site (msv-big9 groups
+    are ``site/year``; a bare year ``2005`` becomes ``y2005``), ``all`` when the group is the whole site."""
+    site = page.site or page.group
+    rest = page.group[len(site) + 1:] if page.group.startswith(site + "/") else ""
+    name = re.sub(r"[^a-z0-9]+", "_", rest.lower()).strip("_")
+    if not name:
+        return "all"
+    return f"y{name}" if name.isdigit() else name
+
+
+def replay_pages(pages: Iterable[EvalPage]) -> list[ReplayPage]:
+    """``pages`` (from :func:`pipeline.datasets.load`) with their crawl names, sorted by site, category and
+    slug (``amd-2`` before ``amd-10``). Raises ValueError for a page without plain-text gold (snippet gold,
+    as in trafilatura-eval, cannot be scored on crawled output)."""
+    out = []
+    for page in pages:
+        if page.gold is None:
+            raise ValueError(f"{page.dataset}/{page.page_id}: no plain-text gold to score a replay against")
+        out.append(ReplayPage(site_name(page.site or page.group), category_name(page),
+                              slugify(Path(page.page_id).stem), page))
+    return sorted(out, key=lambda p: (p.site, p.category, _natural_key(p.slug)))
 
 
 def _natural_key(text: str) -> list:
@@ -183,18 +184,7 @@ def _natural_key(text: str) -> list:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
 
-def _read_plain_gold(page: DatasetPage) -> str:
-    from pipeline.evaluation import read_gold_text  # the scoring module owns gold decoding
-
-    return read_gold_text(page.gold_path)
-
-
-DATASETS: dict[str, Dataset] = {
-    "msv-big9": Dataset("msv-big9", load_msv_big9, lambda p: p.html_path.read_bytes(), _read_plain_gold),
-}
-
-
-def limit_per_group(pages: Iterable[DatasetPage], limit: int | None) -> list[DatasetPage]:
+def limit_per_group(pages: Iterable[ReplayPage], limit: int | None) -> list[ReplayPage]:
     """The first ``limit`` pages of every (site, category) group, input order kept; None keeps all."""
     seen: dict[tuple[str, str], int] = defaultdict(int)
     out = []
@@ -206,8 +196,8 @@ def limit_per_group(pages: Iterable[DatasetPage], limit: int | None) -> list[Dat
     return out
 
 
-def select(pages: Iterable[DatasetPage], sites: Sequence[str] | None = None,
-           categories: Sequence[str] | None = None) -> list[DatasetPage]:
+def select(pages: Iterable[ReplayPage], sites: Sequence[str] | None = None,
+           categories: Sequence[str] | None = None) -> list[ReplayPage]:
     """Pages whose site is in ``sites`` and category in ``categories`` (None = no filter on that field)."""
     return [p for p in pages if (not sites or p.site in sites) and (not categories or p.category in categories)]
 
@@ -247,9 +237,8 @@ def _unique(slug: str, taken: set[str]) -> str:
 INDEX_KINDS = ("sitemap", "html")
 
 
-def build_replay(pages: Sequence[DatasetPage], dataset: Dataset | str = "msv-big9", *,
-                 index: str = "sitemap") -> ServedNetwork:
-    """A :class:`ServedNetwork` serving ``pages`` of ``dataset`` (a :class:`Dataset` or a key of :data:`DATASETS`).
+def build_replay(pages: Sequence[ReplayPage], *, index: str = "sitemap") -> ServedNetwork:
+    """A :class:`ServedNetwork` serving ``pages`` (from :func:`replay_pages`).
 
     Pages live at ``/<category>/<slug>.html``, served with ``Content-Type: text/html`` and the file's bytes
     unchanged. The category's start point (``index``):
@@ -265,17 +254,16 @@ def build_replay(pages: Sequence[DatasetPage], dataset: Dataset | str = "msv-big
     """
     if index not in INDEX_KINDS:
         raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
-    ds = DATASETS[dataset] if isinstance(dataset, str) else dataset
-    by_site: dict[str, dict[str, list[DatasetPage]]] = defaultdict(lambda: defaultdict(list))
+    by_site: dict[str, dict[str, list[ReplayPage]]] = defaultdict(lambda: defaultdict(list))
     for page in pages:
         by_site[page.site][page.category].append(page)
     net = ServedNetwork([], {})
     for name in sorted(by_site):
-        net.sites.append(_replay_site(name, by_site[name], ds, index, net))
+        net.sites.append(_replay_site(name, by_site[name], index, net))
     return net
 
 
-def _replay_site(name: str, categories: dict[str, list[DatasetPage]], ds: Dataset, index: str,
+def _replay_site(name: str, categories: dict[str, list[ReplayPage]], index: str,
                  net: ServedNetwork) -> StaticSite:
     """Add one site's pages, start points and gold to ``net``; return the site."""
     site, served = StaticSite(name), []
@@ -285,8 +273,8 @@ def _replay_site(name: str, categories: dict[str, list[DatasetPage]], ds: Datase
         links = []
         for page in group:
             path = f"/{category}/{_unique(page.slug, taken)}.html"
-            site.add(path, ds.read_html(page), content_type="text/html")
-            net.gold[name][path] = ds.read_gold(page)
+            site.add(path, page.page.html, content_type="text/html")
+            net.gold[name][path] = page.page.gold
             links.append((path, page.slug))
         if index == "sitemap":
             start = f"/{category}/sitemap.xml"
@@ -298,48 +286,3 @@ def _replay_site(name: str, categories: dict[str, list[DatasetPage]], ds: Datase
         served += [start] + [href for href, _ in links]
     site.add("/robots.txt", _robots(served), content_type="text/plain")
     return site
-
-
-# ------------------------------------------------------------------------------------ data folders
-
-
-def shared_data_dir() -> Path | None:
-    """The shared data folder (the one holding ``unpack.sh``), or None when absent.
-
-    ``$NEWSCLEAN_SHARED`` when set (naming the ``shared`` folder or its ``data`` folder), else
-    ``../shared/data`` beside the repository.
-    """
-    env = os.environ.get("NEWSCLEAN_SHARED")
-    if env:
-        candidates = [Path(env), Path(env) / "data"]
-    else:
-        candidates = [Path(__file__).resolve().parents[2] / "shared" / "data"]
-    for c in candidates:
-        if (c / "unpack.sh").is_file():
-            return c
-    return None
-
-
-def data_root() -> Path:
-    """Where data sets are unpacked: ``$NEWSCLEAN_DATA`` or ``~/.cache/newsclean-data`` (as unpack.sh)."""
-    return Path(os.environ.get("NEWSCLEAN_DATA") or Path.home() / ".cache" / "newsclean-data")
-
-
-def ensure_dataset(name: str) -> Path:
-    """Folder of the unpacked data set ``name``.
-
-    Where ``../shared/data`` exists, runs its ``unpack.sh`` first (idempotent: it re-unpacks only a changed
-    tarball) into :func:`data_root`; otherwise an already unpacked folder is used. Raises FileNotFoundError
-    with the reason when neither gives the data set.
-    """
-    shared = shared_data_dir()
-    root = data_root()
-    if shared is not None:
-        out = subprocess.run(["bash", str(shared / "unpack.sh"), str(root)], check=True,
-                             capture_output=True, text=True).stdout.strip().splitlines()
-        root = Path(out[-1]) if out else root
-    folder = root / name
-    if not folder.is_dir():
-        where = "unpack.sh did not produce it" if shared else "../shared/data is absent"
-        raise FileNotFoundError(f"data set {name!r} not found at {folder} ({where})")
-    return folder

@@ -9,6 +9,18 @@ pages are fetched first and keep the category of the nearest start page.
 ``"2.7"`` fingerprinter is the only one left), so setting it would only add noise.
 
 ``Accept-Encoding`` is pinned to the codings the pipeline decodes (:func:`accept_encoding`).
+
+Components (all built with ``from_crawler``):
+
+========================================  ====  ============================================
+``crawler.safety.SafetyMiddleware``         50  downloader: own site's domains, http(s), public
+                                                addresses (replaces Scrapy's OffsiteMiddleware)
+``crawler.state.JobDedupMiddleware``        60  downloader: each URL once per job
+``crawler.politeness.RetryAfterMiddleware`` 550  downloader: Scrapy's retries + ``Retry-After``
+``crawler.warc.CaptureMiddleware``         950  downloader: raw captures for the WARC records
+``crawler.pipelines.ArchivePipeline``      300  item pipeline: WARC page groups, store, report
+``crawler.state.CrawlState``               (ext) store, job, report, output lock, recovery
+========================================  ====  ============================================
 """
 
 from __future__ import annotations
@@ -20,9 +32,9 @@ from scrapy.settings import Settings
 
 from crawler.config import SitesConfig
 
-#: Order of :class:`crawler.warc.WarcWriterMiddleware` in ``DOWNLOADER_MIDDLEWARES``: above
-#: HttpCompressionMiddleware (590) and RedirectMiddleware (600), so its ``process_response``
-#: sees bodies as received and every 3xx.
+#: Order of :class:`crawler.warc.CaptureMiddleware` in ``DOWNLOADER_MIDDLEWARES``: above
+#: RetryMiddleware (550), HttpCompressionMiddleware (590) and RedirectMiddleware (600), so its
+#: ``process_response`` sees bodies as received, every 3xx and every retried attempt.
 WARC_MIDDLEWARE_ORDER = 950
 
 
@@ -36,31 +48,35 @@ def accept_encoding() -> str:
     return "gzip, deflate, br" if importlib.util.find_spec("brotli") else "gzip, deflate"
 
 
-def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str = "INFO") -> Settings:
+def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str = "INFO",
+                   jobdir: str | Path | None = None, summary_json: str | Path | None = None) -> Settings:
     """Scrapy :class:`~scrapy.settings.Settings` (``project`` priority) for crawling ``config`` into ``out_dir``.
 
-    ``out_dir`` is the WARC root (``OUT`` in ``OUT/<site>/<category>/...``); it is created
-    when the first file is written. ``log_level`` is a logging level name.
+    ``out_dir`` is the WARC root (``OUT`` in ``OUT/<site>/<category>/...``), created at the start.
+    ``log_level`` is a logging level name. ``jobdir``: Scrapy's ``JOBDIR`` for pause/resume (see
+    :mod:`crawler.state`). ``summary_json``: an extra path for the JSON crawl report.
     """
     crawl = config.crawl
     values = {
         "BOT_NAME": "newsclean",
         "SPIDER_MODULES": ["crawler.spiders"],
-        "USER_AGENT": crawl.user_agent,
+        "USER_AGENT": crawl.agent(),
         "ROBOTSTXT_OBEY": crawl.obey_robots,
         "AUTOTHROTTLE_ENABLED": crawl.autothrottle,
         "CONCURRENT_REQUESTS_PER_DOMAIN": crawl.concurrent_requests_per_domain,
         "DOWNLOAD_DELAY": crawl.download_delay,
+        "DOWNLOAD_SLOTS": site_slots(config),
         "DOWNLOAD_MAXSIZE": crawl.download_maxsize,
+        "DOWNLOAD_TIMEOUT": crawl.download_timeout,
         "DEFAULT_REQUEST_HEADERS": {
             "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
             "Accept-Language": "en",
             "Accept-Encoding": accept_encoding(),
         },
-        "DOWNLOAD_TIMEOUT": 30,
-        "RETRY_TIMES": 1,
-        # Scrapy's DEPTH_LIMIT 0 means "unlimited"; the spider enforces depth_limit 0 itself.
-        "DEPTH_LIMIT": crawl.depth_limit,
+        "RETRY_TIMES": crawl.retry_times,
+        "REDIRECT_MAX_TIMES": crawl.max_redirects,
+        # The spider enforces depth_limit itself (child sitemaps are not hops); Scrapy's would not know.
+        "DEPTH_LIMIT": 0,
         "DEPTH_PRIORITY": 1,
         "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
@@ -69,8 +85,41 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
         # RemoteControl extension (an HTTP endpoint that runs Python code in the crawl process).
         "TELNETCONSOLE_ENABLED": False,
         "REMOTE_CONTROL_ENABLED": False,
-        "DOWNLOADER_MIDDLEWARES": {"crawler.warc.WarcWriterMiddleware": WARC_MIDDLEWARE_ORDER},
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+            "crawler.safety.SafetyMiddleware": 50,
+            "crawler.state.JobDedupMiddleware": 60,
+            "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+            "crawler.politeness.RetryAfterMiddleware": 550,
+            "crawler.warc.CaptureMiddleware": WARC_MIDDLEWARE_ORDER,
+        },
+        "ITEM_PIPELINES": {"crawler.pipelines.ArchivePipeline": 300},
+        "EXTENSIONS": {"crawler.state.CrawlState": 0},
         "NEWSCLEAN_WARC_DIR": str(Path(out_dir)),
         "NEWSCLEAN_WARC_MAX_BYTES": crawl.warc_max_bytes,
+        "NEWSCLEAN_STATE_DB": str(config.state_db_path(out_dir)),
+        "NEWSCLEAN_REFETCH_AFTER_DAYS": crawl.refetch_after_days,
+        "NEWSCLEAN_MAX_RETRY_AFTER": crawl.max_retry_after,
+        "NEWSCLEAN_ALLOW_PRIVATE_NETWORKS": crawl.allow_private_networks,
+        "NEWSCLEAN_SITE_DOMAINS": {site.name: list(site.allowed_domains) for site in config.sites},
     }
+    if not crawl.allow_private_networks:
+        values["TWISTED_DNS_RESOLVER"] = "crawler.safety.PublicOnlyResolver"
+    if jobdir is not None:
+        values["JOBDIR"] = str(Path(jobdir))
+    if summary_json is not None:
+        values["NEWSCLEAN_SUMMARY_JSON"] = str(Path(summary_json))
     return Settings(values, priority="project")
+
+
+def site_slots(config: SitesConfig) -> dict[str, dict[str, float]]:
+    """``DOWNLOAD_SLOTS``: one slot per site (``site:<name>``, see :func:`crawler.spiders.news.site_slot`)
+    with the site's ``concurrent_requests`` / ``download_delay`` overrides, else the ``[crawl]`` values."""
+    crawl = config.crawl
+    return {
+        f"site:{site.name}": {
+            "concurrency": site.concurrent_requests or crawl.concurrent_requests_per_domain,
+            "delay": site.download_delay if site.download_delay is not None else crawl.download_delay,
+        }
+        for site in config.sites
+    }

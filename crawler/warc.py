@@ -1,28 +1,27 @@
-"""Write every fetched page as WARC records, from inside Scrapy's downloader.
+"""WARC output of the crawl: raw captures in the downloader, page groups written by the item pipeline.
 
-:class:`WarcWriterMiddleware` is a downloader middleware (order 950, see
-:mod:`crawler.settings`). In ``process_response`` it sees each response *before*
-``HttpCompressionMiddleware`` (590) decodes the body and before ``RedirectMiddleware`` (600)
-follows a redirect, so it stores the body **as received** (gzip stays gzip, with its
-``Content-Encoding`` header) and records 3xx responses too. It only records requests that
-carry ``site`` and ``category`` in ``Request.meta`` (the spider's own requests), so
-robots.txt fetches are left out.
+Two halves:
+
+* :class:`CaptureMiddleware`, a downloader middleware at order 950 (:mod:`crawler.settings`),
+  sees each response of the spider's requests in ``process_response`` *before*
+  ``HttpCompressionMiddleware`` (590) decodes the body and before ``RedirectMiddleware`` (600)
+  and ``RetryMiddleware`` (550) act on it, and appends a :class:`Capture` (request as sent,
+  response status line, headers and body **as received**) to ``request.meta["newsclean_captures"]``.
+  Redirects and retries copy the meta, so the final response (or the failure) carries the list
+  of every HTTP exchange of the page.
+* :class:`WarcFiles` writes one *page group* per page: for each capture a ``response`` record
+  then a ``request`` record (``WARC-Concurrent-To`` the response), then one ``metadata`` record
+  with the crawl's facts (``WARC-Concurrent-To`` the final response). It is driven by
+  :class:`crawler.pipelines.ArchivePipeline`, which decides a page's final category first.
 
 Layout and record contract (docs/CONTRACTS.md, "WARC files the crawler writes")::
 
     OUT/<site>/<category>/<site>-<category>-<YYYYMMDDTHHMMSSZ>-<serial:05d>.warc.gz
 
-Each file is a sequence of gzip members, one per WARC record (WARC/1.1): a ``warcinfo``
-record first, then per page a ``response`` record and a ``request`` record whose
-``WARC-Concurrent-To`` names the response's ``WARC-Record-ID`` (warcio's
-``write_request_response_pair`` order, as Heritrix writes them). Records carry
-``WARC-Payload-Digest`` and ``WARC-Block-Digest`` (sha1, base32) and the extension headers
-``WARC-Newsclean-Site``, ``WARC-Newsclean-Category`` and (request/response)
-``WARC-Newsclean-Depth``. A file is written as ``<name>.warc.gz.open`` and renamed to
-``<name>.warc.gz`` when closed, so that a reader globbing ``*.warc.gz`` never sees a file that
-is still growing; a crash leaves the ``.open`` file, whose complete records stay readable.
-A file is closed once it holds at least ``max_bytes`` (compressed) bytes; the next page of
-that (site, category) opens the next serial.
+WARC/1.1, one gzip member per record, ``warcinfo`` first. A file is written as
+``<name>.warc.gz.open`` and renamed when closed, so a reader globbing ``*.warc.gz`` never sees a
+growing file. A file is rotated (closed) before the next group once it holds ``max_bytes``.
+:func:`recover_open_files` repairs the ``.open`` leftovers of a killed crawl.
 """
 
 from __future__ import annotations
@@ -30,7 +29,8 @@ from __future__ import annotations
 import http
 import logging
 import os
-from collections import Counter
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from importlib import metadata
@@ -39,8 +39,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlsplit
 
-from scrapy import signals
-from scrapy.exceptions import NotConfigured
 from warcio.recordbuilder import RecordBuilder
 from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParser
@@ -49,9 +47,10 @@ from warcio.warcwriter import WARCWriter
 from crawler.config import SAFE_NAME
 
 if TYPE_CHECKING:
-    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
+
+    from crawler.store import CrawlStore
 
 logger = logging.getLogger(__name__)
 
@@ -59,29 +58,13 @@ WARC_VERSION = "WARC/1.1"
 SITE_HEADER = "WARC-Newsclean-Site"
 CATEGORY_HEADER = "WARC-Newsclean-Category"
 DEPTH_HEADER = "WARC-Newsclean-Depth"
+PAGE_TYPE_HEADER = "WARC-Newsclean-Page-Type"
 OPEN_SUFFIX = ".open"
+#: ``Request.meta`` key of the capture list.
+CAPTURES_KEY = "newsclean_captures"
 
 #: Response headers not stored: Scrapy hands over de-chunked bytes, so the framing header would lie.
 DROPPED_RESPONSE_HEADERS = frozenset({"transfer-encoding"})
-
-
-@dataclass
-class WarcCounts:
-    """Running totals of what the writer recorded in one crawl.
-
-    Attributes:
-        files: paths of the closed WARC files, in closing order.
-        responses: response records per ``(site, category)``.
-        statuses: response records per HTTP status code.
-        warc_bytes: total size of the closed WARC files in bytes (compressed, warcinfo included).
-        payload_bytes: response bodies stored, in bytes as received (possibly still compressed).
-    """
-
-    files: list[str] = field(default_factory=list)
-    responses: Counter[tuple[str, str]] = field(default_factory=Counter)
-    statuses: Counter[int] = field(default_factory=Counter)
-    warc_bytes: int = 0
-    payload_bytes: int = 0
 
 
 def warc_file_name(site: str, category: str, stamp: datetime, serial: int) -> str:
@@ -150,44 +133,203 @@ def _header_pairs(headers) -> list[tuple[str, str]]:
     ]
 
 
-class _RotatingWarcFile:
+
+
+# ------------------------------------------------------------------------------------- capture
+
+
+@dataclass
+class Capture:
+    """One HTTP exchange as it went over the wire (picklable: it travels in ``Request.meta``).
+
+    Attributes:
+        url: the requested URL.
+        started: UTC time the download started (``WARC-Date`` of both records).
+        request_line: ``StatusAndHeaders`` of the request as sent (``Host`` added).
+        request_body: request body bytes.
+        status: HTTP status code.
+        response_head: ``StatusAndHeaders`` of the response as received, minus ``Transfer-Encoding``.
+        body: response body **as received** (still content-encoded).
+        ip_address: the server's IP address, when Scrapy knows it.
+    """
+
+    url: str
+    started: datetime
+    request_line: StatusAndHeaders
+    request_body: bytes
+    status: int
+    response_head: StatusAndHeaders
+    body: bytes
+    ip_address: str | None = None
+
+    @property
+    def content_type(self) -> str:
+        """The response's ``Content-Type`` header value (``""`` when absent)."""
+        return self.response_head.get_header("Content-Type") or ""
+
+
+def capture_exchange(request: Request, response: Response) -> Capture:
+    """A :class:`Capture` of ``request`` and its raw ``response`` (call it before any middleware
+    decodes the body). The start time is now minus Scrapy's ``download_latency``."""
+    started = datetime.now(timezone.utc) - timedelta(seconds=request.meta.get("download_latency", 0.0))
+    ip = str(response.ip_address) if response.ip_address is not None else None
+    return Capture(response.url, started, http_request_headers(request), request.body or b"",
+                   response.status, http_response_headers(response), response.body, ip)
+
+
+class CaptureMiddleware:
+    """Downloader middleware (order 950): append a :class:`Capture` of every response to a request that
+    carries ``meta["newsclean"]`` (the spider's requests; robots.txt fetches are left out) to
+    ``meta["newsclean_captures"]``. Passes the response on unchanged."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CaptureMiddleware:
+        """Build the middleware (it reads no setting)."""
+        return cls()
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        """Record the exchange in ``request.meta`` when the request is the spider's."""
+        if "newsclean" in request.meta:
+            request.meta.setdefault(CAPTURES_KEY, []).append(capture_exchange(request, response))
+        return response
+
+
+# ------------------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class PageFacts:
+    """Crawl facts of one page, for the extension headers and the ``metadata`` record.
+
+    ``fields`` are extra ``name: value`` lines of the metadata record (``outcome``, ``reason``,
+    ``via``, ...), in order.
+    """
+
+    site: str
+    category: str
+    depth: int
+    page_type: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def headers(self) -> dict[str, str]:
+        """The ``WARC-Newsclean-*`` extension headers."""
+        return {SITE_HEADER: self.site, CATEGORY_HEADER: self.category, DEPTH_HEADER: str(self.depth),
+                PAGE_TYPE_HEADER: self.page_type}
+
+
+class RecordFactory:
+    """Builds the WARC records of a page group (warcio ``RecordBuilder``, WARC/1.1, sha1 digests)."""
+
+    def __init__(self) -> None:
+        self._builder = RecordBuilder(warc_version=WARC_VERSION)
+
+    def exchange(self, capture: Capture, facts: PageFacts) -> tuple[ArcWarcRecord, ArcWarcRecord]:
+        """``(response, request)`` records of ``capture``; the request's ``WARC-Concurrent-To`` is the
+        response's ``WARC-Record-ID``; both share ``WARC-Date`` and ``WARC-Target-URI``."""
+        date = warc_date(capture.started)
+        extra = facts.headers()
+        response_extra = {**extra, "WARC-IP-Address": capture.ip_address} if capture.ip_address else extra
+        response = self._record("response", capture.url, date, response_extra, capture.response_head, capture.body)
+        request = self._record("request", capture.url, date, extra, capture.request_line, capture.request_body)
+        request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
+        return response, request
+
+    def metadata(self, url: str, date: datetime, concurrent_to: str | None, facts: PageFacts) -> ArcWarcRecord:
+        """The ``metadata`` record (``application/warc-fields``) of a page: site, category, page type,
+        depth, then ``facts.fields``. ``concurrent_to``: the final response's record id, if any."""
+        lines = [("site", facts.site), ("category", facts.category), ("page-type", facts.page_type),
+                 ("depth", str(facts.depth)), *facts.fields]
+        body = "".join(f"{k}: {_field_value(v)}\r\n" for k, v in lines).encode("utf-8")
+        headers = {"WARC-Type": "metadata", "WARC-Record-ID": StatusAndHeadersParser.make_warc_id(),
+                   "WARC-Date": warc_date(date), "WARC-Target-URI": url, **facts.headers()}
+        if concurrent_to:
+            headers["WARC-Concurrent-To"] = concurrent_to
+        return self._builder.create_warc_record(url, "metadata", payload=BytesIO(body), length=len(body),
+                                                warc_content_type="application/warc-fields",
+                                                warc_headers_dict=headers)
+
+    def _record(self, record_type: str, uri: str, date: str, extra: dict[str, str],
+                http_headers: StatusAndHeaders, body: bytes) -> ArcWarcRecord:
+        # Standard headers first, in the usual order, then ours; digests are added by warcio.
+        headers = {"WARC-Type": record_type, "WARC-Record-ID": StatusAndHeadersParser.make_warc_id(),
+                   "WARC-Date": date, "WARC-Target-URI": uri, **extra}
+        return self._builder.create_warc_record(
+            uri, record_type, payload=BytesIO(body), length=len(body),
+            http_headers=http_headers, warc_headers_dict=headers)
+
+
+def _field_value(value: str) -> str:
+    # warc-fields values are single lines: fold any line break.
+    return " ".join(str(value).split())
+
+
+# --------------------------------------------------------------------------------------- files
+
+
+@dataclass
+class WrittenGroup:
+    """Where a page group went: the (``.open``) ``path``, the byte ``offsets`` of its records in
+    write order, and ``end``, the file size after it."""
+
+    path: str
+    offsets: list[int]
+    end: int
+
+
+class RotatingWarcFile:
     """WARC output of one (site, category): opens files lazily, rotates them past ``max_bytes``.
 
-    ``on_closed(path, size)`` is called with the final path and byte size of each closed file.
+    ``on_opened(open_path, size)`` is called once a new file holds its warcinfo;
+    ``on_closed(open_path, final_path, size)`` after a file was closed and renamed.
     """
 
     def __init__(self, directory: Path, site: str, category: str, max_bytes: int,
-                 warcinfo_fields: dict[str, str], on_closed) -> None:
+                 warcinfo_fields: dict[str, str],
+                 on_opened: Callable[[str, int], None] | None = None,
+                 on_closed: Callable[[str, str, int], None] | None = None) -> None:
         self.directory = directory
         self.site = site
         self.category = category
         self.max_bytes = max_bytes
         self.warcinfo_fields = warcinfo_fields
+        self.on_opened = on_opened
         self.on_closed = on_closed
         self._serial = 0
         self._path: Path | None = None
         self._fh: BinaryIO | None = None
         self._writer: WARCWriter | None = None
 
-    def write_pair(self, request_record: ArcWarcRecord, response_record: ArcWarcRecord) -> None:
-        """Write one response + request pair (opening a file first if none is open), then close
-        the file if it has reached ``max_bytes``: every file holds warcinfo plus at least one pair."""
+    def write_group(self, records: list[ArcWarcRecord]) -> WrittenGroup:
+        """Write ``records`` (one gzip member each) and flush them to the operating system.
+
+        The current file is closed first when it already holds ``max_bytes``, so a group is never
+        split and every file holds its warcinfo plus at least one group.
+        """
+        if self._fh is not None and self._fh.tell() >= self.max_bytes:
+            self.close()
         if self._writer is None:
             self._open()
-        self._writer.write_request_response_pair(request_record, response_record)
-        if self._fh.tell() >= self.max_bytes:
-            self.close()
+        offsets = []
+        for record in records:
+            offsets.append(self._fh.tell())
+            self._writer.write_record(record)
+        self._fh.flush()
+        return WrittenGroup(str(self._path), offsets, self._fh.tell())
 
     def close(self) -> None:
-        """Close the current file (if any) and give it its final ``.warc.gz`` name."""
+        """Close the current file (if any), fsync it and give it its final ``.warc.gz`` name."""
         if self._fh is None:
             return
         size = self._fh.tell()
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
         self._fh.close()
         final = self._path.with_name(self._path.name[: -len(OPEN_SUFFIX)])
         os.replace(self._path, final)
+        open_path = self._path
         self._fh = self._writer = self._path = None
-        self.on_closed(final, size)
+        if self.on_closed:
+            self.on_closed(str(open_path), str(final), size)
 
     def _open(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -206,6 +348,9 @@ class _RotatingWarcFile:
         self._path = path
         self._writer = WARCWriter(self._fh, gzip=True, warc_version=WARC_VERSION)
         self._writer.write_record(self._warcinfo_record(name))
+        self._fh.flush()
+        if self.on_opened:
+            self.on_opened(str(path), self._fh.tell())
 
     def _warcinfo_record(self, name: str) -> ArcWarcRecord:
         record = self._writer.create_warcinfo_record(name, self.warcinfo_fields)
@@ -214,117 +359,167 @@ class _RotatingWarcFile:
         return record
 
 
-class WarcWriterMiddleware:
-    """Scrapy downloader middleware that stores each response of the spider's requests as WARC records.
+def warcinfo_fields(user_agent: str, obey_robots: bool) -> dict[str, str]:
+    """The warcinfo fields every file starts with (``site`` and ``category`` are added per file)."""
+    return {
+        "software": software_name(),
+        "format": "WARC File Format 1.1",
+        "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        "robots": "obey" if obey_robots else "ignore",
+        "http-header-user-agent": user_agent,
+        "description": "HTTP bodies stored as received (Content-Encoding kept); Transfer-Encoding dropped "
+                       "(bodies are de-chunked); one metadata record per page with the crawl facts",
+    }
 
-    Settings read (all set by :func:`crawler.settings.build_settings`):
 
-    - ``NEWSCLEAN_WARC_DIR`` (required, else the middleware is disabled): output root ``OUT``.
-    - ``NEWSCLEAN_WARC_MAX_BYTES``: rotation threshold in bytes (default 100 MiB).
-    - ``USER_AGENT`` and ``ROBOTSTXT_OBEY``: noted in each warcinfo record.
+@dataclass
+class WarcTotals:
+    """Files closed by :class:`WarcFiles`: their final ``paths`` and total size in ``bytes``."""
 
-    Only requests whose ``meta`` holds ``site`` and ``category`` are recorded (``depth`` is
-    taken from ``meta`` too, default 0). Every such response is recorded whatever its status;
-    a response retried by RetryMiddleware is recorded once per attempt, as each was a real
-    fetch. Totals are in :attr:`counts` and in the crawl stats under ``newsclean/warc/``.
-    All files are closed on ``spider_closed``.
+    paths: list[str] = field(default_factory=list)
+    bytes: int = 0
+
+
+class WarcFiles:
+    """All WARC outputs of one crawl, one :class:`RotatingWarcFile` per (site, category), under ``out_dir``.
+
+    ``store`` and ``job`` (optional) register every file opened and closed in the crawl store, so a
+    killed crawl can be recovered (:func:`recover_open_files`). Raises ``ValueError`` for a site or
+    category that is not a safe path segment.
     """
 
-    def __init__(self, out_dir: str | Path, max_bytes: int, warcinfo_fields: dict[str, str],
-                 stats=None) -> None:
+    def __init__(self, out_dir: str | Path, max_bytes: int, info_fields: dict[str, str],
+                 store: CrawlStore | None = None, job: str | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.max_bytes = max_bytes
-        self.warcinfo_fields = warcinfo_fields
-        self.stats = stats
-        self.counts = WarcCounts()
-        self._outputs: dict[tuple[str, str], _RotatingWarcFile] = {}
-        self._builder = RecordBuilder(warc_version=WARC_VERSION)
+        self.info_fields = info_fields
+        self.store = store
+        self.job = job
+        self.totals = WarcTotals()
+        self._outputs: dict[tuple[str, str], RotatingWarcFile] = {}
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> WarcWriterMiddleware:
-        """Build from the crawler's settings and connect ``spider_closed``; raises ``NotConfigured``
-        when ``NEWSCLEAN_WARC_DIR`` is unset."""
-        settings = crawler.settings
-        out_dir = settings.get("NEWSCLEAN_WARC_DIR")
-        if not out_dir:
-            raise NotConfigured("NEWSCLEAN_WARC_DIR is not set")
-        fields = {
-            "software": software_name(),
-            "format": "WARC File Format 1.1",
-            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-            "robots": "obey" if settings.getbool("ROBOTSTXT_OBEY") else "ignore",
-            "http-header-user-agent": settings.get("USER_AGENT"),
-        }
-        mw = cls(out_dir, settings.getint("NEWSCLEAN_WARC_MAX_BYTES", 100 * 1024 * 1024),
-                 fields, crawler.stats)
-        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
-        return mw
-
-    def process_response(self, request: Request, response: Response) -> Response:
-        """Record ``response`` (and ``request``) when the request belongs to a site/category; pass it on unchanged."""
-        meta = request.meta
-        if "site" in meta and "category" in meta:
-            self.record(request, response, meta["site"], meta["category"], int(meta.get("depth", 0)))
-        return response
-
-    def record(self, request: Request, response: Response, site: str, category: str,
-               depth: int) -> None:
-        """Write the response + request pair for one fetch into the (site, category) WARC output."""
-        captured = datetime.now(timezone.utc) - timedelta(seconds=request.meta.get("download_latency", 0.0))
-        extra = {SITE_HEADER: site, CATEGORY_HEADER: category, DEPTH_HEADER: str(depth)}
-        if response.ip_address is not None:
-            extra["WARC-IP-Address"] = str(response.ip_address)
-        response_record = self._record("response", response.url, warc_date(captured), extra,
-                                        http_response_headers(response), response.body)
-        request_record = self._record("request", request.url, warc_date(captured),
-                                      {k: v for k, v in extra.items() if k != "WARC-IP-Address"},
-                                      http_request_headers(request), request.body)
-        self._output(site, category).write_pair(request_record, response_record)
-        self._count(site, category, response.status, len(response.body))
-
-    def spider_closed(self, spider: Spider, reason: str) -> None:
-        """Close every open WARC file (signal handler)."""
-        self.close()
+    def write_group(self, site: str, category: str, records: list[ArcWarcRecord]) -> WrittenGroup:
+        """Write one page group into the (site, category) output."""
+        return self._output(site, category).write_group(records)
 
     def close(self) -> None:
-        """Close every open WARC file; safe to call more than once."""
+        """Close every open file; safe to call more than once."""
         for output in self._outputs.values():
             output.close()
 
-    def _record(self, record_type: str, uri: str, date: str, extra: dict[str, str],
-                http_headers: StatusAndHeaders, body: bytes) -> ArcWarcRecord:
-        # Standard headers first, in the usual order, then ours; digests are added by warcio.
-        headers = {"WARC-Type": record_type, "WARC-Record-ID": StatusAndHeadersParser.make_warc_id(),
-                   "WARC-Date": date, "WARC-Target-URI": uri, **extra}
-        return self._builder.create_warc_record(
-            uri, record_type, payload=BytesIO(body), length=len(body),
-            http_headers=http_headers, warc_headers_dict=headers)
-
-    def _output(self, site: str, category: str) -> _RotatingWarcFile:
+    def _output(self, site: str, category: str) -> RotatingWarcFile:
         key = (site, category)
         if key not in self._outputs:
             for value in key:  # they become path segments: never let meta escape OUT
                 if not SAFE_NAME.fullmatch(value) or value in {".", ".."}:
-                    raise ValueError(f"site/category {value!r} in Request.meta is not a safe path segment")
-            info = {**self.warcinfo_fields, "site": site, "category": category}
-            self._outputs[key] = _RotatingWarcFile(
-                self.out_dir / site / category, site, category, self.max_bytes, info, self._file_closed)
+                    raise ValueError(f"site/category {value!r} is not a safe path segment")
+            info = {**self.info_fields, "site": site, "category": category}
+            self._outputs[key] = RotatingWarcFile(self.out_dir / site / category, site, category, self.max_bytes,
+                                                  info, self._opened, self._closed)
         return self._outputs[key]
 
-    def _count(self, site: str, category: str, status: int, payload: int) -> None:
-        self.counts.responses[(site, category)] += 1
-        self.counts.statuses[status] += 1
-        self.counts.payload_bytes += payload
-        if self.stats is not None:
-            self.stats.inc_value("newsclean/warc/responses")
-            self.stats.inc_value(f"newsclean/warc/responses/{site}/{category}")
-            self.stats.inc_value(f"newsclean/warc/status/{status}")
-            self.stats.inc_value("newsclean/warc/payload_bytes", payload)
+    def _opened(self, path: str, size: int) -> None:
+        if self.store is not None:
+            self.store.warc_opened(self.job or "", path, size)
 
-    def _file_closed(self, path: Path, size: int) -> None:
-        self.counts.files.append(str(path))
-        self.counts.warc_bytes += size
-        logger.info("closed WARC file %s (%d bytes)", path, size)
-        if self.stats is not None:
-            self.stats.inc_value("newsclean/warc/files")
-            self.stats.inc_value("newsclean/warc/bytes", size)
+    def _closed(self, open_path: str, final_path: str, size: int) -> None:
+        self.totals.paths.append(final_path)
+        self.totals.bytes += size
+        logger.info("closed WARC file %s (%d bytes)", final_path, size)
+        if self.store is not None:
+            self.store.warc_closed(open_path, final_path)
+
+
+# ------------------------------------------------------------------------------------ recovery
+
+
+@dataclass(frozen=True)
+class RecoveredFile:
+    """What :func:`recover_open_files` did with one ``.open`` leftover.
+
+    ``path``: the leftover; ``final``: its new name (``None`` when it was removed because it held
+    no page); ``kept`` / ``dropped``: bytes kept and cut off.
+    """
+
+    path: str
+    final: str | None
+    kept: int
+    dropped: int
+
+
+def complete_members_end(path: str | Path, chunk_size: int = 1 << 20) -> tuple[int, int]:
+    """Scan the gzip members of a ``.warc.gz`` file: ``(end, first_end)`` where ``end`` is the offset
+    after the last complete member that holds a whole WARC record, and ``first_end`` the offset after
+    the first one (the warcinfo); both 0 when there is none. Stops at the first torn or corrupt
+    member. Reads the file once, ``chunk_size`` bytes at a time; memory is bounded by one record."""
+    end = first_end = 0
+    member_start, fed = 0, 0
+    d, block, buf = zlib.decompressobj(16 + zlib.MAX_WBITS), bytearray(), b""
+    with open(path, "rb") as fh:
+        while True:
+            if not buf:
+                buf = fh.read(chunk_size)
+                if not buf:
+                    break
+            try:
+                block += d.decompress(buf)
+            except zlib.error:
+                break
+            if not d.eof:
+                fed, buf = fed + len(buf), b""
+                continue
+            member_end = member_start + fed + len(buf) - len(d.unused_data)
+            if not _is_whole_record(bytes(block)):
+                break
+            end, first_end = member_end, first_end or member_end
+            member_start, fed, buf = member_end, 0, d.unused_data
+            d, block = zlib.decompressobj(16 + zlib.MAX_WBITS), bytearray()
+    return end, first_end
+
+
+def _is_whole_record(block: bytes) -> bool:
+    head, sep, rest = block.partition(b"\r\n\r\n")
+    if not sep or not head.startswith(b"WARC/"):
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            try:
+                return len(rest) >= int(value.strip())
+            except ValueError:
+                return False
+    return False
+
+
+def recover_open_files(out_dir: str | Path, store: CrawlStore | None = None) -> list[RecoveredFile]:
+    """Repair the ``*.warc.gz.open`` files a killed crawl left under ``out_dir``.
+
+    Each file is cut to its last acknowledged page group (``acked_bytes`` in the store), or, when
+    the store does not know it, to its last complete record; records past that point belong to
+    pages that were never acknowledged, which the resumed or next crawl fetches again. A file left
+    with a page is renamed to ``.warc.gz``; one left with only its warcinfo (or nothing) is removed.
+    Call it only while no crawl writes into ``out_dir`` (the crawl holds a lock on it).
+    """
+    recovered = []
+    for path in sorted(Path(out_dir).rglob("*" + OPEN_SUFFIX)):
+        end, first_end = complete_members_end(path)
+        acked = store.acked_bytes(str(path)) if store is not None else None
+        keep = min(end, acked) if acked is not None else end
+        size = path.stat().st_size
+        final = path.with_name(path.name[: -len(OPEN_SUFFIX)])
+        if keep <= first_end:
+            path.unlink()
+            final_name, keep = None, 0
+            if store is not None:
+                store.forget_warc(str(path))
+        else:
+            with open(path, "r+b") as fh:
+                fh.truncate(keep)
+                os.fsync(fh.fileno())
+            os.replace(path, final)
+            final_name = str(final)
+            if store is not None:
+                store.warc_closed(str(path), final_name)
+        logger.warning("recovered WARC leftover %s: kept %d bytes, dropped %d", path, keep, size - keep)
+        recovered.append(RecoveredFile(str(path), final_name, keep, size - keep))
+    return recovered

@@ -4,6 +4,7 @@
     newsclean clean --warc 'warc/**/*.warc.gz' --out DIR [--neighbour-sample N] [--chain default|paper] [beam options]
     newsclean run   --config sites.toml --out DIR [--neighbour-sample N] [--chain ...] [beam options]
     newsclean demo  [--out DIR] [--seed N] [beam options]
+    newsclean eval  [--quick] [--datasets LIST] [--configs LIST] [--peers LIST] [--split all|tune|test] [--out MD]
 
 Beam options are any flags of Beam's ``PipelineOptions`` (``--runner DataflowRunner
 --project P --region R --temp_location gs://...``, ``--direct_running_mode multi_processing``,
@@ -58,7 +59,7 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo)."""
+    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval)."""
     from pipeline.options import add_clean_arguments
 
     parser = argparse.ArgumentParser(
@@ -104,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="demo-out", metavar="DIR", help="output directory (default: demo-out)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the generated news network (default 0)")
     demo.set_defaults(subparser=demo)
+
+    from pipeline.eval.command import EVAL_DESCRIPTION, EVAL_EPILOG, add_eval_arguments
+
+    evaluate = sub.add_parser(
+        "eval", allow_abbrev=False, help="measure the chain, its ablations and peer extractors on the shared data",
+        description=EVAL_DESCRIPTION, epilog=EVAL_EPILOG)
+    add_eval_arguments(evaluate)
+    evaluate.set_defaults(subparser=evaluate)
     return parser
 
 
@@ -114,6 +123,9 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, out_help: str | None =
                         help=out_help or "output directory for the WARC files")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="Scrapy log level (default INFO)")
+    from crawler.run import add_crawl_options
+
+    add_crawl_options(parser)  # --jobdir, --refetch-after DAYS, --allow-private-networks
 
 
 def _beam_args(command: str, extras: list[str]) -> list[str]:
@@ -130,28 +142,33 @@ def _beam_args(command: str, extras: list[str]) -> list[str]:
     return extras
 
 
-def _load_sites_config(path: str):
-    """Load and validate sites.toml. A missing or invalid file is a usage error (exit 2), as in
+def _load_sites_config(path: str, args: argparse.Namespace | None = None):
+    """Load and validate sites.toml, with the crawl flags of ``args`` applied (``--refetch-after``,
+    ``--allow-private-networks``). A missing or invalid file is a usage error (exit 2), as in
     ``python -m crawler.run``; the message names the file and the bad key."""
     from crawler.config import load_config
+    from crawler.run import apply_crawl_options
 
     try:
-        return load_config(path)
+        config = load_config(path)
+        return apply_crawl_options(config, args) if args is not None else config
     except FileNotFoundError:
         raise UsageError(f"config file not found: {path}") from None
     except (OSError, ValueError) as exc:  # crawler.config reports every format error as ValueError
         raise UsageError(str(exc)) from None
 
 
-def _crawl(config, out, log_level: str):
-    """Run the crawl in this process and print its summary.
+def _crawl(config, out, log_level: str, jobdir=None):
+    """Run the crawl in this process and print its report (also written as JSON next to the WARCs).
 
-    Raises NewscleanError when Scrapy fails or stops before running out of work.
+    ``jobdir``: Scrapy JOBDIR for pause/resume. Raises NewscleanError when Scrapy fails or stops
+    before running out of work.
     """
     from crawler.run import run_crawl
 
     try:
-        summary = run_crawl(config, out, log_level=log_level)
+        extra = {"jobdir": jobdir} if jobdir is not None else {}
+        summary = run_crawl(config, out, log_level=log_level, **extra)
     except RuntimeError as exc:  # run_crawl's way of reporting a failed crawl
         raise NewscleanError(str(exc).splitlines()[0] if str(exc) else "crawl failed") from exc
     print(summary.format())
@@ -163,7 +180,7 @@ def _crawl(config, out, log_level: str):
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     """``newsclean crawl``: crawl into ``--out``."""
-    _crawl(_load_sites_config(args.config), args.out, args.log_level)
+    _crawl(_load_sites_config(args.config, args), args.out, args.log_level, args.jobdir)
     return EXIT_OK
 
 
@@ -187,7 +204,7 @@ def cmd_run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from pipeline.errors import NoInputError
 
     warc_dir = Path(args.out) / "warc"
-    _crawl(_load_sites_config(args.config), warc_dir, args.log_level)
+    _crawl(_load_sites_config(args.config, args), warc_dir, args.log_level, args.jobdir)
     try:
         return _clean(str(warc_dir), args.out, args, beam_args)
     except NoInputError:
@@ -200,6 +217,13 @@ def cmd_demo(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     run_demo(Path(args.out), seed=args.seed, clean_args=beam_args)
     return EXIT_OK
+
+
+def cmd_eval(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``newsclean eval``: measure on the shared data sets (``pipeline.eval.command``)."""
+    from pipeline.eval.command import cmd_eval as run_eval_command
+
+    return run_eval_command(args, argv[argv.index("eval") + 1:] if "eval" in argv else [])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -219,6 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_clean(args, beam_args)
         if args.command == "run":
             return cmd_run(args, beam_args)
+        if args.command == "eval":
+            return cmd_eval(args, argv)
         return cmd_demo(args, beam_args)
     except UsageError as exc:
         getattr(args, "subparser", parser).print_usage(sys.stderr)

@@ -4,14 +4,18 @@ Every loader yields :class:`EvalPage` records: the raw HTML bytes, a neighbour *
 pages of one site, and of one category where the data has one: msv-big9 site + year,
 cleanportaleval site section, dragnet site; the single-page sets give every page its own
 group), and the gold: plain text, or must-contain / must-not-contain snippets
-(trafilatura-eval). :func:`data_root` finds the unpacked data, running ``unpack.sh`` when needed.
+(trafilatura-eval). :func:`data_root` finds the unpacked data, running ``unpack.sh`` when needed;
+:func:`decode_gold` is the one decoder of gold text files (mixed UTF-8 / cp1252).
 
-Raises ``FileNotFoundError`` (with the path) when the shared data are absent.
+Used by ``newsclean eval`` (:mod:`pipeline.eval`), the msv-big9 replay (:mod:`crawler.replay`)
+and ``scripts/train_block_classifier.py``. Raises ``FileNotFoundError`` (with the path) when the
+shared data are absent.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import html as htmllib
 import json
 import os
@@ -43,32 +47,85 @@ class EvalPage:
     url: str | None = None
     must_contain: tuple[str, ...] = ()
     must_not_contain: tuple[str, ...] = ()
+    site: str | None = None  # the site when a group is finer (msv-big9: site/year); None = the group
+
+    @property
+    def split(self) -> str:
+        """``tune`` or ``test``: :func:`split_of` this page."""
+        return split_of(self.dataset, self.site or self.group)
 
 
-def shared_dir() -> Path:
-    """``../shared`` beside the repository, or ``$NEWSCLEAN_SHARED``."""
-    return Path(os.environ.get("NEWSCLEAN_SHARED", REPO_ROOT.parent / "shared"))
+TUNE_SHARE = 0.5
+
+
+def split_of(dataset: str, site: str, tune_share: float = TUNE_SHARE) -> str:
+    """Deterministic tune/test split by site: SHA-1 of ``dataset:site`` mapped to [0, 1).
+
+    Splitting by site (not by page) keeps every page of a site, and so its template, on one side:
+    what is tuned on never leaks a template into what is reported. Single-page data sets have one
+    page per "site" (the page id), so they split by page.
+    """
+    digest = hashlib.sha1(f"{dataset}:{site}".encode("utf-8")).digest()
+    return "tune" if int.from_bytes(digest[:8], "big") / 2**64 < tune_share else "test"
+
+
+def shared_data_dir() -> Path | None:
+    """The shared data folder (the one holding ``unpack.sh``), or None when absent.
+
+    ``$NEWSCLEAN_SHARED`` when set (naming the ``shared`` folder or its ``data`` folder), else
+    ``../shared/data`` beside the repository.
+    """
+    env = os.environ.get("NEWSCLEAN_SHARED")
+    candidates = [Path(env), Path(env) / "data"] if env else [REPO_ROOT.parent / "shared" / "data"]
+    return next((c for c in candidates if (c / "unpack.sh").is_file()), None)
+
+
+def unpacked_dir() -> Path:
+    """Where the data sets are unpacked: ``$NEWSCLEAN_DATA``, else ``~/.cache/newsclean-data`` (as unpack.sh)."""
+    return Path(os.environ.get("NEWSCLEAN_DATA") or Path.home() / ".cache" / "newsclean-data")
 
 
 def data_root() -> Path:
-    """Folder holding the unpacked data sets; runs ``shared/data/unpack.sh`` (idempotent) to get it.
+    """Folder holding the unpacked data sets (``<root>/<name>/``).
 
-    Raises FileNotFoundError when ``shared/data/unpack.sh`` does not exist.
+    Where the shared data exist, runs their ``unpack.sh`` (idempotent: it re-unpacks only a changed
+    tarball) into :func:`unpacked_dir` first; otherwise an already unpacked :func:`unpacked_dir` is used.
+    Raises FileNotFoundError when neither exists.
     """
-    script = shared_dir() / "data" / "unpack.sh"
-    if not script.exists():
-        raise FileNotFoundError(f"no shared data: {script} is missing")
-    out = subprocess.run(["bash", str(script)], check=True, capture_output=True, text=True)
-    return Path(out.stdout.strip().splitlines()[-1])
+    shared, root = shared_data_dir(), unpacked_dir()
+    if shared is not None:
+        out = subprocess.run(["bash", str(shared / "unpack.sh"), str(root)], check=True,
+                             capture_output=True, text=True).stdout.strip().splitlines()
+        return Path(out[-1]) if out else root
+    if root.is_dir():
+        return root
+    raise FileNotFoundError(f"no shared data: neither ../shared/data/unpack.sh (or $NEWSCLEAN_SHARED) "
+                            f"nor an unpacked {root} exists")
 
 
-def read_text_file(path: Path) -> str:
-    """Read a gold file: UTF-8 if it decodes strictly, else Windows-1252 (the sets mix both)."""
-    data = path.read_bytes()
+def decode_gold(data: bytes) -> str:
+    """Text of a gold file's bytes: UTF-8 (BOM dropped) when it decodes strictly, else Windows-1252.
+
+    The data sets mix both. Bytes that cp1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) fall
+    back to Latin-1, so decoding never fails and never invents U+FFFD. Line ends become ``\\n``.
+    """
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
+        text = "".join(_cp1252_char(b) for b in data)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _cp1252_char(byte: int) -> str:
+    try:
+        return bytes([byte]).decode("cp1252")
+    except UnicodeDecodeError:
+        return chr(byte)
+
+
+def read_text_file(path: Path | str) -> str:
+    """Text of a gold file, decoded by :func:`decode_gold`. Raises OSError when unreadable."""
+    return decode_gold(Path(path).read_bytes())
 
 
 def unwrap_cleaneval(html: bytes) -> tuple[bytes, str | None]:
@@ -86,19 +143,25 @@ def cleaneval_gold_text(text: str) -> str:
     return htmllib.unescape(_CLEANEVAL_TAG.sub("", "\n".join(lines))).strip()
 
 
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    """Rows of a UTF-8 CSV file with a header line (the file is closed before returning)."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
 def load_msv_big9(root: Path) -> Iterator[EvalPage]:
     """msv-big9: 9 news sites x 3 years x 10 pages; group = site/year."""
     base = root / "msv-big9"
-    for row in csv.DictReader((base / "sites.csv").open(encoding="utf-8")):
+    for row in _csv_rows(base / "sites.csv"):
         site = row["site"].split(" ")[0]
         yield EvalPage("msv-big9", f"{site}/{row['year']}", row["html"], (base / row["html"]).read_bytes(),
-                       read_text_file(base / row["gold"]))
+                       read_text_file(base / row["gold"]), site=site)
 
 
 def load_dragnet(root: Path) -> Iterator[EvalPage]:
     """dragnet (site-clustered subset): group = inferred site; gold text before the comments marker."""
     base = root / "dragnet"
-    for row in csv.DictReader((base / "sites.csv").open(encoding="utf-8")):
+    for row in _csv_rows(base / "sites.csv"):
         if row["included_here"] != "yes":
             continue
         name = row["html_file"]
@@ -142,7 +205,7 @@ def load_trafilatura(root: Path) -> Iterator[EvalPage]:
     """trafilatura-eval subset: snippet gold (must contain / must not contain); every page its own group."""
     base = root / "trafilatura-eval"
     gold = json.loads((base / "evaldata.json").read_text(encoding="utf-8"))
-    for row in csv.DictReader((base / "subset.csv").open(encoding="utf-8")):
+    for row in _csv_rows(base / "subset.csv"):
         path = base / row["folder"] / row["file"]
         if row["included_here"] != "yes" or not path.exists():
             continue

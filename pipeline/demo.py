@@ -35,7 +35,8 @@ from pipeline.evaluation import read_articles, read_reject_urls, score_pages
 
 #: ``[crawl]`` options for loopback sites we serve ourselves: no AutoThrottle start delay (5 s per
 #: domain by default), more parallel requests. robots.txt is still obeyed.
-LOOPBACK_CRAWL = {"autothrottle": False, "download_delay": 0.0, "concurrent_requests_per_domain": 8}
+LOOPBACK_CRAWL = {"autothrottle": False, "download_delay": 0.0, "concurrent_requests_per_domain": 8,
+                  "allow_private_networks": True}
 
 
 @dataclass

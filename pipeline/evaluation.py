@@ -13,8 +13,9 @@ recomputed from the mean P and R). :func:`by_site` groups pages per site; the ov
 :func:`markdown_table` is the macro average over all pages (every page weighs the same, whatever its
 site), which equals the mean of the site rows when sites have equally many pages, as in msv-big9.
 
-Also here: :func:`read_gold_text` (gold files of mixed encodings) and readers of the pipeline's Parquet
-output (:func:`read_articles`, :func:`read_reject_urls`).
+Also here: readers of the pipeline's Parquet output (:func:`read_articles`, :func:`read_reject_urls`).
+Gold files are decoded by :func:`pipeline.datasets.decode_gold` (the one gold decoder); ``newsclean eval``
+(:mod:`pipeline.eval`) scores with :func:`tokens` and :func:`prf` from here.
 """
 
 from __future__ import annotations
@@ -134,34 +135,6 @@ def markdown_table(scores: Iterable[PageScore], overall_label: str = "**all (mac
     for site, s in rows:
         lines.append(f"| {site} | {s.pages} | {s.missing} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} |")
     return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------------------------------------- gold
-
-
-def decode_gold(data: bytes) -> str:
-    """Text of a gold file's bytes: UTF-8 (BOM dropped) when it decodes strictly, else Windows-1252.
-
-    Bytes that cp1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) fall back to Latin-1 so that
-    decoding never fails. Line ends are normalised to ``\\n``.
-    """
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = "".join(_cp1252_char(b) for b in data)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _cp1252_char(byte: int) -> str:
-    try:
-        return bytes([byte]).decode("cp1252")
-    except UnicodeDecodeError:
-        return chr(byte)
-
-
-def read_gold_text(path: Path | str) -> str:
-    """Gold text of a plain-text gold file (msv-big9 ``gold/*.txt``), decoded by :func:`decode_gold`."""
-    return decode_gold(Path(path).read_bytes())
 
 
 # ------------------------------------------------------------------------------------- predictions

@@ -24,8 +24,13 @@ import csv
 import sys
 from pathlib import Path
 
-from crawler.replay import DATASETS, INDEX_KINDS, build_replay, ensure_dataset, limit_per_group, select
+from crawler.replay import INDEX_KINDS, build_replay, limit_per_group, replay_pages, select
+from pipeline.datasets import LOADERS, load
 from pipeline.demo import LOOPBACK_CRAWL, RunResult, crawl_clean_score
+
+
+#: Data sets whose gold is plain text (trafilatura-eval has snippets only, which a crawl cannot be scored on).
+TEXT_GOLD_SETS = sorted(name for name in LOADERS if name != "trafilatura-eval")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     ``--depth-limit``; anything else goes to ``newsclean clean`` (``--neighbour-sample``, ``--chain``, Beam flags)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dataset", default="msv-big9", choices=sorted(DATASETS), help="data set (default msv-big9)")
+    p.add_argument("--dataset", default="msv-big9", choices=TEXT_GOLD_SETS,
+                   help="data set with plain-text gold (default msv-big9)")
     p.add_argument("--out", type=Path, required=True, help="output folder (warc/, clean/, score.md, pages.csv)")
     p.add_argument("--limit-per-group", type=int, default=None, metavar="N",
                    help="serve only the first N pages of every (site, category) group (default: all)")
@@ -64,12 +70,11 @@ def run(args: argparse.Namespace, clean_args: list[str]) -> RunResult:
 
     Raises FileNotFoundError when the data set is unavailable, ValueError when the filters keep no page.
     """
-    dataset = DATASETS[args.dataset]
-    pages = dataset.load(ensure_dataset(args.dataset))
+    pages = replay_pages(load(args.dataset))
     pages = limit_per_group(select(pages, _split(args.sites), _split(args.categories)), args.limit_per_group)
     if not pages:
         raise ValueError("no page left after --sites/--categories/--limit-per-group")
-    network = build_replay(pages, dataset, index=args.index)
+    network = build_replay(pages, index=args.index)
     print(f"{args.dataset}: serving {network.article_count()} pages of {len(network.sites)} sites on 127.0.0.x",
           flush=True)
     crawl = {**LOOPBACK_CRAWL, "depth_limit": 1}

@@ -18,11 +18,13 @@ Requires lightgbm (the ``[train]`` extra). Prints the tune/test block accuracy.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import sys
 import time
 import unicodedata
 from collections import defaultdict
+from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -32,12 +34,25 @@ sys.path.insert(0, str(REPO))
 from pipeline.datasets import EvalPage, load  # noqa: E402
 from transforms.chain import LEARNED_CONFIG, prepare_blocks  # noqa: E402
 from transforms.errors import ExtractionError  # noqa: E402
-from transforms.features import FEATURE_NAMES, PageContext, block_features  # noqa: E402
+from transforms.features import (  # noqa: E402
+    CONTEXT_FEATURE_NAMES,
+    FEATURE_NAMES,
+    PageContext,
+    block_features,
+    context_features,
+    context_groups,
+)
+from transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_MODEL  # noqa: E402
 from transforms.parse import decode_html  # noqa: E402
 from transforms.static_noise import learn_static_noise  # noqa: E402
 
 TRAIN_SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages", "trafilatura-eval")
 NEIGHBOURS = 10
+FOLDS = 4  # stage-1 out-of-fold predictions for stage 2, folds by site
+ROUNDS = 400
+PARAMS = dict(objective="binary", learning_rate=0.05, num_leaves=31, min_data_in_leaf=40,
+              feature_fraction=0.8, bagging_fraction=0.8, bagging_freq=1, lambda_l2=1.0,
+              seed=13, deterministic=True, num_threads=2, verbose=-1)
 SNIPPET_PAGE_WEIGHT = 1.0  # a snippet page weighs as much as a full-text page (3.0 measured no better)
 _TOKEN = re.compile(r"\w+")
 
@@ -70,7 +85,21 @@ def page_blocks(html: str, signature):
     return page.blocks, block_features(page.blocks, PageContext(page.meta.title, bool(signature)))
 
 
-def group_rows(pages: list[EvalPage]):
+@dataclass
+class PageRows:
+    """One page's training rows: features, labels, weights, and what stage 2 needs (groups, words)."""
+
+    key: str  # dataset:site, for the tune/test split and the stage-1 folds
+    page_id: str
+    split: str
+    feats: list
+    labels: list
+    weights: list
+    groups: list
+    words: list
+
+
+def group_rows(pages: list[EvalPage]) -> list[PageRows]:
     htmls = []
     for p in pages:
         try:
@@ -78,7 +107,7 @@ def group_rows(pages: list[EvalPage]):
         except ExtractionError:
             htmls.append("")
     signature = learn_static_noise([h for h in htmls[:NEIGHBOURS] if h])
-    rows = []
+    out = []
     for page, html in zip(pages, htmls):
         if not html:
             continue
@@ -86,15 +115,21 @@ def group_rows(pages: list[EvalPage]):
             blocks, feats = page_blocks(html, signature)
         except ExtractionError:
             continue
-        rows.extend(text_gold_rows(page, blocks, feats) if page.gold is not None else snippet_rows(page, blocks, feats))
-    return rows
+        labelled = text_gold_rows(page, blocks) if page.gold is not None else snippet_rows(page, blocks)
+        if not any(lw is not None for lw in labelled):
+            continue
+        groups, words = context_groups(blocks), [b.num_words for b in blocks]
+        out.append(PageRows(f"{page.dataset}:{page.site or page.group}", page.page_id, page.split, feats,
+                            [lw[0] if lw else 0 for lw in labelled], [lw[1] if lw else 0.0 for lw in labelled],
+                            groups, words))
+    return out
 
 
-def text_gold_rows(page: EvalPage, blocks, feats):
-    """Every block labelled against full-text gold, weighted by its share of the page's words."""
+def text_gold_rows(page: EvalPage, blocks):
+    """(label, weight) for every block against full-text gold, weighted by its share of the page's words."""
     gold = Gold(page.gold)
     total = sum(b.num_words for b in blocks) or 1
-    return [(f, gold.label(b.text), b.num_words / total, page.split) for b, f in zip(blocks, feats)]
+    return [(gold.label(b.text), b.num_words / total) for b in blocks]
 
 
 def _touches(block_text: str, snippet: str) -> bool:
@@ -102,61 +137,113 @@ def _touches(block_text: str, snippet: str) -> bool:
     return bool(snippet) and (snippet in block_text or (len(block_text) >= 20 and block_text in snippet))
 
 
-def snippet_rows(page: EvalPage, blocks, feats):
-    """Only the blocks that hold a must-contain (label 1) or must-not-contain (label 0) snippet;
-    the page's weight is spread over them."""
-    labelled = []
-    for b, f in zip(blocks, feats):
+def snippet_rows(page: EvalPage, blocks):
+    """(label, weight) only for blocks holding a must-contain (1) or must-not-contain (0) snippet;
+    weight 0 elsewhere (unlabelled). The page's weight is spread over its labelled blocks."""
+    labels = []
+    for b in blocks:
         if any(_touches(b.text, s) for s in page.must_not_contain):
-            labelled.append((f, 0))
+            labels.append(0)
         elif any(_touches(b.text, s) for s in page.must_contain):
-            labelled.append((f, 1))
-    return [(f, y, SNIPPET_PAGE_WEIGHT / len(labelled), page.split) for f, y in labelled]
+            labels.append(1)
+        else:
+            labels.append(None)
+    n = sum(lab is not None for lab in labels) or 1
+    return [None if lab is None else (lab, SNIPPET_PAGE_WEIGHT / n) for lab in labels]
 
 
-def collect(jobs: int):
+def collect(jobs: int) -> list[PageRows]:
     groups: dict[tuple[str, str], list[EvalPage]] = defaultdict(list)
     for name in TRAIN_SETS:
         for page in load(name):
             groups[(name, page.group)].append(page)
     with Pool(jobs) as pool:
-        return [r for rows in pool.imap_unordered(group_rows, groups.values(), chunksize=2) for r in rows]
+        pages = [r for rows in pool.imap_unordered(group_rows, groups.values(), chunksize=2) for r in rows]
+    return sorted(pages, key=lambda p: (p.key, p.page_id))  # same order every run: same model
 
 
-def train(rows, out: Path) -> None:
-    import lightgbm as lgb
+def _matrix(pages: list[PageRows], extra=None):
     import numpy as np
 
-    tune = [r for r in rows if r[3] == "tune"]
-    test = [r for r in rows if r[3] == "test"]
-    X = np.array([r[0] for r in tune], dtype=float)
-    y = np.array([r[1] for r in tune])
-    w = np.array([r[2] for r in tune])
-    data = lgb.Dataset(X, y, weight=w, feature_name=list(FEATURE_NAMES), free_raw_data=False)
-    params = dict(objective="binary", learning_rate=0.05, num_leaves=31, min_data_in_leaf=40,
-                  feature_fraction=0.8, bagging_fraction=0.8, bagging_freq=1, lambda_l2=1.0,
-                  seed=13, deterministic=True, num_threads=2, verbose=-1)
-    booster = lgb.train(params, data, num_boost_round=400)
+    X = [f + (extra[i][j] if extra else []) for i, p in enumerate(pages) for j, f in enumerate(p.feats)]
+    y = [lab for p in pages for lab in p.labels]
+    w = [wt for p in pages for wt in p.weights]
+    return np.array(X, dtype=float), np.array(y), np.array(w)
+
+
+def _fit(pages, names, extra=None):
+    import lightgbm as lgb
+
+    X, y, w = _matrix(pages, extra)
+    return lgb.train(PARAMS, lgb.Dataset(X, y, weight=w, feature_name=list(names)), num_boost_round=ROUNDS)
+
+
+def _predict(booster, pages, extra=None) -> list[list[float]]:
+    X, _, _ = _matrix(pages, extra)
+    flat = list(booster.predict(X))
+    out, i = [], 0
+    for p in pages:
+        out.append(flat[i:i + len(p.feats)])
+        i += len(p.feats)
+    return out
+
+
+def _context(pages, probs):
+    return [context_features(pr, p.groups, p.words) for p, pr in zip(pages, probs)]
+
+
+def _fold(key: str) -> int:
+    return int(hashlib.sha1(key.encode()).hexdigest(), 16) % FOLDS
+
+
+def out_of_fold(tune: list[PageRows]) -> list[list[float]]:
+    """Stage-1 probabilities for every tune page from a model that never saw its site."""
+    probs: list[list[float] | None] = [None] * len(tune)
+    for k in range(FOLDS):
+        train = [p for p in tune if _fold(p.key) != k]
+        held = [i for i, p in enumerate(tune) if _fold(p.key) == k]
+        booster = _fit(train, FEATURE_NAMES)
+        for i, pr in zip(held, _predict(booster, [tune[i] for i in held])):
+            probs[i] = pr
+    return probs
+
+
+def accuracy(probs, pages) -> float:
+    hits = total = 0.0
+    for pr, p in zip(probs, pages):
+        for q, lab, w in zip(pr, p.labels, p.weights):
+            hits += w * ((q >= 0.5) == bool(lab))
+            total += w
+    return hits / total if total else 0.0
+
+
+def train(pages: list[PageRows], out: Path, context_out: Path) -> None:
+    tune = [p for p in pages if p.split == "tune"]
+    test = [p for p in pages if p.split == "test"]
+    stage1 = _fit(tune, FEATURE_NAMES)
+    stage2 = _fit(tune, FEATURE_NAMES + CONTEXT_FEATURE_NAMES, _context(tune, out_of_fold(tune)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    booster.save_model(str(out))
-    for name, part in (("tune", tune), ("test", test)):
-        if part:
-            pred = booster.predict(np.array([r[0] for r in part], dtype=float)) >= 0.5
-            weights = np.array([r[2] for r in part])
-            acc = float(((pred == np.array([r[1] for r in part])) * weights).sum() / weights.sum())
-            print(f"{name}: {len(part)} blocks, word-weighted block accuracy {acc:.3f}")
+    stage1.save_model(str(out))
+    stage2.save_model(str(context_out))
+    if test:
+        p1 = _predict(stage1, test)
+        p2 = _predict(stage2, test, _context(test, p1))
+        print(f"test: {sum(len(p.feats) for p in test)} blocks, word-weighted accuracy "
+              f"stage 1 {accuracy(p1, test):.3f}, stage 2 {accuracy(p2, test):.3f}")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=REPO / "transforms" / "models" / "block_classifier.txt")
+    ap.add_argument("--out", type=Path, default=DEFAULT_MODEL, help="stage-1 model file")
+    ap.add_argument("--context-out", type=Path, default=DEFAULT_CONTEXT_MODEL, help="stage-2 model file")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)
     t0 = time.time()
-    rows = collect(args.jobs)
-    print(f"{len(rows)} blocks from {len(TRAIN_SETS)} data sets in {time.time() - t0:.0f} s", file=sys.stderr)
-    train(rows, args.out)
-    print(f"model written to {args.out}")
+    pages = collect(args.jobs)
+    print(f"{len(pages)} pages, {sum(len(p.feats) for p in pages)} blocks from {len(TRAIN_SETS)} data sets "
+          f"in {time.time() - t0:.0f} s", file=sys.stderr)
+    train(pages, args.out, args.context_out)
+    print(f"models written to {args.out} and {args.context_out} in {time.time() - t0:.0f} s")
     return 0
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from schemas.records import RejectReason
-from transforms.chain import DEFAULT_CONFIG, PAPER_CONFIG, extract_article, learn_static_noise
+from transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, PAPER_CONFIG, extract_article, learn_static_noise
 from transforms.errors import ExtractionError
 
 TEMPLATE = """<html lang="en"><head><title>{title} - Daily Planet</title>
@@ -41,20 +41,22 @@ def signature():
     return learn_static_noise([html for html, _ in PAGES[1:]])
 
 
-def test_chain_keeps_the_article_and_drops_the_template(signature):
+@pytest.mark.parametrize("config", [DEFAULT_CONFIG, HEURISTIC_CONFIG], ids=lambda c: c.name)
+def test_chain_keeps_the_article_and_drops_the_template(signature, config):
     html, paragraphs = PAGES[0]
-    result = extract_article(html, signature, DEFAULT_CONFIG)
+    result = extract_article(html, signature, config)
     for p in paragraphs:
         assert p.replace("<em>", "").replace("</em>", "") in result.text
     for noise in ("Home", "Related", "Another headline", "Share this story", "Copyright", "tracking"):
         assert noise not in result.text
 
 
-def test_chain_counts_what_each_stage_removed(signature):
+@pytest.mark.parametrize("config", [DEFAULT_CONFIG, HEURISTIC_CONFIG], ids=lambda c: c.name)
+def test_chain_counts_what_each_stage_removed(signature, config):
     html, _ = PAGES[0]
-    counts = extract_article(html, signature, DEFAULT_CONFIG).counts
+    counts = extract_article(html, signature, config).counts
     assert counts.static_nodes_removed >= 4  # Home, World, Sports, share bar, footer, "Related"
-    assert counts.dynamic_nodes_removed >= 1  # the related-links list
+    assert counts.dynamic_nodes_removed >= 1  # the related-links list (marked, for the learned chain)
     assert counts.noninformative_nodes_removed >= 1  # the script
     assert 0 < counts.blocks_kept <= counts.blocks_total
 
@@ -93,6 +95,6 @@ def test_short_extraction_is_rejected_as_too_short():
 
 def test_stages_can_be_switched_off():
     html, _ = PAGES[0]
-    everything = DEFAULT_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None, min_words=0)
+    everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None, min_words=0)
     text = extract_article(html, None, everything).text
     assert "Another headline" in text and "Copyright" in text

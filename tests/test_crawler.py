@@ -28,8 +28,9 @@ from warcio.checker import Checker
 from crawler.config import CategoryConfig, CrawlOptions, SiteConfig, SitesConfig, config_to_toml
 from crawler.localsite import LocalSites, StaticSite
 from crawler.run import CrawlSummary, run_crawl_subprocess
-from crawler.spiders.news import feed_links, page_links
-from crawler.warc import WarcWriterMiddleware, http_response_headers
+from crawler.discovery import page_links
+from crawler.items import PageTask
+from crawler.warc import CAPTURES_KEY, CaptureMiddleware, PageFacts, RecordFactory, WarcFiles, http_response_headers
 
 REPO = Path(__file__).resolve().parents[1]
 NAME_RE = re.compile(r"(?P<site>[A-Za-z0-9_.-]+)-(?P<cat>[A-Za-z0-9_.-]+)-\d{8}T\d{6}Z-\d{5}\.warc\.gz")
@@ -162,6 +163,7 @@ def crawl_config_text(alpha: str, beta: str) -> str:
         autothrottle = false
         obey_robots = true
         concurrent_requests_per_domain = 8
+        allow_private_networks = true
 
         [[site]]
         name = "alpha"
@@ -349,11 +351,16 @@ def test_summary_matches_the_warc_files(crawl):
     assert summary.warc_bytes == sum(f.stat().st_size for f in crawl.files)
     assert summary.payload_bytes == sum(len(r.payload) for r in crawl.responses())
     assert f"{summary.total_responses} responses recorded" in crawl.stdout
-    assert "alpha/politics: 12" in crawl.stdout
+    # 10 pages (the 301 and its target are one page), 12 responses (the 500 was retried once)
+    assert "alpha/politics: fetched 10, stored 6, listings 1" in crawl.stdout
+    politics = summary.categories[("alpha", "politics")]
+    assert (politics.fetched, politics.responses, politics.stored, politics.listings) == (10, 12, 6, 1)
+    assert politics.failed == {"http_404": 1, "http_500": 1}
+    assert politics.skipped == {"non_html:image/png": 1, "robots_txt": 1}
 
 
 def small_config(url: str, **crawl: object) -> SitesConfig:
-    options = CrawlOptions(autothrottle=False, download_delay=0.0, **crawl)
+    options = CrawlOptions(autothrottle=False, download_delay=0.0, allow_private_networks=True, **crawl)
     site = SiteConfig("solo", (host_of(url),), (CategoryConfig("news", (f"{url}/news/",)),))
     return SitesConfig(sites=(site,), crawl=options)
 
@@ -372,12 +379,12 @@ def test_rotation_starts_new_files_each_with_warcinfo(tmp_path):
                                        tmp_path, log_level="WARNING", timeout=120)
     files = warc_files(tmp_path)
     assert summary.total_responses == 5
-    assert len(files) == 5, files  # max 1 byte: each file holds warcinfo + one request/response pair
+    assert len(files) == 5, files  # max 1 byte: each file holds warcinfo + one page group
     serials = sorted(NAME_RE.fullmatch(f.name).group(0)[-14:-8] for f in files)
     assert serials == [f"-{i:05d}" for i in range(5)]
     for path in files:
         types = [r.type for r in read_warc(path)]
-        assert types[0] == "warcinfo" and sorted(types[1:]) == ["request", "response"], (path, types)
+        assert types == ["warcinfo", "response", "request", "metadata"], (path, types)
 
 
 def test_max_pages_per_category_caps_requests(tmp_path):
@@ -410,7 +417,7 @@ def test_run_crawl_refuses_a_second_crawl_in_one_process(tmp_path):
             url = servers.base_urls["solo"]
             host = url.split("//")[1].split(":")[0]
             open({str(config_path)!r}, "w").write(
-                '[crawl]\\nautothrottle = false\\n[[site]]\\nname = "solo"\\n'
+                '[crawl]\\nautothrottle = false\\nallow_private_networks = true\\n[[site]]\\nname = "solo"\\n'
                 f'allowed_domains = ["{{host}}"]\\n[site.categories]\\nnews = ["{{url}}/news/"]\\n')
             first = run_crawl({str(config_path)!r}, {str(tmp_path / "o")!r}, log_level="WARNING")
             assert first.total_responses == 1, first
@@ -429,35 +436,47 @@ def test_run_crawl_refuses_a_second_crawl_in_one_process(tmp_path):
 
 # --- unit tests of the pieces, without a reactor -------------------------------------------------
 
-def _middleware(tmp_path: Path, max_bytes: int = 10**6) -> WarcWriterMiddleware:
-    return WarcWriterMiddleware(tmp_path, max_bytes, {"software": "test"})
-
-
 def _fetch(url: str, body: bytes = b"<html></html>", headers=None, **meta) -> tuple[Request, Response]:
     request = Request(url, meta=meta)
     response = HtmlResponse(url, body=body, headers=headers or {"Content-Type": "text/html"}, request=request)
     return request, response
 
 
-def test_middleware_skips_requests_without_site_and_category(tmp_path):
-    mw = _middleware(tmp_path)
+def _task(url: str, site: str = "s", category: str = "c") -> PageTask:
+    return PageTask(site, category, 1, "article", None, url, "t")
+
+
+def test_capture_middleware_skips_requests_without_a_task():
+    mw = CaptureMiddleware()
     request, response = _fetch("http://127.0.0.2:1/robots.txt", dont_obey_robotstxt=True)
     assert mw.process_response(request, response) is response
-    mw.close()
-    assert list(tmp_path.iterdir()) == [] and mw.counts.files == []
+    assert CAPTURES_KEY not in request.meta
+    request, response = _fetch("http://127.0.0.2:1/a.html", newsclean=_task("http://127.0.0.2:1/a.html"))
+    mw.process_response(request, response)
+    (capture,) = request.meta[CAPTURES_KEY]
+    assert capture.status == 200 and capture.body == b"<html></html>" and capture.url == request.url
 
 
-def test_middleware_rotates_and_closes_files(tmp_path):
-    mw = _middleware(tmp_path, max_bytes=1)
+def _group(factory: RecordFactory, url: str) -> list:
+    request, response = _fetch(url, newsclean=_task(url))
+    CaptureMiddleware().process_response(request, response)
+    facts = PageFacts("s", "c", 1, "article")
+    records = list(factory.exchange(request.meta[CAPTURES_KEY][0], facts))
+    records.append(factory.metadata(url, request.meta[CAPTURES_KEY][0].started,
+                                    records[0].rec_headers.get_header("WARC-Record-ID"), facts))
+    return records
+
+
+def test_warc_files_rotate_and_close(tmp_path):
+    files, factory = WarcFiles(tmp_path, 1, {"software": "test"}), RecordFactory()
     for i in range(3):
-        request, response = _fetch(f"http://127.0.0.2:1/{i}.html", site="s", category="c", depth=1)
-        mw.process_response(request, response)
-    mw.close()
-    mw.close()  # idempotent
-    files = sorted((tmp_path / "s" / "c").iterdir())
-    assert [f.name[-13:] for f in files] == ["00000.warc.gz", "00001.warc.gz", "00002.warc.gz"]
-    assert mw.counts.responses == {("s", "c"): 3} and len(mw.counts.files) == 3
-    assert [r.type for r in read_warc(files[1])] == ["warcinfo", "response", "request"]
+        files.write_group("s", "c", _group(factory, f"http://127.0.0.2:1/{i}.html"))
+    files.close()
+    files.close()  # idempotent
+    paths = sorted((tmp_path / "s" / "c").iterdir())
+    assert [f.name[-13:] for f in paths] == ["00000.warc.gz", "00001.warc.gz", "00002.warc.gz"]
+    assert len(files.totals.paths) == 3
+    assert [r.type for r in read_warc(paths[1])] == ["warcinfo", "response", "request", "metadata"]
 
 
 def test_stored_headers_drop_transfer_encoding_and_keep_content_encoding():
@@ -489,21 +508,27 @@ def test_page_links_stay_on_the_site_and_ignore_ports():
     '<url><loc> /2 </loc></url></urlset>',
 ])
 def test_feed_links_read_rss_atom_and_sitemaps(xml):
+    site = SiteConfig("s", ("h",), (CategoryConfig("c", ("http://h/feed",)),))
     response = XmlResponse("http://h/feed", body=xml.encode())
-    assert feed_links(response) == ["http://h/1", "http://h/2"]
+    assert page_links(response, site) == ["http://h/1", "http://h/2"]
 
 
 def test_summary_json_round_trip():
+    from crawler.report import CategoryReport
+
     summary = CrawlSummary(warc_files=("a.warc.gz",), responses={("s", "c"): 2}, statuses={200: 1, 404: 1},
-                           warc_bytes=10, payload_bytes=5, requests=3, finish_reason="finished", elapsed_s=0.5)
+                           warc_bytes=10, payload_bytes=5, requests=3, finish_reason="finished", elapsed_s=0.5,
+                           categories={("s", "c"): CategoryReport(fetched=2, stored=1, failed={"http_404": 1})},
+                           job="j")
     assert CrawlSummary.from_json(summary.to_json()) == summary
-    assert json.loads(summary.to_json())["statuses"] == {"200": 1, "404": 1}
-    assert "s/c: 2" in summary.format()
+    data = json.loads(summary.to_json())
+    assert data["statuses"] == {"200": 1, "404": 1}
+    assert data["sites"]["s"]["c"]["failed"] == {"http_404": 1}
+    assert "s/c: fetched 2, stored 1" in summary.format()
 
 
-def test_middleware_refuses_unsafe_names_from_meta(tmp_path):
-    mw = _middleware(tmp_path)
-    request, response = _fetch("http://127.0.0.2:1/x", site="..", category="c")
+def test_warc_files_refuse_unsafe_names(tmp_path):
+    files = WarcFiles(tmp_path, 10**6, {"software": "test"})
     with pytest.raises(ValueError, match="safe path segment"):
-        mw.process_response(request, response)
+        files.write_group("..", "c", _group(RecordFactory(), "http://127.0.0.2:1/x"))
     assert list(tmp_path.iterdir()) == []

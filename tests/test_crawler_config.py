@@ -178,15 +178,22 @@ def test_build_settings_maps_crawl_options(tmp_path):
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 2
     assert settings.getfloat("DOWNLOAD_DELAY") == 0.5
     assert settings.getint("DOWNLOAD_MAXSIZE") == 2048
-    assert settings.getint("DEPTH_LIMIT") == 3
+    assert settings.getint("DEPTH_LIMIT") == 0  # the spider enforces depth_limit (child sitemaps are no hops)
     assert settings.get("USER_AGENT") == config.crawl.user_agent
     assert settings.get("LOG_LEVEL") == "WARNING"
     assert settings.getbool("TELNETCONSOLE_ENABLED") is False
     assert settings.getbool("REMOTE_CONTROL_ENABLED") is False
     assert settings.getint("RETRY_TIMES") <= 2
     assert 10 <= settings.getint("DOWNLOAD_TIMEOUT") <= 60
-    assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {"crawler.warc.WarcWriterMiddleware": WARC_MIDDLEWARE_ORDER}
-    assert WARC_MIDDLEWARE_ORDER > 600  # outside HttpCompression (590) and Redirect (600)
+    middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
+    assert middlewares["crawler.warc.CaptureMiddleware"] == WARC_MIDDLEWARE_ORDER
+    assert WARC_MIDDLEWARE_ORDER > 600  # outside Retry (550), HttpCompression (590) and Redirect (600)
+    assert middlewares["scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"] is None  # ours is per site
+    assert middlewares["crawler.safety.SafetyMiddleware"] < 100  # before robots.txt is fetched
+    assert settings.get("TWISTED_DNS_RESOLVER") == "crawler.safety.PublicOnlyResolver"
+    assert settings.getdict("ITEM_PIPELINES") == {"crawler.pipelines.ArchivePipeline": 300}
+    assert settings.get("NEWSCLEAN_STATE_DB") == str(tmp_path / "warc" / "crawl-state.sqlite3")
+    assert settings.getdict("DOWNLOAD_SLOTS")["site:example"] == {"concurrency": 2, "delay": 0.5}
     assert settings.get("NEWSCLEAN_WARC_DIR") == str(tmp_path / "warc")
     assert settings.getint("NEWSCLEAN_WARC_MAX_BYTES") == 4096
     assert build_settings(dataclasses.replace(config, crawl=CrawlOptions()), tmp_path).get("LOG_LEVEL") == "INFO"
@@ -202,12 +209,15 @@ def _start_requests(spider: NewsSpider) -> list:
 def test_spider_start_requests_carry_site_category_depth(tmp_path):
     spider = NewsSpider(config=load_config(write(tmp_path, GOOD)))
     requests = _start_requests(spider)
-    assert [(r.url, r.meta["site"], r.meta["category"], r.meta["depth"]) for r in requests] == [
-        ("https://example.com/politics/", "example", "politics", 0),
-        ("https://www.example.com/politics/feed.xml", "example", "politics", 0),
-        ("http://cdn.example.net/sports/", "example", "sports", 0),
-        ("http://127.0.0.2:8080/news/", "other.site_2", "news", 0),
+    tasks = [r.meta["newsclean"] for r in requests]
+    assert [(r.url, t.site, t.category, t.depth, t.role) for r, t in zip(requests, tasks)] == [
+        ("https://example.com/politics/", "example", "politics", 0, "start"),
+        ("https://www.example.com/politics/feed.xml", "example", "politics", 0, "start"),
+        ("http://cdn.example.net/sports/", "example", "sports", 0, "start"),
+        ("http://127.0.0.2:8080/news/", "other.site_2", "news", 0, "start"),
     ]
+    assert all(r.errback == spider.errback and r.meta["download_slot"] == f"site:{t.site}"
+               for r, t in zip(requests, tasks))
     assert all(r.dont_filter for r in requests)
     assert spider.allowed_domains == ["127.0.0.2", "cdn.example.net", "example.com"]
 

@@ -6,16 +6,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.datasets import decode_gold, read_text_file
 from pipeline.evaluation import (
     PagePair,
     by_site,
-    decode_gold,
     macro,
     markdown_table,
     normalize_url,
     pair_with_gold,
     read_articles,
-    read_gold_text,
     read_reject_urls,
     score_pages,
     tokens,
@@ -87,7 +86,7 @@ def test_decode_gold_utf8_then_cp1252(tmp_path):
     assert decode_gold(b"a\x81b") == "a\x81b"
     p = tmp_path / "g.txt"
     p.write_bytes(b"Head\xe9\n\nBody")
-    assert read_gold_text(p) == "Head\u00e9\n\nBody"
+    assert read_text_file(p) == "Head\u00e9\n\nBody"
 
 
 def test_normalize_url():

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.replay import build_replay, ensure_dataset, limit_per_group, load_msv_big9, select, shared_data_dir
+from crawler.replay import build_replay, limit_per_group, replay_pages, select
+from pipeline.datasets import load, shared_data_dir
 from pipeline.demo import LOOPBACK_CRAWL, crawl_clean_score
 from pipeline.evaluation import normalize_url, read_articles, read_reject_urls
 
@@ -32,7 +33,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    pages = load_msv_big9(ensure_dataset("msv-big9"))
+    pages = replay_pages(load("msv-big9"))
     sample = limit_per_group(select(pages, SITES, [YEAR]), PAGES_PER_SITE)
     network = build_replay(sample)
     out = tmp_path_factory.mktemp("real")

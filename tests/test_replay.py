@@ -13,13 +13,15 @@ from crawler.config import parse_config
 from crawler.localsite import LocalSites
 from crawler.replay import (
     build_replay,
+    category_name,
     limit_per_group,
-    load_msv_big9,
     render_sites_toml,
+    replay_pages,
     select,
     site_name,
     slugify,
 )
+from pipeline.datasets import EvalPage, load_msv_big9
 
 CSV = """folder,year,html,gold,site,site_hits,runner_up_hits
 big5-05,2005,big5-05/html/amd (1).htm,big5-05/gold/amd (1).txt,forbes.com,3,0
@@ -33,15 +35,18 @@ HTML_CP1252 = "<html><body><p>Caf\u00e9 \u201cquoted\u201d</p></body></html>".en
 
 @pytest.fixture()
 def fake_big9(tmp_path):
-    (tmp_path / "sites.csv").write_text(CSV, encoding="utf-8")
+    """A data root holding a fake ``msv-big9/``; returns the replay pages of its 4 pages."""
+    base = tmp_path / "msv-big9"
+    base.mkdir()
+    (base / "sites.csv").write_text(CSV, encoding="utf-8")
     for folder in ("big5-05", "big5-09"):
-        (tmp_path / folder / "html").mkdir(parents=True)
-        (tmp_path / folder / "gold").mkdir(parents=True)
+        (base / folder / "html").mkdir(parents=True)
+        (base / folder / "gold").mkdir(parents=True)
     for line in CSV.splitlines()[1:]:
         _, _, html_rel, gold_rel, *_ = line.split(",")
-        (tmp_path / html_rel).write_bytes(HTML_CP1252)
-        (tmp_path / gold_rel).write_bytes(f"Head {html_rel}\n\nBody ".encode() + b"\x93x\x94")
-    return tmp_path
+        (base / html_rel).write_bytes(HTML_CP1252)
+        (base / gold_rel).write_bytes(f"Head {html_rel}\n\nBody ".encode() + b"\x93x\x94")
+    return replay_pages(load_msv_big9(tmp_path))
 
 
 def test_names():
@@ -49,8 +54,16 @@ def test_names():
     assert site_name("yahoo.com (Yahoo! News)") == "yahoo_com" and site_name("bbc.co.uk") == "bbc_co_uk"
 
 
+def test_category_names_and_snippet_gold_refused():
+    page = EvalPage("msv-big9", "cnn.com/2005", "x.htm", b"", "gold", site="cnn.com")
+    assert category_name(page) == "y2005"
+    assert category_name(EvalPage("dragnet", "blogs.nfl.com", "R1.html", b"", "gold")) == "all"
+    with pytest.raises(ValueError):
+        replay_pages([EvalPage("trafilatura-eval", "u", "f.html", b"", None)])
+
+
 def test_load_limit_select(fake_big9):
-    pages = load_msv_big9(fake_big9)
+    pages = fake_big9
     assert [(p.site, p.category, p.slug) for p in pages] == [
         ("forbes_com", "y2005", "amd-1"), ("forbes_com", "y2005", "amd-2"), ("forbes_com", "y2005", "amd-10"),
         ("yahoo_com", "y2009", "cell-phone-1")]
@@ -60,7 +73,7 @@ def test_load_limit_select(fake_big9):
 
 
 def test_build_replay_layout_and_gold(fake_big9):
-    net = build_replay(load_msv_big9(fake_big9), index="html")
+    net = build_replay(fake_big9, index="html")
     assert [s.name for s in net.sites] == ["forbes_com", "yahoo_com"]
     assert net.start_paths == {"forbes_com": {"y2005": ["/y2005/"]}, "yahoo_com": {"y2009": ["/y2009/"]}}
     forbes = net.sites[0].resources
@@ -75,7 +88,7 @@ def test_build_replay_layout_and_gold(fake_big9):
 
 
 def test_served_over_loopback_with_sitemap_start(fake_big9):
-    net = build_replay(load_msv_big9(fake_big9))
+    net = build_replay(fake_big9)
     assert net.start_paths["forbes_com"] == {"y2005": ["/y2005/sitemap.xml"]}
     with LocalSites(net.sites) as served:
         net.bind(served.base_urls)
@@ -107,4 +120,4 @@ def test_render_sites_toml_quotes_odd_keys():
 
 def test_unknown_index_kind(fake_big9):
     with pytest.raises(ValueError):
-        build_replay(load_msv_big9(fake_big9), index="rss")
+        build_replay(fake_big9, index="rss")

@@ -214,6 +214,7 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
     scores, owners, best = _cluster_scores(blocks)
     top = max(scores.values(), default=1.0) or 1.0
     best_nodes = set(best[0].iter()) if best else set()
+    shallow = [_shallow(b) for b in blocks] + [_shallow(None)]  # index -1 and n both give the empty block
     rows = []
     for i, b in enumerate(blocks):
         ws = words(b.text)
@@ -221,7 +222,7 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
         nw = max(1, len(ws))
         parent = paras[i]
         rows.append([
-            *_shallow(b), *_shallow(blocks[i - 1] if i else None), *_shallow(blocks[i + 1] if i + 1 < n else None),
+            *shallow[i], *shallow[i - 1 if i else -1], *shallow[i + 1 if i + 1 < n else -1],
             b.text.count(",") / nw, sum(ch.isdigit() for ch in b.text) / max(1, len(b.text)), math.log1p(len(b.text)),
             float(dynamic[i]), *decisions[i],
             *cache.features(b.container),
@@ -234,3 +235,59 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
             *_near(blocks, i - 2), *_near(blocks, i + 2),
         ])
     return rows
+
+
+CONTEXT_FEATURE_NAMES = (
+    "p_prev2", "p_prev1", "p_self", "p_next1", "p_next2",
+    "p_parent_mean", "p_grand_mean", "p_page_mean", "p_page_max", "p_run_log",
+)
+
+
+def context_groups(blocks: Sequence[TextBlock]) -> list[tuple[int, int]]:
+    """Per block, small integer ids of its paragraph's parent and grandparent (shared id = same element)."""
+    ids: dict[etree._Element, int] = {}
+    out = []
+    for b in blocks:
+        para = paragraph_of(b.container)
+        parent = para.getparent() if para.getparent() is not None else para
+        grand = parent.getparent() if parent.getparent() is not None else parent
+        out.append((ids.setdefault(parent, len(ids)), ids.setdefault(grand, len(ids))))
+    return out
+
+
+def _weighted_means(p: Sequence[float], keys: Sequence[int], weights: Sequence[float]) -> list[float]:
+    num: dict[int, float] = {}
+    den: dict[int, float] = {}
+    for pi, k, w in zip(p, keys, weights):
+        num[k] = num.get(k, 0.0) + pi * w
+        den[k] = den.get(k, 0.0) + w
+    return [num[k] / den[k] if den[k] else 0.0 for k in keys]
+
+
+def _runs(p: Sequence[float], threshold: float = 0.5) -> list[float]:
+    """log(1 + length of the run of same-side blocks (p >= threshold or not) that holds each block)."""
+    out = [0.0] * len(p)
+    start = 0
+    for i in range(1, len(p) + 1):
+        if i == len(p) or (p[i] >= threshold) != (p[start] >= threshold):
+            for j in range(start, i):
+                out[j] = math.log1p(i - start)
+            start = i
+    return out
+
+
+def context_features(p: Sequence[float], groups: Sequence[tuple[int, int]], word_counts: Sequence[int]) -> list[list[float]]:
+    """Second-stage features (:data:`CONTEXT_FEATURE_NAMES`) from first-stage content probabilities
+    ``p`` in [0, 1] of a page's blocks in document order, their :func:`context_groups` and word counts."""
+    n = len(p)
+    if not n:
+        return []
+    weights = [max(1, w) for w in word_counts]
+    parent = _weighted_means(p, [g[0] for g in groups], weights)
+    grand = _weighted_means(p, [g[1] for g in groups], weights)
+    page_mean = sum(pi * w for pi, w in zip(p, weights)) / sum(weights)
+    page_max = max(p)
+    runs = _runs(p)
+    at = lambda i: p[i] if 0 <= i < n else 0.0  # noqa: E731
+    return [[at(i - 2), at(i - 1), p[i], at(i + 1), at(i + 2), parent[i], grand[i], page_mean, page_max, runs[i]]
+            for i in range(n)]

@@ -5,7 +5,10 @@ features; Dragnet and BoilerNet train on labelled blocks): the papers' own decis
 (StaDyNoT dynamic noise, Boilerpipe Algorithms 1 and 2, the ancestor filter) enter as
 features next to DOM context, and a LightGBM model trained on the *tune* half of the shared
 data sets (``scripts/train_block_classifier.py``, split by site: ``pipeline.datasets.split_of``)
-decides per block. The model is a LightGBM text file shipped in ``transforms/models/``.
+decides per block, in two stages: stage 1 scores each block from its features; stage 2 adds
+the stage-1 probabilities of the neighbouring blocks and of the block's DOM cluster
+(:func:`transforms.features.context_features`), a stacked sequence model that smooths
+isolated decisions. Both models are LightGBM text files shipped in ``transforms/models/``.
 
 Raises ``FileNotFoundError`` when the model file is missing and ``ValueError`` when its
 feature names differ from :data:`transforms.features.FEATURE_NAMES`.
@@ -19,38 +22,54 @@ from pathlib import Path
 from typing import Sequence
 
 from transforms.blocks import TextBlock
-from transforms.features import FEATURE_NAMES, PageContext, block_features
+from transforms.features import (
+    CONTEXT_FEATURE_NAMES,
+    FEATURE_NAMES,
+    PageContext,
+    block_features,
+    context_features,
+    context_groups,
+)
 
-DEFAULT_MODEL = Path(__file__).with_name("models") / "block_classifier.txt"
+MODELS = Path(__file__).with_name("models")
+DEFAULT_MODEL = MODELS / "block_classifier.txt"
+DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt"
 
 
 @dataclass(frozen=True)
 class LearnedParams:
-    """model_path: LightGBM model file (None = the shipped one); threshold: content probability in [0, 1]."""
+    """Model files (None = the shipped ones), whether to run stage 2, and the content threshold in [0, 1]."""
 
     model_path: str | None = None
+    context_model_path: str | None = None
+    use_context: bool = True
     threshold: float = 0.5
 
 
-@lru_cache(maxsize=4)
-def load_model(path: str):
+@lru_cache(maxsize=8)
+def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES):
     """Load (once per process) a LightGBM booster and check its feature names."""
     import lightgbm  # imported here: only the learned configuration needs it
 
     if not Path(path).exists():
         raise FileNotFoundError(f"block classifier model not found: {path}")
     booster = lightgbm.Booster(model_file=path)
-    if tuple(booster.feature_name()) != FEATURE_NAMES:
-        raise ValueError(f"{path}: model features differ from transforms.features.FEATURE_NAMES")
+    if tuple(booster.feature_name()) != feature_names:
+        raise ValueError(f"{path}: model features differ from those in transforms.features")
     return booster
 
 
 def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[float]:
-    """Probability in [0, 1] that each block is main content."""
+    """Probability in [0, 1] that each block is main content (stage 2 when ``use_context``, else stage 1)."""
     if not blocks:
         return []
-    booster = load_model(str(params.model_path or DEFAULT_MODEL))
-    return [float(p) for p in booster.predict(block_features(blocks, ctx))]
+    feats = block_features(blocks, ctx)
+    p1 = [float(p) for p in load_model(str(params.model_path or DEFAULT_MODEL)).predict(feats, num_threads=1)]
+    if not params.use_context:
+        return p1
+    stage2 = load_model(str(params.context_model_path or DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
+    ctx_feats = context_features(p1, context_groups(blocks), [b.num_words for b in blocks])
+    return [float(p) for p in stage2.predict([f + c for f, c in zip(feats, ctx_feats)], num_threads=1)]
 
 
 def classify_learned(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[bool]:

@@ -1,75 +1,101 @@
-"""The config-driven news spider: start pages per (site, category), links followed within the site.
+"""The config-driven news spider: start points per (site, category), listings followed, articles stored.
 
-Every request carries ``meta = {"site", "category", "depth"}``; :class:`crawler.warc.WarcWriterMiddleware`
-records the response of each such request. A followed link keeps the category of the page it
-was found on; start URLs of every category are reserved up front, so a section page linked
-from another section is still fetched (and recorded) under its own category.
+Every request carries a :class:`~crawler.items.PageTask` in ``meta["newsclean"]`` and is answered
+by exactly one :class:`~crawler.items.PageOutcome` item (from :meth:`NewsSpider.parse` or
+:meth:`NewsSpider.errback`), which the item pipeline writes to WARC, acknowledges in the crawl
+store and counts in the report.
 
-What is parsed for links:
+What each response leads to (see :mod:`crawler.discovery`):
 
-- HTML responses (Scrapy ``HtmlResponse``) with status 200: ``<a href>`` links, through
-  Scrapy's ``LinkExtractor`` (which skips binary extensions such as ``.png``, ``.pdf``).
-- RSS/Atom feeds and XML sitemaps (an ``XmlResponse``, status 200): ``<item><link>``,
-  ``<entry><link href>``, ``<url><loc>`` and ``<sitemap><loc>``; gzip-compressed sitemap files
-  are not unpacked.
-- Nothing else: images, other non-HTML types and non-200 responses (which are still recorded).
+- a robots.txt start point: its ``Sitemap:`` URLs (role ``sitemap``, same depth);
+- a sitemap index: its child sitemaps (same depth); a urlset (news sitemaps included) or an
+  RSS/Atom feed: its entries, classified by the site's URL patterns, at depth + 1;
+- an HTML listing page (start point or ``listing``): its in-site ``<a href>`` links, classified,
+  at depth + 1, while depth < ``depth_limit``;
+- an HTML article: stored; its links are followed only when the site follows article links
+  (by default, only a site without URL patterns does);
+- anything else (images, PDFs, binary bodies served as HTML): recorded as skipped with its
+  content type, not parsed.
 
-Only links whose host belongs to the *same site's* ``allowed_domains`` are followed. The spider's
-``allowed_domains`` (all sites together) also feeds Scrapy's OffsiteMiddleware, which guards
-redirects. ``LinkExtractor(allow_domains=...)`` is not used for the per-site check because it
-compares the host *with its port* and so rejects every ``host:port`` URL.
+Dedup is the spider's, not Scrapy's (requests are ``dont_filter``): a URL is requested once per
+job (start URLs of every category reserved up front); an article URL the crawl store knows is not
+requested at all (``skipped_known``) unless ``refetch_after_days`` has passed. Only links inside the
+*same site's* ``allowed_domains`` are followed (host compared without its port).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import urlsplit
 
 import scrapy
-from scrapy.http import HtmlResponse, Response, XmlResponse
-from scrapy.linkextractors import LinkExtractor
-from w3lib.url import canonicalize_url
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+)
+from scrapy.http import Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectError, TimeoutError as TxTimeoutError
+from twisted.python.failure import Failure
 
 from crawler.config import SiteConfig, SitesConfig, load_config
-
-_FEED_LINKS_XPATH = (
-    "//item/link/text()"
-    " | //entry/link[not(@rel) or @rel='alternate']/@href"
-    " | //url/loc/text()"
-    " | //sitemap/loc/text()"
+from crawler.discovery import (
+    article_section,
+    category_for,
+    classify_url,
+    content_type,
+    feed_links,
+    html_links,
+    in_site_links,
+    page_kind,
+    robots_sitemaps,
+    sitemap_links,
 )
+from crawler.items import PageOutcome, PageTask
+from crawler.report import CrawlReport
+from crawler.safety import RefusedRequest, is_private_address_failure
+from crawler.state import CrawlState
+from crawler.store import FrontierEntry, canonical_url
+from crawler.warc import CAPTURES_KEY, Capture
+
+#: Page kinds that are followed like listings.
+_INDEX_KINDS = {"robots": "robots", "sitemap": "sitemap", "feed": "feed"}
 
 
-_A_HREF = LinkExtractor(tags=("a",), attrs=("href",))
-
-
-def html_links(response: HtmlResponse) -> list[str]:
-    """Absolute URLs of the ``<a href>`` links of an HTML page (deduplicated, in page order)."""
-    return [link.url for link in _A_HREF.extract_links(response)]
-
-
-def feed_links(response: XmlResponse) -> list[str]:
-    """Absolute URLs listed by an RSS/Atom feed or an XML sitemap (deduplicated, in document order)."""
-    selector = scrapy.Selector(response=response, type="xml")
-    selector.remove_namespaces()
-    urls = (response.urljoin(u.strip()) for u in selector.xpath(_FEED_LINKS_XPATH).getall() if u.strip())
-    return list(dict.fromkeys(urls))
-
-
-def page_links(response: Response, site: SiteConfig) -> list[str]:
-    """The http(s) links of ``response`` that stay within ``site``, without ``#fragment``, deduplicated
-    in page order (empty for non-HTML, non-feed responses)."""
-    if isinstance(response, HtmlResponse):
-        urls = html_links(response)
-    elif isinstance(response, XmlResponse):
-        urls = feed_links(response)
-    else:
-        return []
-    kept = (urldefrag(u).url for u in urls if urlsplit(u).scheme in {"http", "https"} and site.owns_url(u))
-    return list(dict.fromkeys(kept))
+def failure_reason(exc: BaseException, chain: list[str]) -> tuple[str, str]:
+    """``(outcome, reason)`` for a request that ended in ``exc`` after visiting the URLs ``chain`` (the
+    last one is the URL that failed)."""
+    if isinstance(exc, RefusedRequest):
+        return "failed", exc.reason
+    if isinstance(exc, IgnoreRequest):
+        message = str(exc)
+        if "robots.txt" in message:
+            return "skipped", "robots_txt"
+        if "max redirections" in message:
+            return "failed", "redirect_loop" if len(set(chain)) < len(chain) else "max_redirects"
+        return "failed", "ignored"
+    if isinstance(exc, (DownloadTimeoutError, TxTimeoutError)):
+        return "failed", "timeout"
+    if isinstance(exc, DownloadCancelledError):
+        return "failed", "too_large"
+    if is_private_address_failure(exc, urlsplit(chain[-1]).hostname if chain else None):
+        return "failed", "private_address"
+    if isinstance(exc, CannotResolveHostError):
+        return "failed", "dns"
+    if isinstance(exc, (DownloadConnectionRefusedError, ConnectError)):
+        return "failed", "connection"
+    if isinstance(exc, ResponseDataLossError):
+        return "failed", "data_loss"
+    return "failed", f"error:{type(exc).__name__}"
 
 
 class NewsSpider(scrapy.Spider):
@@ -79,9 +105,10 @@ class NewsSpider(scrapy.Spider):
         config: the config, or the path of a ``sites.toml`` (so ``scrapy crawl news -a config=sites.toml``
             works too). Raises ``ValueError`` as :func:`crawler.config.load_config`.
 
-    Limits: links are followed from pages at depth < ``crawl.depth_limit`` (start pages have
+    Limits: links are followed from pages at depth < ``crawl.depth_limit`` (start points have
     depth 0); with ``crawl.max_pages_per_category`` > 0, at most that many requests are issued
-    per (site, category), start pages included (start pages are always issued).
+    per (site, category), start points included (start points are always issued). Without the
+    :class:`~crawler.state.CrawlState` extension (unit tests) there is no store: nothing is known.
     """
 
     name = "news"
@@ -92,35 +119,168 @@ class NewsSpider(scrapy.Spider):
             raise ValueError("NewsSpider needs config= (a SitesConfig or a sites.toml path)")
         self.config = config if isinstance(config, SitesConfig) else load_config(config)
         self.allowed_domains = sorted({d for s in self.config.sites for d in s.allowed_domains})
-        self._seen = {canonicalize_url(url) for _, _, url in self.config.start_points()}
+        self._seen = {canonical_url(url) for _, _, url in self.config.start_points()}
         self._issued: Counter[tuple[str, str]] = Counter()
         self._capped: set[tuple[str, str]] = set()
+        self.crawl_state: CrawlState | None = None
+        self.report = CrawlReport()
+
+    # ----------------------------------------------------------------------------- requests
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
-        """The start requests: every start URL of every category, at depth 0, exempt from the dupe filter
-        (two categories may share a start page)."""
+        """The start requests: every start URL of every category at depth 0 or, when resuming a job,
+        the job's pending requests."""
+        crawler = getattr(self, "crawler", None)
+        self.crawl_state = crawler.get_extension(CrawlState) if crawler is not None else None
+        if self.crawl_state is not None:
+            self.report = self.crawl_state.report
+        for entry in self._start_entries():
+            yield self._request(entry)
+
+    def _start_entries(self) -> list[FrontierEntry]:
+        state = self.crawl_state
+        if state is not None and state.resumed:
+            for url, site, category in state.store.frontier_urls(state.job):
+                self._seen.add(url)
+                self._issued[(site, category)] += 1
+            pending = state.store.pending(state.job)
+            self.logger.info("resuming job %s: %d pending requests", state.job, len(pending))
+            return pending
+        entries = []
         for site, category, url in self.config.start_points():
             self._issued[(site, category)] += 1
-            yield self._request(url, site, category, 0, dont_filter=True)
+            entries.append(FrontierEntry(canonical_url(url), url, site, category, 0, "start"))
+        if state is not None:
+            state.store.add_frontier(state.job, entries)
+        return entries
 
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[scrapy.Request]:
-        """Follow the in-site links of a 200 HTML page or feed, keeping its site and category."""
-        meta = response.meta
-        site, category, depth = meta["site"], meta["category"], int(meta.get("depth", 0))
-        if response.status != 200 or depth >= self.config.crawl.depth_limit:
+    def _request(self, entry: FrontierEntry) -> scrapy.Request:
+        task = PageTask(entry.site, entry.category, entry.depth, entry.role, entry.referrer, entry.url,
+                        uuid.uuid4().hex)
+        self.report.started(entry.site, entry.category)
+        meta = {"newsclean": task, "download_slot": site_slot(entry.site)}
+        return scrapy.Request(entry.request_url, callback=self.parse, errback=self.errback, meta=meta,
+                              dont_filter=True)
+
+    # ---------------------------------------------------------------------------- callbacks
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        """Turn a 2xx response into its :class:`PageOutcome`, then the requests it leads to."""
+        task: PageTask = response.meta["newsclean"]
+        site = self.config.site(task.site)
+        maxsize = self.settings.getint("DOWNLOAD_MAXSIZE") if hasattr(self, "crawler") else 0
+        kind, body = page_kind(response, expect_html=task.role == "article", max_size=maxsize)
+        category, fields = task.category, []
+        if kind in _INDEX_KINDS:
+            page_type, outcome, reason = kind, "listing", None
+            urls = self._index_links(kind, body, response, task, site)
+        elif kind == "html":
+            fields.append(("charset", response.encoding))
+            if task.role == "article":
+                page_type, outcome, reason = "article", "stored", None
+                section = article_section(response) if "meta" in site.category_from else None
+                if section:
+                    fields.append(("article-section", section))
+                category = category_for(response.url, site, task.category, self.config.crawl.fallback_category,
+                                        section)
+                follow = site.follows_article_links
+            else:
+                page_type, outcome, reason, follow = "listing", "listing", None, True
+            urls = self._classified(html_links(response), site) if follow else []
+            urls = [(u, role, task.depth + 1) for u, role in urls] if task.depth < self.config.crawl.depth_limit else []
+        else:
+            ctype = content_type(response) or "none"
+            page_type, outcome, reason, urls = "other", "skipped", f"{'binary' if kind == 'binary' else 'non_html'}:{ctype}", []
+        entries = [e for e in (self._follow(u, role, depth, task, response.url) for u, role, depth in urls) if e]
+        yield self._outcome(task, response.meta, response.url, category, page_type, outcome, reason, entries,
+                            fields)
+        for entry in entries:
+            yield self._request(entry)
+
+    def errback(self, failure: Failure) -> Iterator[PageOutcome]:
+        """Turn a failed request (HTTP error status, refused, timed out, ...) into its :class:`PageOutcome`."""
+        request = failure.request
+        task: PageTask | None = request.meta.get("newsclean")
+        if task is None:
             return
-        for url in page_links(response, self.config.site(site)):
-            request = self._follow(url, site, category, depth + 1)
-            if request is not None:
-                yield request
+        exc = failure.value
+        fields = []
+        if isinstance(exc, HttpError):
+            url = exc.response.url
+            outcome, reason = "failed", f"http_{exc.response.status}"
+            retry_after = request.meta.get("newsclean_retry_after")
+            if retry_after is not None:
+                fields.append(("retry-after", f"{retry_after:g}"))
+        else:
+            url = request.url
+            chain_urls = [*request.meta.get("redirect_urls", []), request.url]
+            outcome, reason = failure_reason(exc, chain_urls)
+            fields.append(("error", f"{type(exc).__name__}: {exc}"))
+            if reason in {"duplicate_in_job", "known_article"}:
+                if not request.meta.get(CAPTURES_KEY):
+                    return  # the same URL is (or was) fetched by another request of this job
+                outcome, reason = "skipped", "redirect_to_known"
+        yield self._outcome(task, request.meta, url, task.category, "other", outcome, reason, [], fields)
 
-    def _follow(self, url: str, site: str, category: str, depth: int) -> scrapy.Request | None:
-        key = canonicalize_url(url)
-        if key in self._seen or self._over_cap(site, category):
+    # ------------------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _outcome(task: PageTask, meta: dict[str, Any], url: str, category: str, page_type: str, outcome: str,
+                 reason: str | None, links: list[FrontierEntry], fields: list[tuple[str, str]]) -> PageOutcome:
+        """The item of one page; ``meta`` is the final request's meta (it holds the captures)."""
+        captures: list[Capture] = list(meta.get(CAPTURES_KEY, []))
+        # The page answers for the URLs that got a response (not a redirect target that was refused).
+        chain = tuple(dict.fromkeys(canonical_url(c.url) for c in captures))
+        return PageOutcome(task=task, url=url, chain=chain,
+                           captures=captures, category=category, page_type=page_type, outcome=outcome,
+                           reason=reason,
+                           fetched_at=captures[-1].started if captures else datetime.now(timezone.utc),
+                           links=links, fields=fields)
+
+    def _index_links(self, kind: str, body: bytes | None, response: Response, task: PageTask,
+                     site: SiteConfig) -> list[tuple[str, str, int]]:
+        """``(url, role, depth)`` of what a robots.txt, sitemap or feed lists."""
+        if kind == "robots":
+            return [(u, "sitemap", task.depth) for u in in_site_links(robots_sitemaps(response), site)]
+        if kind == "sitemap":
+            sitemap_type, urls = sitemap_links(body, response.url)
+            if sitemap_type == "sitemapindex":
+                return [(u, "sitemap", task.depth) for u in in_site_links(urls, site)]
+        else:
+            urls = feed_links(body, response.url, (response.headers.get("Content-Type") or b"").decode("latin-1"))
+        if task.depth >= self.config.crawl.depth_limit:
+            return []
+        return [(u, role, task.depth + 1) for u, role in self._classified(urls, site)]
+
+    @staticmethod
+    def _classified(urls: list[str], site: SiteConfig) -> list[tuple[str, str]]:
+        """The in-site ``urls`` with their role (``listing`` / ``article``); unclassified ones dropped."""
+        out = []
+        for url in in_site_links(urls, site):
+            role = classify_url(url, site)
+            if role is not None:
+                out.append((url, role))
+        return out
+
+    def _follow(self, url: str, role: str, depth: int, parent: PageTask, referrer: str) -> FrontierEntry | None:
+        """The frontier entry for a discovered URL, or ``None`` when it is not requested (seen in this
+        job, a known article, or over ``max_pages_per_category``)."""
+        key = canonical_url(url)
+        if key in self._seen:
+            return None
+        site = self.config.site(parent.site)
+        category = parent.category
+        if role == "article":
+            category = category_for(url, site, parent.category, self.config.crawl.fallback_category)
+            if self.crawl_state is not None and self.crawl_state.is_known_article(key):
+                self._seen.add(key)
+                self.report.skipped_known(parent.site, category)
+                return None
+        if self._over_cap(parent.site, category):
             return None
         self._seen.add(key)
-        self._issued[(site, category)] += 1
-        return self._request(url, site, category, depth)
+        self._issued[(parent.site, category)] += 1
+        return FrontierEntry(key, url, parent.site, category, depth, role, referrer)
 
     def _over_cap(self, site: str, category: str) -> bool:
         cap = self.config.crawl.max_pages_per_category
@@ -131,6 +291,8 @@ class NewsSpider(scrapy.Spider):
             self.logger.info("max_pages_per_category=%d reached for %s/%s", cap, site, category)
         return True
 
-    def _request(self, url: str, site: str, category: str, depth: int, **kwargs: Any) -> scrapy.Request:
-        meta = {"site": site, "category": category, "depth": depth}
-        return scrapy.Request(url, callback=self.parse, meta=meta, **kwargs)
+
+def site_slot(site: str) -> str:
+    """Scrapy download slot of a site's requests: politeness (concurrency, delay, AutoThrottle) is per
+    site, whatever host of the site a request goes to."""
+    return f"site:{site}"

@@ -1,0 +1,224 @@
+"""Discovery: what a response is, which URLs it leads to, what kind of page a URL is, and its category.
+
+Built on Scrapy's and well-kept libraries' parsers rather than hand-written XML walking:
+
+* sitemaps (urlset, sitemap index, news sitemaps, gzip-compressed ``.xml.gz``) with
+  :class:`scrapy.utils.sitemap.Sitemap` and :func:`scrapy.utils.gz.gunzip`, the machinery of
+  Scrapy's ``SitemapSpider`` (:func:`sitemap_body` mirrors its ``_get_sitemap_body``);
+* ``Sitemap:`` lines of robots.txt with :func:`scrapy.utils.sitemap.sitemap_urls_from_robots`;
+* RSS 0.9x/1.0/2.0 and Atom feeds with ``feedparser`` (fed bytes, never a URL: it fetches nothing);
+* HTML ``<a href>`` links with Scrapy's ``LinkExtractor``.
+
+URL classification (:func:`classify_url`) applies a site's ``listing_allow`` / ``listing_deny`` /
+``article_allow`` / ``article_deny`` regexes; categories come from :func:`category_for`.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import feedparser
+import lxml.etree
+from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
+from scrapy.linkextractors import LinkExtractor
+from scrapy.utils.gz import gunzip, gzip_magic_number
+from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+
+from crawler.config import SAFE_NAME, SiteConfig
+
+#: Page kinds :func:`page_kind` tells apart.
+KINDS = ("robots", "sitemap", "feed", "html", "binary", "other")
+
+_A_HREF = LinkExtractor(tags=("a", "area"), attrs=("href",))
+
+
+def content_type(response: Response) -> str:
+    """The response's MIME type, lower-case, without parameters (``""`` when absent)."""
+    value = (response.headers.get("Content-Type") or b"").decode("latin-1")
+    return value.split(";", 1)[0].strip().lower()
+
+
+def looks_binary(body: bytes) -> bool:
+    """Whether ``body`` is binary data rather than text: a NUL byte in its first 8 KiB (the test git and
+    ``file`` use), unless it starts with a UTF-16/32 byte-order mark."""
+    head = body[:8192]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    return b"\x00" in head
+
+
+def sitemap_body(response: Response, max_size: int = 0) -> bytes | None:
+    """The XML of a sitemap or feed response, or ``None`` when it is not XML.
+
+    As Scrapy's ``SitemapSpider``: an ``XmlResponse`` as it is; a gzip body (``sitemap.xml.gz``
+    served as ``application/x-gzip``) unpacked with :func:`scrapy.utils.gz.gunzip`, at most
+    ``max_size`` bytes (0: no limit); a body at a ``.xml`` / ``.xml.gz`` URL as it is.
+    """
+    if isinstance(response, XmlResponse):
+        return response.body
+    if gzip_magic_number(response):
+        try:
+            return gunzip(response.body, max_size=max_size)
+        except Exception:  # noqa: BLE001 (corrupt gzip, or larger than max_size: not a usable sitemap)
+            return None
+    path = urlsplit(response.url).path
+    if path.endswith((".xml", ".xml.gz")):
+        return response.body
+    return None
+
+
+def xml_kind(body: bytes) -> str | None:
+    """``"sitemap"`` for a urlset or sitemap index, ``"feed"`` for RSS/Atom, else ``None``."""
+    try:
+        if Sitemap(body).type in {"urlset", "sitemapindex"}:
+            return "sitemap"
+    except (lxml.etree.XMLSyntaxError, StopIteration, ValueError):
+        pass
+    parsed = feedparser.parse(io.BytesIO(body))
+    return "feed" if parsed.get("version") else None
+
+
+def page_kind(response: Response, *, expect_html: bool, max_size: int = 0) -> tuple[str, bytes | None]:
+    """What ``response`` is (one of :data:`KINDS`) and, for sitemaps and feeds, their XML.
+
+    ``expect_html``: the URL was classified as an article, so XML is not looked for (an XML body
+    there is ``other``). robots.txt is recognised by its path.
+    """
+    if not expect_html:
+        if urlsplit(response.url).path == "/robots.txt":
+            return "robots", None
+        body = sitemap_body(response, max_size)
+        if body is not None:
+            kind = xml_kind(body)
+            if kind:
+                return kind, body
+    if isinstance(response, HtmlResponse):
+        return ("binary" if looks_binary(response.body) else "html"), None
+    return "other", None
+
+
+def html_links(response: HtmlResponse) -> list[str]:
+    """Absolute URLs of the ``<a href>`` / ``<area href>`` links of an HTML page (deduplicated, in page
+    order). ``LinkExtractor`` skips binary extensions (``.png``, ``.pdf``, ...)."""
+    return [link.url for link in _A_HREF.extract_links(response)]
+
+
+def sitemap_links(body: bytes, base_url: str) -> tuple[str, list[str]]:
+    """``(type, urls)`` of a sitemap: ``type`` is ``"sitemapindex"`` (urls are child sitemaps) or
+    ``"urlset"`` (urls are pages; news sitemaps are urlsets too). Relative locations are joined to
+    ``base_url``."""
+    sitemap = Sitemap(body)
+    urls = [_join(base_url, entry["loc"]) for entry in sitemap if entry.get("loc")]
+    return sitemap.type, list(dict.fromkeys(urls))
+
+
+def feed_links(body: bytes, base_url: str, content_type_header: str = "") -> list[str]:
+    """Entry links of an RSS/Atom feed (the ``alternate`` link of each entry), in feed order."""
+    parsed = feedparser.parse(io.BytesIO(body), response_headers={
+        "content-location": base_url, "content-type": content_type_header or "application/xml"})
+    urls = []
+    for entry in parsed.get("entries", []):
+        link = entry.get("link") or next((l.get("href") for l in entry.get("links", []) if l.get("href")), None)
+        if link:
+            urls.append(_join(base_url, link))
+    return list(dict.fromkeys(urls))
+
+
+def robots_sitemaps(response: Response) -> list[str]:
+    """Sitemap URLs announced by a robots.txt response (``Sitemap:`` lines)."""
+    return list(dict.fromkeys(sitemap_urls_from_robots(response.body, base_url=response.url)))
+
+
+def _join(base: str, url: str) -> str:
+    return urldefrag(urljoin(base, url.strip())).url
+
+
+def in_site_links(urls: list[str], site: SiteConfig) -> list[str]:
+    """The http(s) ``urls`` inside ``site``'s domains, without ``#fragment``, deduplicated in order."""
+    kept = (urldefrag(u).url for u in urls if urlsplit(u).scheme in {"http", "https"} and site.owns_url(u))
+    return list(dict.fromkeys(kept))
+
+
+def page_links(response: Response, site: SiteConfig) -> list[str]:
+    """In-site links of an HTML page, or of a feed / sitemap (empty for anything else)."""
+    kind, body = page_kind(response, expect_html=False)
+    if kind == "html":
+        return in_site_links(html_links(response), site)
+    if kind == "feed":
+        return in_site_links(feed_links(body, response.url), site)
+    if kind == "sitemap":
+        return in_site_links(sitemap_links(body, response.url)[1], site)
+    return []
+
+
+# ------------------------------------------------------------------------------- classification
+
+
+def _matches(patterns: tuple[str, ...], url: str) -> bool:
+    return any(re.search(p, url) for p in patterns)
+
+
+def classify_url(url: str, site: SiteConfig) -> str | None:
+    """``"listing"``, ``"article"`` or ``None`` (not followed) for a URL found on a page of ``site``.
+
+    A URL is a listing when it matches a ``listing_allow`` pattern and no ``listing_deny`` one;
+    otherwise an article when it matches no ``article_deny`` pattern and some ``article_allow``
+    pattern (any URL when ``article_allow`` is empty); otherwise it is not followed.
+    """
+    if site.listing_allow and _matches(site.listing_allow, url) and not _matches(site.listing_deny, url):
+        return "listing"
+    if _matches(site.article_deny, url):
+        return None
+    if not site.article_allow or _matches(site.article_allow, url):
+        return "article"
+    return None
+
+
+# ------------------------------------------------------------------------------------ category
+
+
+def slug_name(text: str) -> str:
+    """A category-safe slug of ``text``: lower-case ASCII letters, digits, ``_ . -``; other runs become
+    ``-`` (``"World News"`` -> ``"world-news"``; all non-ASCII -> ``""``)."""
+    return re.sub(r"[^a-z0-9_.]+", "-", text.strip().lower()).strip("-.")
+
+
+def _named(raw: str, site: SiteConfig) -> str | None:
+    aliases = dict(site.category_aliases)
+    for key in (raw.strip().lower(), slug_name(raw)):
+        if key in aliases:
+            return aliases[key]
+    name = slug_name(raw)
+    return name if name and SAFE_NAME.fullmatch(name) else None
+
+
+def article_section(response: Response) -> str | None:
+    """The ``article:section`` meta value of an HTML page (``property`` or ``name`` attribute), or ``None``."""
+    if not isinstance(response, TextResponse):
+        return None
+    value = response.xpath('//meta[@property="article:section" or @name="article:section"]/@content').get()
+    return value.strip() if value and value.strip() else None
+
+
+def category_for(url: str, site: SiteConfig, inherited: str, fallback: str, section: str | None = None) -> str:
+    """The category of an article at ``url`` following ``site.category_from``.
+
+    ``inherited``: the category of the start point that led here (source ``config``); ``section``:
+    the page's ``article:section`` (source ``meta``; ``None`` before the page is fetched). Raw names
+    go through ``category_aliases`` and are slugified. ``fallback`` when no source tells.
+    """
+    for source in site.category_from:
+        if source == "config":
+            return inherited
+        if source == "url" and site.category_pattern:
+            match = re.search(site.category_pattern, url)
+            name = _named(match.group(1), site) if match and match.group(1) else None
+            if name:
+                return name
+        if source == "meta" and section:
+            name = _named(section, site)
+            if name:
+                return name
+    return fallback

@@ -1,0 +1,114 @@
+"""Item pipeline: write each page's WARC records, acknowledge it in the crawl store, count it.
+
+:class:`ArchivePipeline` receives every :class:`~crawler.items.PageOutcome` the spider yields
+(fetched, skipped or failed pages alike). For a page with at least one HTTP response it writes one
+page group into ``OUT/<site>/<category>/`` (:class:`crawler.warc.WarcFiles`): a response and a
+request record per exchange (redirect hops and retries included), then a ``metadata`` record with
+the crawl facts. Then it acknowledges the page in the store (:meth:`crawler.store.CrawlStore.ack`,
+one transaction, after the records were flushed) and counts it in the crawl report.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+from crawler.items import PageOutcome
+from crawler.state import CrawlState
+from crawler.store import PageRow
+from crawler.warc import PageFacts, RecordFactory, WarcFiles, warcinfo_fields
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+
+class ArchivePipeline:
+    """Scrapy item pipeline for :class:`~crawler.items.PageOutcome` items (other items pass through).
+
+    Settings: ``NEWSCLEAN_WARC_DIR`` (required, else ``NotConfigured``),
+    ``NEWSCLEAN_WARC_MAX_BYTES`` (rotation threshold, bytes), ``USER_AGENT`` and ``ROBOTSTXT_OBEY``
+    (noted in warcinfo). Needs the :class:`~crawler.state.CrawlState` extension.
+    """
+
+    def __init__(self, crawler: Crawler, out_dir: str, max_bytes: int, info: dict[str, str]) -> None:
+        self.crawler = crawler
+        self.out_dir = out_dir
+        self.max_bytes = max_bytes
+        self.info = info
+        self.files: WarcFiles | None = None
+        self.state: CrawlState | None = None
+        self.records = RecordFactory()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ArchivePipeline:
+        """Build from the crawler's settings."""
+        settings = crawler.settings
+        out_dir = settings.get("NEWSCLEAN_WARC_DIR")
+        if not out_dir:
+            raise NotConfigured("NEWSCLEAN_WARC_DIR is not set")
+        info = warcinfo_fields(settings.get("USER_AGENT"), settings.getbool("ROBOTSTXT_OBEY"))
+        return cls(crawler, out_dir, settings.getint("NEWSCLEAN_WARC_MAX_BYTES", 100 * 1024 * 1024), info)
+
+    def open_spider(self) -> None:
+        """Open the WARC outputs (files are created lazily, per site and category)."""
+        self.state = self.crawler.get_extension(CrawlState)
+        if self.state is None:
+            raise NotConfigured("ArchivePipeline needs the crawler.state.CrawlState extension")
+        self.files = WarcFiles(self.out_dir, self.max_bytes, self.info, self.state.store, self.state.job)
+
+    def close_spider(self) -> None:
+        """Close every WARC file."""
+        if self.files is not None:
+            self.files.close()
+
+    def process_item(self, item):
+        """Write, acknowledge and count one page; returns the item."""
+        if not isinstance(item, PageOutcome):
+            return item
+        task, state = item.task, self.state
+        warc_file = offset = digest = acked = None
+        if item.captures:
+            group, response_id = self._write(item)
+            warc_file, acked = group.path, group.end
+            offset = group.offsets[-3]  # the final response record (metadata and request follow it)
+            digest = response_id
+        status = item.captures[-1].status if item.captures else None
+        row = PageRow(urls=tuple(dict.fromkeys((task.key, *item.chain))), site=task.site, category=item.category,
+                      page_type=item.page_type, status=status, fetched_at=item.fetched_at, warc_file=warc_file,
+                      warc_offset=offset, payload_digest=digest, outcome=item.reason or item.outcome)
+        state.store.ack(state.job, row, item.links, warc_file=warc_file, acked_bytes=acked)
+        state.release(row.urls)
+        state.report.add_outcome(task.site, item.category, item.outcome, item.reason,
+                                 [c.status for c in item.captures], sum(len(c.body) for c in item.captures))
+        return item
+
+    def _write(self, item: PageOutcome):
+        """Write the page group; returns ``(WrittenGroup, payload digest of the final response)``."""
+        facts = PageFacts(item.task.site, item.category, item.task.depth, item.page_type, tuple(self._fields(item)))
+        records = []
+        for capture in item.captures:
+            records += self.records.exchange(capture, facts)
+        final = records[-2]
+        final_id = final.rec_headers.get_header("WARC-Record-ID")
+        final_capture = item.captures[-1]
+        records.append(self.records.metadata(final_capture.url, final_capture.started, final_id, facts))
+        group = self.files.write_group(item.task.site, item.category, records)
+        return group, final.rec_headers.get_header("WARC-Payload-Digest")
+
+    @staticmethod
+    def _fields(item: PageOutcome) -> list[tuple[str, str]]:
+        fields = [("role", item.task.role), ("outcome", item.outcome)]
+        if item.reason:
+            fields.append(("reason", item.reason))
+        if item.task.referrer:
+            fields.append(("via", item.task.referrer))
+        if item.task.category != item.category:
+            fields.append(("requested-category", item.task.category))
+        if item.captures and item.url != item.captures[-1].url:  # a redirect that was not followed
+            fields.append(("redirect-to", item.url))
+        if len(item.captures) > 1:
+            fields += [("fetch", f"{c.status} {c.url}") for c in item.captures]
+        fields += item.fields
+        fields.append(("outlinks", str(len(item.links))))
+        return fields

@@ -1,0 +1,272 @@
+"""Unit tests without a reactor: discovery, URL and category rules, config keys, the store, WARC recovery,
+address checks and Retry-After parsing."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
+
+from crawler.config import CategoryConfig, SiteConfig, config_to_toml, load_config, parse_config, with_overrides
+from crawler.discovery import (
+    article_section,
+    category_for,
+    classify_url,
+    feed_links,
+    looks_binary,
+    page_kind,
+    robots_sitemaps,
+    sitemap_links,
+)
+from crawler.politeness import parse_retry_after
+from crawler.safety import PrivateAddressError, PublicOnlyResolver, RefusedRequest, SafetyMiddleware, is_public_address
+from crawler.store import CrawlStore, FrontierEntry, PageRow, canonical_url
+from crawler.warc import complete_members_end, recover_open_files
+from test_crawler import _group, read_warc
+from crawler.warc import RecordFactory, WarcFiles
+
+SITE = SiteConfig("s", ("example.com",), (CategoryConfig("news", ("https://example.com/",)),),
+                  article_allow=(r"/\d{4}/\d\d/",), article_deny=(r"/video/",),
+                  listing_allow=(r"/section/", r"\?page=\d+$"), listing_deny=(r"/section/archive",))
+
+
+@pytest.mark.parametrize(("url", "role"), [
+    ("https://example.com/2024/05/story.html", "article"),
+    ("https://example.com/2024/05/video/clip.html", None),
+    ("https://example.com/section/world", "listing"),
+    ("https://example.com/section/archive", None),
+    ("https://example.com/section/2024/05/x", "listing"),  # a listing pattern wins
+    ("https://example.com/news?page=2", "listing"),
+    ("https://example.com/about", None),
+])
+def test_classify_url_with_allow_and_deny_patterns(url, role):
+    assert classify_url(url, SITE) == role
+
+
+def test_without_patterns_everything_is_an_article_and_article_links_are_followed():
+    plain = SiteConfig("p", ("example.com",), SITE.categories)
+    assert classify_url("https://example.com/anything", plain) == "article"
+    assert plain.follows_article_links and not SITE.follows_article_links
+
+
+def test_category_rules_url_meta_aliases_and_fallback():
+    site = SiteConfig("s", ("example.com",), SITE.categories, category_from=("meta", "url"),
+                      category_pattern=r"^https?://[^/]+/([^/]+)/", category_aliases=(("политика", "politics"),
+                                                                                        ("pol", "politics")))
+    assert category_for("https://example.com/pol/x.html", site, "news", "uncategorized") == "politics"
+    assert category_for("https://example.com/World News/x", site, "news", "uncategorized") == "world-news"
+    assert category_for("https://example.com/x.html", site, "news", "uncategorized") == "uncategorized"
+    assert category_for("https://example.com/x.html", site, "news", "fb", section="Политика") == "politics"
+    assert category_for("https://example.com/x.html", site, "news", "fb", section="Спорт") == "fb"  # no ASCII slug
+    assert category_for("https://example.com/sports/x.html", site, "news", "fb", section="Tech") == "tech"
+    config_first = SiteConfig("s", ("example.com",), SITE.categories)
+    assert category_for("https://example.com/pol/x.html", config_first, "news", "fb") == "news"
+
+
+def test_article_section_meta():
+    html = b'<html><head><meta property="article:section" content=" Business "></head></html>'
+    assert article_section(HtmlResponse("https://example.com/", body=html)) == "Business"
+    assert article_section(HtmlResponse("https://example.com/", body=b"<html></html>")) is None
+
+
+def test_sitemaps_index_gzip_news_and_robots():
+    index = b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>/a.xml</loc></sitemap></sitemapindex>'
+    assert sitemap_links(index, "https://example.com/s.xml") == ("sitemapindex", ["https://example.com/a.xml"])
+    news = (b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:news="http://www.google.com/'
+            b'schemas/sitemap-news/0.9"><url><loc>https://example.com/1</loc><news:news><news:title>T</news:title>'
+            b'</news:news></url></urlset>')
+    response = Response("https://example.com/news.xml.gz", body=gzip.compress(news),
+                        headers={"Content-Type": "application/x-gzip"})
+    kind, body = page_kind(response, expect_html=False)
+    assert kind == "sitemap" and sitemap_links(body, response.url) == ("urlset", ["https://example.com/1"])
+    robots = TextResponse("https://example.com/robots.txt", body=b"User-agent: *\nSitemap: /s1.xml\nsitemap: https://example.com/s2.xml\n")
+    assert page_kind(robots, expect_html=False)[0] == "robots"
+    assert robots_sitemaps(robots) == ["https://example.com/s1.xml", "https://example.com/s2.xml"]
+
+
+def test_feeds_rss_atom_and_kinds():
+    atom = (b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><link rel="alternate" href="/a"/></entry>'
+            b'<entry><link href="https://example.com/b"/></entry></feed>')
+    assert feed_links(atom, "https://example.com/feed") == ["https://example.com/a", "https://example.com/b"]
+    assert page_kind(XmlResponse("https://example.com/feed", body=atom), expect_html=False)[0] == "feed"
+    assert page_kind(XmlResponse("https://example.com/x.xml", body=atom), expect_html=True)[0] == "other"
+    binary = HtmlResponse("https://example.com/b", body=b"GIF89a\x00\x01")
+    assert page_kind(binary, expect_html=True)[0] == "binary"
+    assert not looks_binary("<p>ok</p>".encode("utf-16"))  # a BOM: text
+    png = Response("https://example.com/p", body=b"\x89PNG", headers={"Content-Type": "image/png"})
+    assert page_kind(png, expect_html=True)[0] == "other"
+
+
+def test_new_config_keys_round_trip_and_validate(tmp_path):
+    text = """
+[crawl]
+contact_url = "https://example.org/crawl"
+allow_private_networks = true
+state_db = "state/crawl.sqlite3"
+refetch_after_days = 7
+fallback_category = "misc"
+download_timeout = 5
+retry_times = 2
+max_retry_after = 30
+max_redirects = 3
+
+[[site]]
+name = "s"
+allowed_domains = ["example.com"]
+article_allow = ['/\\d{4}/']
+listing_deny = ["/tag/"]
+follow_article_links = false
+category_from = ["url", "config"]
+category_pattern = '^https?://[^/]+/([a-z]+)/'
+download_delay = 2.5
+concurrent_requests = 1
+[site.category_aliases]
+pol = "politics"
+[site.categories]
+news = ["https://example.com/"]
+"""
+    path = tmp_path / "sites.toml"
+    path.write_text(text, encoding="utf-8")
+    config = load_config(path)
+    assert config.crawl.agent().endswith("(+https://example.org/crawl)")
+    assert config.state_db_path(tmp_path / "out") == tmp_path / "state" / "crawl.sqlite3"
+    site = config.site("s")
+    assert site.category_aliases == (("pol", "politics"),) and site.concurrent_requests == 1
+    path.write_text(config_to_toml(config), encoding="utf-8")
+    again = load_config(path)
+    assert again.crawl == config.crawl and again.sites == config.sites
+    assert with_overrides(config, refetch_after_days=1, allow_private_networks=False).crawl.refetch_after_days == 1.0
+
+
+@pytest.mark.parametrize(("site_keys", "fragment"), [
+    ("article_allow = ['(']", "invalid regular expression"),
+    ('category_from = ["url"]', "category_pattern: required"),
+    ("category_from = ['url']\ncategory_pattern = 'no-group'", "exactly one group"),
+    ('category_from = ["guess"]', "category_from"),
+    ("follow_article_links = 1", "true or false"),
+])
+def test_bad_site_rules_are_refused(site_keys, fragment):
+    import tomllib
+
+    text = f'[[site]]\nname = "s"\nallowed_domains = ["example.com"]\n{site_keys}\n[site.categories]\nn = ["https://example.com/"]\n'
+    with pytest.raises(ValueError, match=fragment.replace("(", r"\(")):
+        parse_config(tomllib.loads(text))
+
+
+def test_fallback_category_must_be_a_safe_name():
+    with pytest.raises(ValueError, match="safe path segment"):
+        parse_config({"crawl": {"fallback_category": "../x"}, "site": [
+            {"name": "s", "allowed_domains": ["example.com"], "categories": {"c": ["https://example.com/"]}}]})
+
+
+def test_store_known_articles_refetch_window_and_jobs(tmp_path):
+    store = CrawlStore(tmp_path / "s.sqlite3")
+    assert not store.start_job("j1") and store.start_job("j1")
+    url = canonical_url("https://example.com/b?z=1&a=2#frag")
+    assert url == "https://example.com/b?a=2&z=1"
+    week_ago = datetime.now(timezone.utc) - timedelta(days=7)
+    store.ack("j1", PageRow((url,), "s", "c", "article", 200, week_ago, "f.warc.gz", 10, "sha1:X", "stored"),
+              links=[FrontierEntry("https://example.com/n", "https://example.com/n", "s", "c", 1, "article")])
+    assert store.is_known_article(url) and store.is_known_article(url, refetch_after_days=30)
+    assert not store.is_known_article(url, refetch_after_days=3)
+    assert store.done_in_job("j1", url) and not store.done_in_job("j2", url)
+    assert [e.url for e in store.pending("j1")] == ["https://example.com/n"]
+    store.ack("j1", PageRow(("https://example.com/gone",), "s", "c", "other", 404, week_ago, "f", 1, None, "http_404"))
+    assert not store.is_known_article("https://example.com/gone")
+    store.finish_job("j1")
+    assert store.job_finished("j1")
+    store.close()
+    store.close()
+
+
+def test_recovery_cuts_to_the_last_acknowledged_group(tmp_path):
+    store = CrawlStore(tmp_path / "s.sqlite3")
+    files, factory = WarcFiles(tmp_path / "out", 10**9, {"software": "t"}, store, "j"), RecordFactory()
+    first = files.write_group("s", "c", _group(factory, "http://127.0.0.2:1/1.html"))
+    store.ack("j", PageRow(("u1",), "s", "c", "article", 200, datetime.now(timezone.utc), first.path, 0, None,
+                           "stored"), warc_file=first.path, acked_bytes=first.end)
+    second = files.write_group("s", "c", _group(factory, "http://127.0.0.2:1/2.html"))  # never acknowledged
+    files._outputs[("s", "c")]._fh.write(b"\x1f\x8b\x08\x00torn")  # a member cut by the kill
+    files._outputs[("s", "c")]._fh.flush()
+    path = Path(first.path)
+    assert complete_members_end(path)[0] == second.end
+    (done,) = recover_open_files(tmp_path / "out", store)
+    assert done.kept == first.end and done.final and not path.exists()
+    assert [r.type for r in read_warc(Path(done.final))] == ["warcinfo", "response", "request", "metadata"]
+    assert store.page("u1")["warc_file"] == done.final
+    # without a store: cut to the last complete record
+    other = WarcFiles(tmp_path / "o2", 10**9, {"software": "t"})
+    group = other.write_group("s", "c", _group(factory, "http://127.0.0.2:1/3.html"))
+    other._outputs[("s", "c")]._fh.write(b"\x1f\x8b\x08\x00torn")
+    other._outputs[("s", "c")]._fh.flush()
+    (done,) = recover_open_files(tmp_path / "o2")
+    assert done.kept == group.end
+    # a file holding only its warcinfo is removed
+    empty = WarcFiles(tmp_path / "o3", 10**9, {"software": "t"})
+    empty._output("s", "c")._open()
+    (done,) = recover_open_files(tmp_path / "o3")
+    assert done.final is None and not list((tmp_path / "o3").rglob("*.warc.gz*"))
+    store.close()
+
+
+@pytest.mark.parametrize(("address", "public"), [
+    ("8.8.8.8", True), ("2001:4860:4860::8888", True), ("127.0.0.2", False), ("10.1.2.3", False),
+    ("192.168.0.1", False), ("169.254.169.254", False), ("::1", False), ("fe80::1", False),
+    ("::ffff:127.0.0.1", False), ("100.64.0.1", False), ("224.0.0.1", False), ("example.com", False),
+])
+def test_public_addresses(address, public):
+    assert is_public_address(address) is public
+
+
+def test_safety_middleware_refusals():
+    mw = SafetyMiddleware({"a": ["example.com"], "b": ["example.org"]}, allow_private=False)
+    from crawler.items import PageTask
+
+    task = PageTask("a", "c", 0, "start", None, "k", "t")
+    mw.check("https://www.example.com/x", {"newsclean": task})
+    for url, meta, reason in [
+        ("ftp://example.com/x", {"newsclean": task}, "bad_scheme"),
+        ("file:///etc/passwd", {"newsclean": task}, "bad_scheme"),
+        ("https://example.org/x", {"newsclean": task}, "offsite"),
+        ("https://example.org/x", {"newsclean": task, "redirect_urls": ["https://example.com/"]}, "offsite_redirect"),
+    ]:
+        with pytest.raises(RefusedRequest) as info:
+            mw.check(url, meta)
+        assert info.value.reason == reason
+    mw.check("https://example.org/robots.txt", {})  # robots.txt of any configured site
+    private = SafetyMiddleware({"a": ["127.0.0.2"]}, allow_private=False)
+    with pytest.raises(RefusedRequest, match="not a public address"):
+        private.check("http://127.0.0.2:8080/", {"newsclean": task})
+    SafetyMiddleware({"a": ["127.0.0.2"]}, allow_private=True).check("http://127.0.0.2:8080/", {"newsclean": task})
+
+
+def test_resolver_refuses_private_answers():
+    with pytest.raises(PrivateAddressError):
+        PublicOnlyResolver._check_public("127.0.0.1", "localhost")
+    assert PublicOnlyResolver._check_public("93.184.216.34", "example.com") == "93.184.216.34"
+
+
+def test_retry_after_values():
+    now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=timezone.utc)
+    assert parse_retry_after(b"120") == 120.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now=now) == 30.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now=now) == 0.0
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_crawl_flags_of_the_cli_override_the_config(tmp_path):
+    from crawler.run import apply_crawl_options, build_arg_parser
+    from pipeline.cli import build_parser
+
+    config = parse_config({"site": [{"name": "s", "allowed_domains": ["example.com"],
+                                     "categories": {"c": ["https://example.com/"]}}]})
+    for parser, head in ((build_parser(), ["crawl"]), (build_parser(), ["run"]), (build_arg_parser(), [])):
+        args, _ = parser.parse_known_args([*head, "--config", "x", "--out", "o", "--jobdir", "j",
+                                           "--refetch-after", "3", "--allow-private-networks"])
+        crawl = apply_crawl_options(config, args).crawl
+        assert (crawl.refetch_after_days, crawl.allow_private_networks, str(args.jobdir)) == (3.0, True, "j")
+        args, _ = parser.parse_known_args([*head, "--config", "x", "--out", "o"])
+        assert apply_crawl_options(config, args) == config and args.jobdir is None

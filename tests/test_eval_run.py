@@ -1,0 +1,284 @@
+"""``newsclean eval`` (pipeline.eval): grouping and split, bootstrap, snippet metric, peers, report, CLI.
+
+Everything but the last test runs on a tiny synthetic data set built here; the last one scores the
+default chain on a few real msv-big9 groups and skips where ``../shared/data`` is absent.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+import pipeline.eval.runner as runner_mod
+from pipeline.cli import main
+from pipeline.datasets import EvalPage, shared_data_dir, split_of
+from pipeline.eval import report
+from pipeline.eval.command import EvalOptions, render_markdown, resolve_configs, run_eval
+from pipeline.eval.metrics import (
+    SnippetCounts,
+    macro_diff_interval,
+    macro_interval,
+    resample_indices,
+    snippet_counts,
+    snippet_interval,
+    snippet_scores,
+)
+from pipeline.eval.runner import build_tasks, group_pages, neighbour_sample, run_group, select_groups
+from pipeline.eval.systems import (
+    PEERS,
+    PeerSpec,
+    ablations,
+    default_ablation_bases,
+    html_fragment_text,
+    named_configs,
+    resolve_peers,
+)
+from transforms.chain import CONFIGS, ChainConfig
+from transforms.learned import LearnedParams
+
+#: A papers'-chain configuration built here, so these tests do not move when the shipped default does.
+PLAIN = ChainConfig(name="default")
+
+
+def plain_systems(*ids: str):
+    """``default`` (:data:`PLAIN`) and the named ablations of it."""
+    by_id = {s.id: s for s in named_configs({"default": PLAIN}) + ablations(PLAIN)}
+    return [by_id[i] for i in ids]
+
+NAV = "<div id='nav'><a href='/'>Home</a> <a href='/world'>World news</a> <a href='/sport'>Sport pages</a></div>"
+FOOT = "<div class='footer'><p>Copyright Example Media Group, all rights reserved worldwide.</p></div>"
+
+
+def _article(site: str, n: int) -> tuple[bytes, str]:
+    """A templated news page of ``site`` and its gold text (headline + two paragraphs)."""
+    words = " ".join(f"{site}word{n}x{i}" for i in range(40))
+    body = f"Story {n} of {site} begins here. {words}. The end of story {n}, told in full sentences."
+    html = (f"<html><head><title>Story {n}</title></head><body>{NAV}<div class='main'><h1>Story {n} headline</h1>"
+            f"<p>{body}</p><p>Second paragraph of story {n} with more words about {site}.</p></div>{FOOT}</body></html>")
+    gold = f"Story {n} headline\n\n{body}\n\nSecond paragraph of story {n} with more words about {site}."
+    return html.encode("utf-8"), gold
+
+
+def synthetic_sites() -> list[EvalPage]:
+    """2 sites x 2 groups x 3 pages with plain-text gold."""
+    pages = []
+    for site in ("alpha.test", "beta.test"):
+        for year in ("2005", "2009"):
+            for n in range(3):
+                html, gold = _article(site, int(year) + n)
+                pages.append(EvalPage("synthetic-sites", f"{site}/{year}", f"{site}-{year}-{n}.html", html, gold,
+                                      site=site))
+    return pages
+
+
+def synthetic_snippets() -> list[EvalPage]:
+    """3 single pages with snippet gold."""
+    pages = []
+    for n in range(3):
+        html, _ = _article("gamma.test", n)
+        pages.append(EvalPage("synthetic-snippets", f"u{n}", f"p{n}.html", html, None, f"http://g/{n}",
+                              must_contain=(f"Story {n} of gamma.test begins here.", f"Second paragraph of story {n}"),
+                              must_not_contain=("all rights reserved", "Sport pages")))
+    return pages
+
+
+LOADER = {"synthetic-sites": synthetic_sites, "synthetic-snippets": synthetic_snippets}
+
+
+@pytest.fixture()
+def synthetic(monkeypatch):
+    """Treat ``synthetic-sites`` as a per-site (neighbour) data set; register an 'echo' peer (whole page text)."""
+    monkeypatch.setattr(runner_mod, "NEIGHBOUR_SETS", ("synthetic-sites",))
+    monkeypatch.setitem(PEERS, "echo", PeerSpec("echo", "lxml", "lxml", html_fragment_text))
+
+
+# ------------------------------------------------------------------------------- grouping and split
+
+
+def test_grouping_is_deterministic_and_keeps_groups_whole():
+    pages = synthetic_sites()
+    a, b = group_pages(pages), group_pages(list(reversed(pages)))
+    assert list(a) == list(b) == ["alpha.test/2005", "alpha.test/2009", "beta.test/2005", "beta.test/2009"]
+    assert all([p.page_id for p in a[g]] == [p.page_id for p in b[g]] for g in a)
+    tasks = build_tasks("synthetic-sites", pages, plain_systems("default"))
+    assert sorted(t.group for t in tasks) == list(a) and all(len(t.pages) == 3 for t in tasks)
+    assert list(select_groups(a, 2)) == list(select_groups(b, 2)) and len(select_groups(a, 2)) == 2
+
+
+def test_split_is_by_site_so_every_group_falls_on_one_side():
+    pages = synthetic_sites() + synthetic_snippets()
+    for group, members in group_pages(pages).items():
+        assert len({p.split for p in members}) == 1, group
+    assert {p.split for p in pages if p.site == "alpha.test"} == {split_of("synthetic-sites", "alpha.test")}
+    assert split_of("d", "s") == split_of("d", "s") and split_of("d", "s") in ("tune", "test")
+    # Over many sites the hash gives both sides.
+    assert {split_of("d", f"site{i}") for i in range(50)} == {"tune", "test"}
+
+
+def test_neighbour_sample_is_deterministic_and_can_exclude_the_target():
+    group = group_pages(synthetic_sites())["alpha.test/2005"]
+    assert [p.page_id for p in neighbour_sample(group, 2)] == [p.page_id for p in neighbour_sample(group[::-1], 2)]
+    assert len(neighbour_sample(group, 10)) == 3
+    target = group[0]
+    assert all(p.page_id != target.page_id for p in neighbour_sample(group, 10, exclude=target))
+    with pytest.raises(ValueError):
+        neighbour_sample(group, 0)
+
+
+# ---------------------------------------------------------------------------------------- metrics
+
+
+def test_bootstrap_is_deterministic_and_contains_the_mean():
+    rng = np.random.default_rng(7)
+    values = rng.uniform(0.5, 1.0, size=40)
+    idx = resample_indices(len(values), 1000, seed=3)
+    assert idx.shape == (1000, 40) and idx.min() >= 0 and idx.max() < 40
+    assert np.array_equal(idx, resample_indices(40, 1000, seed=3))
+    assert not np.array_equal(idx, resample_indices(40, 1000, seed=4))
+    lo, hi = macro_interval(values, idx)
+    assert lo < values.mean() < hi and hi - lo < 0.2
+    assert (lo, hi) == macro_interval(values, resample_indices(40, 1000, seed=3))
+    assert macro_interval([0.7] * 5, resample_indices(5)) == (0.7, 0.7)
+    dlo, dhi = macro_diff_interval(values, values - 0.1, idx)
+    assert dlo == pytest.approx(0.1) and dhi == pytest.approx(0.1)
+    with pytest.raises(ValueError):
+        resample_indices(0)
+
+
+def test_snippet_metric_hand_computed():
+    text = "Intro.\n  Hello \n world. Foo   bar and more."
+    # "Hello world" matches after whitespace collapsing; "Foo bar" is a must-not-contain that is present.
+    assert snippet_counts(text, ["Hello world", "missing part"], ["Foo bar", "absent"]) == SnippetCounts(1, 1, 1, 1)
+    assert snippet_counts(None, ["a", "b"], ["c"]) == SnippetCounts(0, 2, 0, 1)
+    assert snippet_counts("", ["a"], ["b"]) == SnippetCounts(0, 1, 0, 1)
+    # Micro over pages: tp 1+2, fn 1+0, fp 1+0, tn 1+2 -> P 3/4, R 3/4, F1 6/8, accuracy 6/8.
+    s = snippet_scores([(1, 1, 1, 1), (2, 0, 0, 2)])
+    assert (s.precision, s.recall, s.f1, s.accuracy) == (0.75, 0.75, 0.75, 0.75)
+    # P 2/3 (tp 2, fp 1), R 2/5 (fn 3): F1 = 2*2 / (2*2 + 1 + 3) = 0.5; accuracy (2+4)/10.
+    s = snippet_scores([(2, 3, 1, 4)])
+    assert (s.precision, s.recall, s.f1, s.accuracy) == (pytest.approx(2 / 3), 0.4, 0.5, 0.6)
+    zero = snippet_scores([])
+    assert (zero.precision, zero.recall, zero.f1, zero.accuracy) == (0.0, 0.0, 0.0, 0.0)
+    counts = [(1, 1, 1, 1), (2, 0, 0, 2), (0, 2, 1, 1)]
+    lo, hi = snippet_interval(counts, resample_indices(3, 500, seed=1))
+    assert lo <= snippet_scores(counts).f1 <= hi
+
+
+# ------------------------------------------------------------------------------------------ peers
+
+
+def test_missing_peer_is_skipped_with_a_note():
+    registry = {"ghost": PeerSpec("ghost", "no_such_module_for_newsclean_tests", "ghost", lambda h: ""),
+                "echo": PeerSpec("echo", "lxml", "lxml", lambda h: h)}
+    systems, notes = resolve_peers(["ghost", "echo"], registry)
+    assert [s.id for s in systems] == ["echo"] and systems[0].kind == "peer"
+    assert len(notes) == 1 and "ghost" in notes[0] and "[eval]" in notes[0]
+    opts = EvalOptions(["synthetic-sites"], systems, notes, out=None, csv=None)
+    result = run_eval(opts, loader=lambda n: LOADER[n](), progress=lambda _: None)
+    assert "ghost skipped" in render_markdown(opts, result)
+
+
+def test_ablations_change_one_thing_each():
+    systems = {s.id: s for s in ablations(PLAIN)}
+    assert set(systems) == {"no-static", "no-dynamic", "no-boilerpipe", "no-ancestor", "alg1", "depth1", "depth3",
+                            "depth4", "depth5", "filter1", "filter2", "filter3", "n1", "n3", "n5", "n20"}
+    assert systems["no-static"].config.static is None and systems["no-static"].neighbour_only
+    assert systems["depth4"].config.ancestor.depth == 4 and systems["filter3"].config.link_filter == 3
+    assert systems["alg1"].config.boilerpipe.algorithm == 1 and systems["alg1"].config.ancestor == PLAIN.ancestor
+    assert systems["n5"].neighbours == 5 and systems["n5"].config == PLAIN
+    # Another base: prefixed ids, labels naming it.
+    other = {s.id: s for s in ablations(PLAIN.with_(name="papers"))}
+    assert "papers:depth3" in other and other["papers:depth3"].label == "papers ancestor depth 3"
+    # A learned base: Boilerpipe and ancestor filter are features only, so no rows for them.
+    learned = {s.id for s in ablations(PLAIN.with_(name="ml", learned=LearnedParams()))}
+    assert "ml:no-static" in learned and "ml:n3" in learned
+    assert not any(k.split(":")[1].startswith(("depth", "alg", "no-boilerpipe", "no-ancestor")) for k in learned)
+
+
+def test_config_selection_by_ids_and_groups():
+    bases = default_ablation_bases()
+    assert bases[0] == "default" and all(b in CONFIGS for b in bases)
+    assert [s.id for s in resolve_configs("named")] == [s.id for s in named_configs()] and "default" in CONFIGS
+    chosen = resolve_configs("filters,default", bases=bases)
+    assert chosen[0].id == "default" and all(s.group == "filters" for s in chosen[1:]) and len(chosen) > 1
+    assert resolve_configs("none") == []
+
+
+# ------------------------------------------------------------------------------------- end to end
+
+
+def test_run_report_and_csv_on_synthetic_data(synthetic, tmp_path):
+    systems = plain_systems("default", "no-static", "n1") + resolve_peers(["echo"])[0]
+    opts = EvalOptions(["synthetic-sites", "synthetic-snippets"], systems, resamples=200, out=None, csv=None)
+    result = run_eval(opts, loader=lambda n: LOADER[n](), progress=lambda _: None)
+    sites, snippets = result.runs
+    assert len(sites.results) == 12 * 4 and len(snippets.results) == 3 * 2  # neighbour-only ablations skipped
+    agg = result.agg
+    default = agg.get("synthetic-sites", "all", "default")
+    assert default.pages == 12 and default.f1 > 0.9 and default.ci[0] <= default.f1 <= default.ci[1]
+    echo = agg.get("synthetic-sites", "all", "echo")
+    assert echo.recall == pytest.approx(1.0) and echo.precision < default.precision  # the whole page: nav and footer
+    assert agg.get("synthetic-snippets", "all", "n1") is None
+    snip = agg.get("synthetic-snippets", "all", "default")
+    counts = [r.snippets for r in snippets.results if r.system == "default"]
+    assert snip.accuracy is not None and snip.snippets == 12 and snip.recall == pytest.approx(1.0)
+    assert (snip.precision, snip.f1, snip.accuracy) == (pytest.approx(snippet_scores(counts).precision),
+                                                        pytest.approx(snippet_scores(counts).f1),
+                                                        pytest.approx(snippet_scores(counts).accuracy))
+    assert agg.get("synthetic-snippets", "all", "echo").precision == pytest.approx(0.5)  # finds every must-not too
+    # Deterministic: a second run gives the same scores and intervals.
+    again = run_eval(opts, loader=lambda n: LOADER[n](), progress=lambda _: None).agg
+    assert all(again.scores[k].f1 == s.f1 and again.scores[k].ci == s.ci for k, s in agg.scores.items())
+    md = render_markdown(opts, result)
+    assert "## Summary: F1 per data set (all pages)" in md and "## synthetic-sites" in md and "| echo" in md
+    assert "| default 1 neighbour page" in md and "the target page is part of the sample" in md
+    path = tmp_path / "pages.csv"
+    report.write_csv([r for run in result.runs for r in run.results], path)
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert len(rows) == 54 and list(rows[0]) == list(report.CSV_COLUMNS)
+
+
+def test_exclude_target_learns_from_other_pages(synthetic):
+    pages = synthetic_sites()
+    (task,) = [t for t in build_tasks("synthetic-sites", pages, plain_systems("default"), exclude_target=True)
+               if t.group == "alpha.test/2005"]
+    results = run_group(task)
+    assert len(results) == 3 and all(r.f1 > 0.9 for r in results)
+
+
+def test_cli_usage_errors_and_absent_data(monkeypatch, tmp_path, capsys):
+    assert main(["eval", "--datasets", "nope"]) == 2
+    assert main(["eval", "--configs", "bogus"]) == 2
+    assert main(["eval", "--peers", "nobody"]) == 2
+    assert main(["eval", "extra-arg"]) == 2
+    monkeypatch.setenv("NEWSCLEAN_SHARED", str(tmp_path))
+    monkeypatch.setenv("NEWSCLEAN_DATA", str(tmp_path / "none"))
+    assert main(["eval", "--datasets", "msv-big9", "--quick", "--jobs", "1", "--out", "-", "--csv", "-"]) == 1
+    assert "no shared data" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ real sample
+
+SHARED = shared_data_dir()
+#: Default chain's macro F1 on 4 msv-big9 groups (40 pages); measured 0.979 when set, kept a bit under
+#: while the chain is being tuned: raise it as the chain settles.
+REAL_F1_FLOOR = 0.94
+
+
+@pytest.mark.shared_data
+@pytest.mark.skipif(SHARED is None or not (SHARED / "msv-big9.tar.gz").exists(),
+                    reason="needs ../shared/data/msv-big9.tar.gz beside the repository (or NEWSCLEAN_SHARED); absent here")
+def test_default_chain_on_real_msv_big9_groups():
+    opts = EvalOptions(["msv-big9"], resolve_configs("default"), max_groups=4, resamples=200, jobs=2, out=None, csv=None)
+    result = run_eval(opts, progress=lambda _: None)
+    score = result.agg.get("msv-big9", "all", "default")
+    assert score.pages == 40 and score.errors == 0
+    assert score.f1 >= REAL_F1_FLOOR, render_markdown(opts, result)
+
+
+def test_twin_configs_run_once():
+    configs = {"default": PLAIN, "paper": PLAIN.with_(name="paper"), "other": PLAIN.with_(link_filter=1, name="other")}
+    rows = named_configs(configs)
+    assert [(s.id, s.label) for s in rows] == [("default", "newsclean default (= paper)"), ("other", "newsclean other")]
