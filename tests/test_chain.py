@@ -80,10 +80,16 @@ def test_paper_configuration_also_runs(signature):
     assert "council had voted to approve the new budget" in result.text
 
 
+LINKS_ONLY = "<html><body><ul><li><a href='/a'>a</a></li><li><a href='/b'>b</a></li></ul></body></html>"
+
+
 def test_page_without_article_is_rejected_with_a_reason():
     with pytest.raises(ExtractionError) as err:
-        extract_article("<html><body><ul><li><a href='/a'>a</a></li><li><a href='/b'>b</a></li></ul></body></html>")
-    assert err.value.reason is RejectReason.NO_CONTENT
+        extract_article(LINKS_ONLY, None, HEURISTIC_CONFIG)
+    assert err.value.reason is RejectReason.NO_CONTENT  # Boilerpipe keeps no link-only block
+    with pytest.raises(ExtractionError) as err:
+        extract_article(LINKS_ONLY, None, DEFAULT_CONFIG)
+    assert err.value.reason in (RejectReason.NO_CONTENT, RejectReason.TOO_SHORT)
 
 
 def test_short_extraction_is_rejected_as_too_short():
