@@ -113,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
         description=EVAL_DESCRIPTION, epilog=EVAL_EPILOG)
     add_eval_arguments(evaluate)
     evaluate.set_defaults(subparser=evaluate)
+
+    from pipeline.explain import EXPLAIN_DESCRIPTION, add_explain_arguments
+
+    explain = sub.add_parser(
+        "explain", allow_abbrev=False, help="write an HTML report of what each cleaning stage removed from a page",
+        description=EXPLAIN_DESCRIPTION)
+    add_explain_arguments(explain)
+    explain.set_defaults(subparser=explain)
     return parser
 
 
@@ -245,6 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args, beam_args)
         if args.command == "eval":
             return cmd_eval(args, argv)
+        if args.command == "explain":
+            from pipeline.explain import cmd_explain
+
+            return cmd_explain(args)
         return cmd_demo(args, beam_args)
     except UsageError as exc:
         getattr(args, "subparser", parser).print_usage(sys.stderr)

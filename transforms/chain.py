@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Callable
 
 from lxml import etree
 import lxml.html
@@ -122,9 +123,12 @@ class PreparedPage:
     non_informative: int
 
 
-def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: ChainConfig) -> PreparedPage:
+def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: ChainConfig,
+                   on_marked: Callable[[etree._Element], None] | None = None) -> PreparedPage:
     """Parse, read metadata, link filter, mark and remove noise, build text blocks.
 
+    ``on_marked`` is called with the tree once noise is marked and before anything is removed
+    (``newsclean explain`` takes its snapshot there).
     Raises :class:`ExtractionError` (``EMPTY_BODY``/``PARSE_ERROR``) for input lxml cannot use.
     """
     root = parse_html(html)
@@ -133,6 +137,8 @@ def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: Ch
     if signature and config.static:
         mark_static_noise(root, signature, config.static)
     dynamic_marked = mark_dynamic_noise(root, config.dynamic) if config.dynamic else 0
+    if on_marked is not None:
+        on_marked(root)
     removed = remove_noise(root, (STATIC,) if config.learned else (DYNAMIC, STATIC))
     non_informative = remove_non_informative(root, config.post)
     blocks = extract_blocks(root, config.blocks)

@@ -12,7 +12,8 @@ from typing import Iterator
 
 from lxml import etree
 
-NOISE_ATTR = "data-newsclean-noise"
+OWN_ATTR_PREFIX = "data-newsclean-"  # every attribute newsclean adds to a tree starts with this
+NOISE_ATTR = OWN_ATTR_PREFIX + "noise"
 STATIC = "static"
 DYNAMIC = "dynamic"
 

@@ -11,7 +11,8 @@ Decisions the paper leaves open, fixed here:
   collapsed), not its subtree's text: a subtree key would make every container with a shared
   header static. A node with no own text gives no key, so a text-less container can never be
   static noise (DESIGN.md).
-- Attributes are all of the node's attributes, sorted by name, as ``name=value``.
+- Attributes are all of the node's attributes, sorted by name, as ``name=value``, except
+  newsclean's own marks (``data-newsclean-*``), which a stage may have added meanwhile.
 - Fewer than :attr:`StaticNoiseParams.min_pages` neighbour pages give an empty signature:
   with one page every node would be "on all neighbour pages".
 - A node embedded in running text is not static noise: when its parent has own text that is
@@ -31,7 +32,7 @@ from typing import Iterable
 
 from lxml import etree
 
-from transforms.marks import STATIC, iter_elements, mark, own_text
+from transforms.marks import OWN_ATTR_PREFIX, STATIC, iter_elements, mark, own_text
 from transforms.parse import parse_html
 
 
@@ -74,7 +75,7 @@ def node_key(el: etree._Element) -> str | None:
     text = own_text(el)
     if not text:
         return None
-    attrs = ";".join(f"{k}={v}" for k, v in sorted(el.attrib.items()))
+    attrs = ";".join(f"{k}={v}" for k, v in sorted(el.attrib.items()) if not k.startswith(OWN_ATTR_PREFIX))
     return f"{el.tag}:{attrs}:{text}"
 
 

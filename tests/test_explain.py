@@ -1,0 +1,54 @@
+"""newsclean explain: each stage's removals labelled over the page's own text."""
+
+import lxml.html
+
+from pipeline.cli import main
+from transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, learn_static_noise
+from transforms.explain import LABELS, explain_page
+
+from test_chain import PAGES
+
+
+def labelled(report_html: str) -> dict[str, str]:
+    doc = lxml.html.document_fromstring(report_html)
+    out: dict[str, str] = {}
+    for span in doc.find_class("nc-page")[0].iter("span"):
+        label = span.get("class", "").removeprefix("nc-")
+        out[label] = out.get(label, "") + " " + (span.text or "")
+    return out
+
+
+def test_each_stage_is_labelled_on_the_page_text():
+    signature = learn_static_noise([html for html, _ in PAGES[1:]])
+    report = explain_page(PAGES[0][0], signature, HEURISTIC_CONFIG)
+    spans = labelled(report.html)
+    assert "Home" in spans["static"] and "Copyright 2013" in spans["static"]
+    assert "Another headline 0 1" in spans["dynamic"]
+    assert "council had voted to approve the new budget" in spans["kept"]
+    assert "council had voted" not in spans.get("static", "") + spans.get("dynamic", "")
+    assert report.words["kept"] > 50 and set(report.words) == set(LABELS)
+
+
+def test_report_is_self_contained_and_inert():
+    report = explain_page(PAGES[0][0], None, DEFAULT_CONFIG)
+    assert "<script" not in report.html and "href=" not in report.html
+    assert "tracking" not in report.html  # script text is not shown as page text
+    assert "council had voted" in labelled(report.html)["kept"]
+
+
+def test_cli_writes_the_report(tmp_path, capsys):
+    page = tmp_path / "page.html"
+    page.write_text(PAGES[0][0], encoding="utf-8")
+    neighbours = tmp_path / "site"
+    neighbours.mkdir()
+    for i, (html, _) in enumerate(PAGES[1:]):
+        (neighbours / f"n{i}.html").write_text(html, encoding="utf-8")
+    assert main(["explain", str(page), "--neighbours", str(neighbours), "--chain", "heuristic"]) == 0
+    out = tmp_path / "page.html.explain.html"
+    assert "nc-static" in out.read_text(encoding="utf-8")
+    assert "learnt from 5 neighbour pages" in capsys.readouterr().out
+
+
+def test_cli_missing_page_is_a_one_line_error(tmp_path, capsys):
+    assert main(["explain", str(tmp_path / "nope.html")]) == 1
+    assert "cannot read" in capsys.readouterr().err
