@@ -223,8 +223,9 @@ def learn_signature(key: tuple[str, str], sample: list[tuple[str, bytes, str | N
     return key, signature
 
 
-class LearnSignatureFn(beam.DoFn):
-    """``((site, category), [sampled entries])`` -> ``((site, category), signature | None)``."""
+class _ChainFn(beam.DoFn):
+    """Base for DoFns that run the chain: holds the chain's name (it pickles), and resolves the
+    configuration object in ``setup`` on the worker."""
 
     def __init__(self, chain: str):
         super().__init__()
@@ -235,6 +236,10 @@ class LearnSignatureFn(beam.DoFn):
         from pipeline.options import resolve_chain_config
 
         self._config = resolve_chain_config(self.chain)
+
+
+class LearnSignatureFn(_ChainFn):
+    """``((site, category), [sampled entries])`` -> ``((site, category), signature | None)``."""
 
     def process(self, kv):
         yield learn_signature(kv[0], kv[1], self._config)
@@ -343,21 +348,8 @@ def clean_page(page: Page, signature, config) -> Article | Reject:
         return make_reject(page, stage, RejectReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
 
-class CleanPageFn(_RejectCountingFn):
-    """``Page`` (+ side input ``{(site, category): signature}``) -> Article or reject (``REJECTS_TAG``).
-
-    Holds the chain name, not the config object, and resolves it in ``setup`` on the worker.
-    """
-
-    def __init__(self, chain: str):
-        super().__init__()
-        self.chain = chain
-        self._config = None
-
-    def setup(self):
-        from pipeline.options import resolve_chain_config
-
-        self._config = resolve_chain_config(self.chain)
+class CleanPageFn(_ChainFn, _RejectCountingFn):
+    """``Page`` (+ side input ``{(site, category): signature}``) -> Article or reject (``REJECTS_TAG``)."""
 
     def process(self, page: Page, signatures):
         out = clean_page(page, signatures.get(site_key(page)), self._config)

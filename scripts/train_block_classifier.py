@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import re
 import sys
 import time
-import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from multiprocessing import Pool
@@ -32,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pipeline.datasets import EvalPage, load  # noqa: E402
+from pipeline.evaluation import tokens  # noqa: E402  (the scoring tokens: labels match the metric)
 from transforms.chain import LEARNED_CONFIG, prepare_blocks  # noqa: E402
 from transforms.errors import ExtractionError  # noqa: E402
 from transforms.features import (  # noqa: E402
@@ -54,13 +53,6 @@ PARAMS = dict(objective="binary", learning_rate=0.05, num_leaves=31, min_data_in
               feature_fraction=0.8, bagging_fraction=0.8, bagging_freq=1, lambda_l2=1.0,
               seed=13, deterministic=True, num_threads=2, verbose=-1)
 SNIPPET_PAGE_WEIGHT = 1.0  # a snippet page weighs as much as a full-text page (3.0 measured no better)
-_TOKEN = re.compile(r"\w+")
-
-
-def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(unicodedata.normalize("NFC", text).lower())
-
-
 class Gold:
     """Gold text indexed for block labelling: trigram set and the space-joined token sequence."""
 
