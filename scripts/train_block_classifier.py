@@ -9,8 +9,13 @@ pages whose site falls in the ``tune`` split (``pipeline.datasets.split_of``) ar
 
 Blocks come from the ``learned`` chain configuration up to classification (static noise learnt
 from up to 10 neighbour pages of the same group, as in the pipeline). A block's label is 1 when
-most of it is in the gold text: at least half of its word trigrams occur in the gold, or, for
-blocks under 4 tokens, its token sequence occurs in the gold. Each block is weighted by its share
+at least half of its tokens are matched by an in-order alignment (difflib) of the page's tokens
+with the gold tokens. (An earlier rule, "half of its word trigrams occur anywhere in the gold",
+gave test-half F1 0.984 / 0.931 / 0.930 / 0.924 / 0.868 / 0.919 on msv-big9 / dragnet /
+cleanportaleval / cleaneval / readability / trafilatura-eval; alignment gives 0.986 / 0.937 /
+0.926 / 0.925 / 0.871 / 0.928: short boilerplate such as "Filed under" is no longer labelled
+content because its words occur somewhere in the article. Soft labels, the matched fraction with
+a cross-entropy objective, measured no better.) Each block is weighted by its share
 of the page's words, so that every page weighs the same, as in the macro-averaged metric.
 Requires lightgbm (the ``[train]`` extra). Prints the tune/test block accuracy.
 """
@@ -18,6 +23,7 @@ Requires lightgbm (the ``[train]`` extra). Prints the tune/test block accuracy.
 from __future__ import annotations
 
 import argparse
+import difflib
 import hashlib
 import sys
 import time
@@ -53,24 +59,6 @@ PARAMS = dict(objective="binary", learning_rate=0.05, num_leaves=31, min_data_in
               feature_fraction=0.8, bagging_fraction=0.8, bagging_freq=1, lambda_l2=1.0,
               seed=13, deterministic=True, num_threads=2, verbose=-1)
 SNIPPET_PAGE_WEIGHT = 1.0  # a snippet page weighs as much as a full-text page (3.0 measured no better)
-class Gold:
-    """Gold text indexed for block labelling: trigram set and the space-joined token sequence."""
-
-    def __init__(self, text: str):
-        toks = tokens(text)
-        self.trigrams = set(zip(toks, toks[1:], toks[2:]))
-        self.joined = " " + " ".join(toks) + " "
-
-    def label(self, text: str) -> int:
-        toks = tokens(text)
-        if not toks:
-            return 0
-        if len(toks) < 4:
-            return int(" " + " ".join(toks) + " " in self.joined)
-        tri = list(zip(toks, toks[1:], toks[2:]))
-        return int(sum(t in self.trigrams for t in tri) / len(tri) >= 0.5)
-
-
 def page_blocks(html: str, signature):
     """Blocks and features of one page exactly as the learned chain sees them."""
     page = prepare_blocks(html, signature, LEARNED_CONFIG)
@@ -117,11 +105,28 @@ def group_rows(pages: list[EvalPage]) -> list[PageRows]:
     return out
 
 
+def aligned_labels(blocks, gold_text: str) -> list[int]:
+    """1 for blocks whose tokens are mostly matched by an in-order alignment of the page's tokens
+    with the gold tokens (difflib, no junk heuristic); a short block's words elsewhere in the gold
+    do not count, only where the alignment puts them."""
+    page_tokens, owner = [], []
+    for i, b in enumerate(blocks):
+        toks = tokens(b.text)
+        page_tokens += toks
+        owner += [i] * len(toks)
+    matched = [0] * len(blocks)
+    sm = difflib.SequenceMatcher(None, page_tokens, tokens(gold_text), autojunk=False)
+    for a, _, size in sm.get_matching_blocks():
+        for k in range(a, a + size):
+            matched[owner[k]] += 1
+    return [int(m > 0 and m >= 0.5 * len(tokens(b.text))) for b, m in zip(blocks, matched)]
+
+
 def text_gold_rows(page: EvalPage, blocks):
     """(label, weight) for every block against full-text gold, weighted by its share of the page's words."""
-    gold = Gold(page.gold)
+    labels = aligned_labels(blocks, page.gold)
     total = sum(b.num_words for b in blocks) or 1
-    return [(gold.label(b.text), b.num_words / total) for b in blocks]
+    return [(y, b.num_words / total) for y, b in zip(labels, blocks)]
 
 
 def _touches(block_text: str, snippet: str) -> bool:

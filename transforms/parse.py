@@ -10,6 +10,11 @@ BOM first as browsers do, since a BOM cannot be there by accident.)
 Parsing uses lxml.html after a repair step: every ``</body>`` and ``</html>`` end tag is dropped
 first, because libxml2 stops keeping content after a stray ``</html>`` that some real pages
 carry in the middle of the document (issue #3, "Known traps"); the parser closes both at EOF.
+Compared on the 2,111 decodable pages of ``../shared/data``: plain ``lxml.html`` keeps less than
+70 % of the repaired parse's text on 6 pages (0.28 %), the repaired parse loses none.
+html5-parser (an HTML5-conformant parser) would avoid the trap too, but its wheels link their own
+libxml2, which refuses to load beside lxml's wheels (``different versions of libxml2``) unless
+lxml is built from source: the repair step keeps the install to plain wheels.
 """
 
 from __future__ import annotations
