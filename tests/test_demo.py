@@ -17,7 +17,7 @@ from crawler.localsite import LocalSites
 from pipeline.evaluation import tokens
 
 REPO = Path(__file__).resolve().parents[1]
-#: Floor for the demo's overall macro F1 (seed 0): measured 0.967 with the papers' chain and about
+#: Floor for the demo's overall macro F1 (seed 0): measured 0.967 with the papers' chain and
 #: 0.968 with the learned default; the synthetic sites are unlike its training data.
 DEMO_F1_FLOOR = 0.88
 
