@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import gzip
 import hashlib
 import sys
 import time
@@ -214,14 +215,24 @@ def accuracy(probs, pages) -> float:
     return hits / total if total else 0.0
 
 
+def save(booster, path: Path) -> None:
+    """Write the LightGBM text model, gzipped when ``path`` ends in ``.gz`` (fixed mtime: same bytes each run)."""
+    text = booster.model_to_string()
+    if path.suffix == ".gz":
+        with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+            fh.write(text.encode("utf-8"))
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
 def train(pages: list[PageRows], out: Path, context_out: Path) -> None:
     tune = [p for p in pages if p.split == "tune"]
     test = [p for p in pages if p.split == "test"]
     stage1 = _fit(tune, FEATURE_NAMES)
     stage2 = _fit(tune, FEATURE_NAMES + CONTEXT_FEATURE_NAMES, _context(tune, out_of_fold(tune)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    stage1.save_model(str(out))
-    stage2.save_model(str(context_out))
+    save(stage1, out)
+    save(stage2, context_out)
     if test:
         p1 = _predict(stage1, test)
         p2 = _predict(stage2, test, _context(test, p1))

@@ -8,7 +8,7 @@ data sets (``scripts/train_block_classifier.py``, split by site: ``pipeline.data
 decides per block, in two stages: stage 1 scores each block from its features; stage 2 adds
 the stage-1 probabilities of the neighbouring blocks and of the block's DOM cluster
 (:func:`transforms.features.context_features`), a stacked sequence model that smooths
-isolated decisions. Both models are LightGBM text files shipped in ``transforms/models/``.
+isolated decisions. Both models are gzipped LightGBM text files shipped in ``transforms/models/``.
 
 Raises ``FileNotFoundError`` when the model file is missing and ``ValueError`` when its
 feature names differ from :data:`transforms.features.FEATURE_NAMES`.
@@ -16,6 +16,7 @@ feature names differ from :data:`transforms.features.FEATURE_NAMES`.
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,8 +33,8 @@ from transforms.features import (
 )
 
 MODELS = Path(__file__).with_name("models")
-DEFAULT_MODEL = MODELS / "block_classifier.txt"
-DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt"
+DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
+DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt.gz"
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,17 @@ class LearnedParams:
 
 @lru_cache(maxsize=8)
 def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES):
-    """Load (once per process) a LightGBM booster and check its feature names."""
+    """Load (once per process) a LightGBM booster from a text model file (``.gz`` read through gzip)
+    and check its feature names."""
     import lightgbm  # imported here: only the learned configuration needs it
 
     if not Path(path).exists():
         raise FileNotFoundError(f"block classifier model not found: {path}")
-    booster = lightgbm.Booster(model_file=path)
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            booster = lightgbm.Booster(model_str=fh.read())
+    else:
+        booster = lightgbm.Booster(model_file=path)
     if tuple(booster.feature_name()) != feature_names:
         raise ValueError(f"{path}: model features differ from those in transforms.features")
     return booster
