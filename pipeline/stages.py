@@ -137,15 +137,22 @@ def looks_like_html(body: bytes) -> bool:
     return any(tag in head for tag in (b"<!doctype html", b"<html", b"<head", b"<body"))
 
 
+NOT_ARTICLE_PAGE_TYPES = frozenset({"listing", "feed", "sitemap", "robots"})
+
+
 def classify_response(page: Page) -> tuple[RejectReason, str] | None:
     """Why ``page`` cannot be an article before any parsing, or None when it may be one.
 
-    Checked in this order: HTTP status other than 200 (``http_status``), a ``Content-Type`` that
-    is not HTML (``not_html``; a missing one is accepted when the body sniffs as HTML), and a
-    body of zero bytes or only whitespace (``empty_body``).
+    Checked in this order: HTTP status other than 200 (``http_status``), a page the crawler
+    recorded as a listing page, feed, sitemap or robots.txt (``not_article``, from its
+    ``WARC-Newsclean-Page-Type``; records without the header, e.g. from other crawlers, and type
+    ``other`` go on to the next checks), a ``Content-Type`` that is not HTML (``not_html``; a missing one is
+    accepted when the body sniffs as HTML), and a body of zero bytes or only whitespace (``empty_body``).
     """
     if page.status != 200:
         return RejectReason.HTTP_STATUS, f"HTTP status {page.status}"
+    if page.page_type in NOT_ARTICLE_PAGE_TYPES:
+        return RejectReason.NOT_ARTICLE, f"the crawler recorded a {page.page_type} page"
     if page.content_type and page.content_type not in HTML_TYPES:
         return RejectReason.NOT_HTML, f"Content-Type {page.content_type}"
     if not page.html.strip():

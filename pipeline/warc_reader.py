@@ -46,6 +46,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 SITE_HEADER = "WARC-Newsclean-Site"
 CATEGORY_HEADER = "WARC-Newsclean-Category"
+PAGE_TYPE_HEADER = "WARC-Newsclean-Page-Type"
 UNKNOWN = "unknown"
 
 #: Largest body accepted after removing Content-Encoding, in bytes (guards against decompression bombs).
@@ -274,6 +275,7 @@ def record_to_page(record, path: str, default_site: str, default_category: str) 
         charset=charset,
         html=body,
         provenance=prov,
+        page_type=(headers.get(PAGE_TYPE_HEADER) or "").strip().lower() or None,
     )
 
 

@@ -29,6 +29,7 @@ class RejectReason(str, enum.Enum):
     """Closed set of reasons a WARC response record does not become an article."""
 
     HTTP_STATUS = "http_status"  # status other than 200 (404, 500, redirects kept as records)
+    NOT_ARTICLE = "not_article"  # the crawler recorded a listing page, feed, sitemap or robots.txt
     NOT_HTML = "not_html"  # Content-Type is not an HTML type
     EMPTY_BODY = "empty_body"  # zero bytes (or only whitespace) of payload
     DECODE_ERROR = "decode_error"  # payload or Content-Encoding could not be decoded
@@ -69,6 +70,7 @@ class Page:
     charset: str | None
     html: bytes
     provenance: Provenance
+    page_type: str | None = None  # WARC-Newsclean-Page-Type: article, listing, feed, sitemap, robots, other
 
 
 @dataclass(frozen=True)

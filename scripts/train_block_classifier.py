@@ -216,10 +216,10 @@ def accuracy(probs, pages) -> float:
 
 
 def save(booster, path: Path) -> None:
-    """Write the LightGBM text model, gzipped when ``path`` ends in ``.gz`` (fixed mtime: same bytes each run)."""
+    """Write the LightGBM text model, gzipped when ``path`` ends in ``.gz`` (no name, fixed mtime: same bytes each run)."""
     text = booster.model_to_string()
     if path.suffix == ".gz":
-        with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+        with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
             fh.write(text.encode("utf-8"))
     else:
         path.write_text(text, encoding="utf-8")

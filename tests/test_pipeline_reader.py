@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import uuid
 import zlib
@@ -209,14 +210,18 @@ def test_parse_helpers():
     assert site_category_from_path("x.warc.gz") == ("unknown", "unknown")
 
 
-def _page(url="http://a.test/1", status=200, content_type="text/html", html=HTML, fetched=12) -> Page:
+def _page(url="http://a.test/1", status=200, content_type="text/html", html=HTML, fetched=12, page_type=None) -> Page:
     return Page(url=url, site="a", category="c", fetched_at=datetime(2024, 1, 1, fetched, tzinfo=timezone.utc),
                 status=status, content_type=content_type, charset=None, html=html,
-                provenance=Provenance("/w/f.warc.gz", "<urn:uuid:1>", 0))
+                provenance=Provenance("/w/f.warc.gz", "<urn:uuid:1>", 0), page_type=page_type)
 
 
 def test_classify_response():
     assert classify_response(_page()) is None
+    assert classify_response(_page(page_type="article")) is None
+    assert classify_response(_page(page_type="listing"))[0].value == "not_article"
+    assert classify_response(_page(page_type="feed"))[0].value == "not_article"
+    assert classify_response(_page(page_type="other", content_type="image/png"))[0].value == "not_html"
     assert classify_response(_page(status=404))[0].value == "http_status"
     assert classify_response(_page(content_type="image/png"))[0].value == "not_html"
     assert classify_response(_page(html=b" \n "))[0].value == "empty_body"
@@ -293,3 +298,20 @@ def test_prepare_output_removes_only_earlier_outputs(tmp_path):
     prepare_output(str(tmp_path))
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert left == ["notes.txt", "warc/keep.warc.gz"]
+
+
+def test_reader_takes_the_page_type_header(tmp_path):
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    path = tmp_path / "s" / "c" / "f.warc.gz"
+    path.parent.mkdir(parents=True)
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for url, kind in (("http://a.test/", "listing"), ("http://a.test/story", "article")):
+            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+            rec = writer.create_warc_record(url, "response", payload=io.BytesIO(HTML), length=len(HTML),
+                                            http_headers=http, warc_headers_dict={"WARC-Newsclean-Page-Type": kind})
+            writer.write_record(rec)
+    pages = list(iter_warc_file(str(path)))
+    assert [(p.url, p.page_type) for p in pages] == [("http://a.test/", "listing"), ("http://a.test/story", "article")]
