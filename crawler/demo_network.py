@@ -312,6 +312,8 @@ class SiteSpec:
     with_dek: bool
     subheads: bool
     robots: str = "User-agent: *\nAllow: /\n"
+    article_allow: str = ""  # regex of article URLs for sites.toml (the crawl stores only these)
+    listing_allow: str = ""  # regex of listing pages past the first (pagination)
 
 
 @dataclass
@@ -573,14 +575,17 @@ class HarborTemplate(Template):
 SPECS = [
     SiteSpec("ledger", "The Daily Ledger", {"politics": "Politics", "business": "Business"},
              lambda c, slug, d: f"/{c}/{d:%Y/%m/%d}/{slug}.html", lambda c: (f"/{c}/", f"/{c}/index2.html"),
-             LedgerTemplate(), "cp1252", "text/html; charset=iso-8859-1", with_dek=False, subheads=False),
+             LedgerTemplate(), "cp1252", "text/html; charset=iso-8859-1", with_dek=False, subheads=False,
+             article_allow=r"/\d{4}/\d{2}/\d{2}/[^/]+\.html$", listing_allow=r"/index\d+\.html$"),
     SiteSpec("courier", "Metro Courier", {"sports": "Sports", "technology": "Technology"},
              lambda c, slug, d: f"/news/{c}/{slug}-{d:%Y%m%d}", lambda c: (f"/news/{c}/", f"/news/{c}/page/2/"),
-             CourierTemplate(), "utf-8", "text/html; charset=utf-8", with_dek=False, subheads=True),
+             CourierTemplate(), "utf-8", "text/html; charset=utf-8", with_dek=False, subheads=True,
+             article_allow=r"/news/[a-z]+/[a-z0-9-]+-\d{8}$", listing_allow=r"/news/[a-z]+/page/\d+/$"),
     SiteSpec("harbor", "Harbor Post", {"science": "Science", "culture": "Culture"},
              lambda c, slug, d: f"/{c}/{d:%Y/%m}/{slug}/", lambda c: (f"/{c}/", f"/{c}/page-2/"),
              HarborTemplate(), "utf-8", "text/html", with_dek=True, subheads=True,
-             robots="User-agent: *\nDisallow: /search\n"),
+             robots="User-agent: *\nDisallow: /search\n",
+             article_allow=r"/\d{4}/\d{2}/[^/]+/$", listing_allow=r"/[a-z]+/page-\d+/$"),
 ]
 
 
@@ -635,10 +640,11 @@ def build_demo_network(seed: int = 0, articles_per_category: int = 10) -> Served
     page), ``gold[site][path]`` (gold article text) and ``sites_toml(base_urls)`` for the crawl.
     Deterministic: the same arguments give byte-identical pages.
     """
-    sites, start, gold = [], {}, {}
+    sites, start, gold, options = [], {}, {}, {}
     for spec in SPECS:
         site, site_gold = build_site(spec, seed, articles_per_category)
         sites.append(site)
         start[spec.name] = {c: [spec.index_paths(c)[0]] for c in spec.categories}
         gold[spec.name] = site_gold
-    return ServedNetwork(sites, start, gold)
+        options[spec.name] = {"article_allow": [spec.article_allow], "listing_allow": [spec.listing_allow]}
+    return ServedNetwork(sites, start, gold, site_options=options)

@@ -62,20 +62,22 @@ def render_sites_toml(
     base_urls: Mapping[str, str],
     *,
     crawl: Mapping[str, object] | None = None,
+    site_options: Mapping[str, Mapping[str, object]] | None = None,
 ) -> str:
     """``sites.toml`` text (format: ``crawler/config.py``) with one ``[[site]]`` table per site of ``start_paths``.
 
     ``start_paths[site][category]`` lists URL paths (``/politics/``) that are joined to ``base_urls[site]``
     (``http://127.0.0.N:PORT``); ``allowed_domains`` is that base URL's host (no port: Scrapy compares
     hosts). ``crawl`` becomes the ``[crawl]`` table (``depth_limit``, ``autothrottle``, ...), written
-    only when given. Raises KeyError when a site has no base URL, TypeError for values that have no
+    only when given; ``site_options[site]`` adds keys to that site's table (``article_allow``, ...). Raises KeyError when a site has no base URL, TypeError for values that have no
     TOML form here.
     """
     lines = ["[crawl]", *_toml_pairs(crawl)] if crawl else []
     for site, categories in start_paths.items():
         base = base_urls[site].rstrip("/")
         lines += ["", "[[site]]", f"name = {_toml_value(site)}",
-                  f"allowed_domains = {_toml_value([urlsplit(base).hostname])}", "[site.categories]"]
+                  f"allowed_domains = {_toml_value([urlsplit(base).hostname])}",
+                  *_toml_pairs((site_options or {}).get(site)), "[site.categories]"]
         lines += [f"{_toml_key(cat)} = {_toml_value([base + p for p in paths])}" for cat, paths in categories.items()]
     return "\n".join(lines).lstrip("\n") + "\n"
 
@@ -96,12 +98,14 @@ class ServedNetwork:
     URL path of an article page (pages without gold, such as indexes, are not listed).
     ``templated[site][path]``: resources whose body needs the served base URL (sitemaps must list
     absolute URLs); :meth:`bind` adds them to the sites once the ports are known.
+    ``site_options[site]``: extra keys of the site's table in ``sites.toml`` (URL patterns, ...).
     """
 
     sites: list[StaticSite]
     start_paths: dict[str, dict[str, list[str]]]
     gold: dict[str, dict[str, str]] = field(default_factory=dict)
     templated: dict[str, dict[str, Resource]] = field(default_factory=dict)
+    site_options: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def bind(self, base_urls: Mapping[str, str]) -> None:
         """Add the :attr:`templated` resources to the sites with :data:`BASE_PLACEHOLDER` replaced by
@@ -117,7 +121,7 @@ class ServedNetwork:
 
         ``options`` go to :func:`render_sites_toml` (``crawl={...}``: the ``[crawl]`` table).
         """
-        return render_sites_toml(self.start_paths, base_urls, **options)
+        return render_sites_toml(self.start_paths, base_urls, site_options=self.site_options, **options)
 
     def gold_by_url(self, base_urls: Mapping[str, str]) -> dict[str, tuple[str, str]]:
         """Full URL -> ``(site, gold text)`` for every gold page, given the served ``base_urls``."""

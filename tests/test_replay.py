@@ -121,3 +121,15 @@ def test_render_sites_toml_quotes_odd_keys():
 def test_unknown_index_kind(fake_big9):
     with pytest.raises(ValueError):
         build_replay(fake_big9, index="rss")
+
+
+def test_site_options_reach_the_site_tables():
+    from crawler.config import parse_config
+    import tomllib
+
+    from crawler.replay import render_sites_toml
+
+    text = render_sites_toml({"a": {"news": ["/news/"]}}, {"a": "http://127.0.0.2:8000"},
+                             site_options={"a": {"article_allow": [r"/\d{4}/"]}})
+    config = parse_config(tomllib.loads(text))
+    assert config.site("a").article_allow == (r"/\d{4}/",)
