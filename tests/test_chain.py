@@ -104,3 +104,13 @@ def test_stages_can_be_switched_off():
     everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None, min_words=0)
     text = extract_article(html, None, everything).text
     assert "Another headline" in text and "Copyright" in text
+
+
+def test_text_and_title_come_out_in_nfc():
+    # "Cafe" + combining acute (decomposed) and Bengali U+09DC (NFC decomposes it to U+09A1 U+09BC).
+    body = "<p>" + "Cafe\u0301 \u09dc " * 20 + "</p>"
+    html = f"<html><head><title>Cafe\u0301</title></head><body>{body}</body></html>"
+    everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None, min_words=0)
+    out = extract_article(html, None, everything)
+    assert "Caf\u00e9 \u09a1\u09bc" in out.text and "\u0301" not in out.text and "\u09dc" not in out.text
+    assert out.title == "Caf\u00e9"

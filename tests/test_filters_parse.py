@@ -99,6 +99,33 @@ def test_content_after_a_stray_closing_html_tag_is_kept():
     assert root.text_content() == "firstsecondthird"
 
 
+def _body_text(html: str) -> str:
+    return " ".join(parse_html(html).find("body").itertext())
+
+
+def test_unbalanced_noscript_does_not_swallow_the_page():
+    # <noscript> is raw text in an HTML5 browser: the <div> inside never opens, the article shows.
+    html = '<body><noscript><div id="nojs"></noscript><div><p>The article text.</p></div><noscript></div></noscript></body>'
+    root = parse_html(html)
+    assert root.find(".//noscript") is None
+    assert root.xpath("//p")[0].getparent().getparent().tag == "body"
+    assert "The article text." in _body_text(html)
+
+
+def test_noscript_inside_a_script_is_not_a_noscript():
+    html = '<body><script>document.write("<noscript>")</script><p>Kept text.</p><!-- </noscript> --></body>'
+    assert "Kept text." in _body_text(html)
+    assert "<noscript>" in parse_html(html).find(".//script").text
+
+
+def test_page_whose_words_are_mostly_in_noscript_keeps_them():
+    article = " ".join(["word"] * 30)
+    mostly = f"<body><p>Menu</p><noscript><p>{article}</p></noscript></body>"
+    assert article in _body_text(mostly)
+    little = f"<body><p>{article}</p><noscript><p>Enable JavaScript</p></noscript></body>"
+    assert "Enable JavaScript" not in _body_text(little)
+
+
 def test_cp1252_without_declaration_is_detected():
     body = "<html><body><p>Caf\u00e9 \u201cquoted\u201d \u2013 na\u00efve r\u00e9sum\u00e9 " * 20 + "</p></body></html>"
     text, codec = decode_html(body.encode("cp1252"))

@@ -28,3 +28,74 @@ def test_missing_model_is_a_clear_error(tmp_path):
     config = LEARNED_CONFIG.with_(learned=LearnedParams(model_path=str(tmp_path / "none.txt")))
     with pytest.raises(FileNotFoundError, match="none.txt"):
         extract_article("<html><body><p>" + "word " * 50 + "</p></body></html>", None, config)
+
+
+def test_lexicon_log_odds_match_the_naive_bayes_formula():
+    from transforms.lexicon import learn_lexicon
+
+    # 4 boilerplate blocks (label 0) and 2 content blocks (label 1) over sites a, b, c.
+    terms = [frozenset({"subscribe"}), frozenset({"subscribe", "the"}), frozenset({"subscribe"}),
+             frozenset({"menu"}), frozenset({"the", "minister"}), frozenset({"the"})]
+    labels = [0, 0, 0, 0, 1, 1]
+    sites = ["a", "b", "c", "a", "a", "c"]
+    lex = learn_lexicon(terms, labels, sites, min_sites=3)
+    # subscribe: 3 of 4 boilerplate blocks, 0 of 2 content blocks, 3 sites.
+    assert lex["subscribe"] == pytest.approx(math.log(4 / 6) - math.log(1 / 4))
+    # the: 1 of 4 boilerplate, 2 of 2 content: a content cue (negative).
+    assert lex["the"] == pytest.approx(math.log(2 / 6) - math.log(3 / 4)) and lex["the"] < 0
+    assert "menu" not in lex and "minister" not in lex  # one site each: not a cue of the field
+    with pytest.raises(ValueError):
+        learn_lexicon(terms, labels[:-1], sites)
+
+
+def test_lexicon_features_and_terms():
+    from transforms.lexicon import block_terms, lexicon_features
+
+    assert block_terms("Photo: GETTY Images 2020, Ａ") == frozenset({"photo", "getty", "images", "ａ"})
+    assert block_terms("Cafe\u0301") == frozenset({"café"})  # NFC: one word, as composed
+    lex = {"photo": 2.0, "getty": 3.0, "minister": -1.0}
+    assert lexicon_features({"photo", "getty", "unknown"}, lex) == [2.5, 3.0]
+    assert lexicon_features({"unknown"}, lex) == [0.0, 0.0]
+
+
+def test_lexicon_file_round_trip_and_errors(tmp_path):
+    import gzip
+
+    from transforms.lexicon import load_lexicon, save_lexicon
+
+    path = tmp_path / "lex.tsv.gz"
+    save_lexicon({"zeta": -0.5, "alpha": 1.23456}, path)
+    assert gzip.open(path, "rt", encoding="utf-8").read() == "alpha\t1.2346\nzeta\t-0.5000\n"
+    assert load_lexicon(str(path)) == {"alpha": 1.2346, "zeta": -0.5}
+    bad = tmp_path / "bad.tsv.gz"
+    with gzip.open(bad, "wt", encoding="utf-8") as fh:
+        fh.write("no tab here\n")
+    with pytest.raises(ValueError, match="bad.tsv.gz:1"):
+        load_lexicon(str(bad))
+    with pytest.raises(FileNotFoundError):
+        load_lexicon(str(tmp_path / "missing.tsv.gz"))
+
+
+def test_seed_ensemble_file_predicts_the_members_mean(tmp_path):
+    import gzip
+
+    import lightgbm as lgb
+    import numpy as np
+
+    from transforms.learned import ENSEMBLE_SEPARATOR, load_model
+
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 2))
+    y = (X[:, 0] + 0.3 * rng.random(200) > 0.6).astype(int)
+    params = dict(objective="binary", num_leaves=4, min_data_in_leaf=5, bagging_fraction=0.7, bagging_freq=1, verbose=-1)
+    members = [lgb.train({**params, "seed": s}, lgb.Dataset(X, y, feature_name=["a", "b"]), num_boost_round=5) for s in (1, 2)]
+    path = tmp_path / "ensemble.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(ENSEMBLE_SEPARATOR.join(m.model_to_string() for m in members))
+    model = load_model(str(path), ("a", "b"))
+    assert len(model.boosters) == 2
+    expected = (members[0].predict(X[:5]) + members[1].predict(X[:5])) / 2
+    assert np.allclose(model.predict(X[:5]), expected)
+    assert not np.allclose(members[0].predict(X[:5]), members[1].predict(X[:5]))  # the seeds differ
+    with pytest.raises(ValueError, match="features differ"):
+        load_model(str(path), ("a", "c"))

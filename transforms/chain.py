@@ -14,6 +14,7 @@ Each stage can be switched off (for ablations in ``newsclean eval``).
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
@@ -168,7 +169,8 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
         blocks_total=len(blocks), blocks_kept=sum(keep),
     )
     html_out = cleaned_html(page.root, blocks, keep)
-    return Extraction(meta.title, text, html_out, meta.published_at, meta.language, words, counts)
+    title = unicodedata.normalize("NFC", meta.title) if meta.title else meta.title
+    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts)
 
 
 def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext) -> list[bool]:
@@ -182,7 +184,9 @@ def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext
 
 
 def blocks_text(blocks: list[TextBlock]) -> str:
-    """Join kept blocks: a space inside one paragraph element, a newline between paragraphs."""
+    """Join kept blocks: a space inside one paragraph element, a newline between paragraphs; the
+    result in Unicode NFC (as corpora and gold standards store text: pages mix composed and
+    decomposed forms, e.g. Bengali U+09DC, which NFC decomposes)."""
     parts: list[str] = []
     previous = None
     for block in blocks:
@@ -191,7 +195,7 @@ def blocks_text(blocks: list[TextBlock]) -> str:
             parts.append(" " if para is previous else "\n")
         parts.append(block.text)
         previous = para
-    return "".join(parts)
+    return unicodedata.normalize("NFC", "".join(parts))
 
 
 def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]) -> str:

@@ -10,7 +10,8 @@ vector of :data:`FEATURE_NAMES`:
   (Viveros-Jiménez §4) and of its subtree, the group's share of content text;
 - DOM context in the manner of Readability/Dragnet: container tag class, enclosing semantic tags
   (nav, footer, aside, ...), positive/negative words in ancestors' class and id, depth;
-- page context: relative position, share of the page's words, match with the title.
+- page context: relative position, share of the page's words, match with the title;
+- boilerplate cue words learnt from the training blocks (:mod:`transforms.lexicon`).
 
 Static noise is removed before blocks are built (a hard filter: it costs < 1 % recall, see
 ``newsclean eval``), so it is no feature. All features are floats; booleans are 0/1.
@@ -21,13 +22,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from lxml import etree
 
 from transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, nth_ancestor, paragraph_of
 from transforms.blocks import TextBlock
 from transforms.boilerpipe import BoilerpipeParams, classify_blocks
+from transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
 from transforms.marks import DYNAMIC, mark_of
 from transforms.text import words
 
@@ -64,6 +66,7 @@ FEATURE_NAMES = (
     "blocks_log", "has_signature", "para_siblings_log", "para_words_share",
     "boiler_phrases", "cluster_score_parent", "cluster_score_grandparent", "in_best_cluster",
     "prev2_words_log", "prev2_link_density", "next2_words_log", "next2_link_density",
+    *LEXICON_FEATURE_NAMES,
 )
 
 
@@ -83,7 +86,7 @@ def _shallow(block: TextBlock | None) -> list[float]:
     n = max(1, len(ws))
     return [
         math.log1p(block.num_words), block.link_density, block.text_density,
-        sum(len(w) for w in ws) / n,
+        sum(map(len, ws)) / n,
         sum(1 for w in ws if w[:1].isupper()) / n,
         len(_SENTENCE_END.findall(block.text + " ")) / n if toks else 0.0,
     ]
@@ -100,40 +103,57 @@ def _class_id_words(el: etree._Element) -> str:
 
 
 class _AncestorCache:
-    """Per-container DOM context, computed once per element."""
+    """Per-container DOM context, computed once per element from its parent's (one walk per page)."""
+
+    _SEMANTIC_BITS = {t: 1 << k for k, t in enumerate(SEMANTIC_TAGS)}
 
     def __init__(self):
         self._cache: dict[etree._Element, list[float]] = {}
+        self._path: dict[etree._Element, tuple[int, int, int, int]] = {}  # tag mask, neg, pos, depth
+        self._own: dict[etree._Element, tuple[int, int]] = {}
 
     def features(self, el: etree._Element) -> list[float]:
+        """Container class, enclosing semantic tags (0/1 each), negative/positive class-id words
+        on the path to the root and on the element's first 3 levels, depth (elements to the root)."""
         if el not in self._cache:
-            self._cache[el] = self._compute(el)
+            mask, neg, pos, depth = self._path_of(el)
+            neg_near = pos_near = 0
+            node = el
+            for _ in range(3):
+                if node is None:
+                    break
+                n_neg, n_pos = self._own_words(node)
+                neg_near, pos_near = neg_near + n_neg, pos_near + n_pos
+                node = node.getparent()
+            self._cache[el] = [
+                float(CONTAINER_CLASSES.get(el.tag, 0)),
+                *(float(bool(mask & bit)) for bit in self._SEMANTIC_BITS.values()),
+                float(neg), float(pos), float(neg_near), float(pos_near), float(depth),
+            ]
         return self._cache[el]
 
-    @staticmethod
-    def _compute(el: etree._Element) -> list[float]:
-        tags: set[str] = set()
-        neg = pos = neg_near = pos_near = 0
-        depth = 0
+    def _own_words(self, el: etree._Element) -> tuple[int, int]:
+        """Negative and positive words in ``el``'s own class and id."""
+        if el not in self._own:
+            names = _class_id_words(el)
+            self._own[el] = ((sum(w in names for w in NEGATIVE_WORDS), sum(w in names for w in POSITIVE_WORDS))
+                             if names.strip() else (0, 0))
+        return self._own[el]
+
+    def _path_of(self, el: etree._Element) -> tuple[int, int, int, int]:
+        """(semantic-tag mask, negative words, positive words, depth) of ``el`` and all its ancestors."""
+        chain = []
         node = el
-        while node is not None:
-            tags.add(node.tag if isinstance(node.tag, str) else "")
-            names = _class_id_words(node)
-            if names.strip():
-                n_neg = sum(w in names for w in NEGATIVE_WORDS)
-                n_pos = sum(w in names for w in POSITIVE_WORDS)
-                neg += n_neg
-                pos += n_pos
-                if depth < 3:
-                    neg_near += n_neg
-                    pos_near += n_pos
-            depth += 1
+        while node is not None and node not in self._path:
+            chain.append(node)
             node = node.getparent()
-        return [
-            float(CONTAINER_CLASSES.get(el.tag, 0)),
-            *(float(t in tags) for t in SEMANTIC_TAGS),
-            float(neg), float(pos), float(neg_near), float(pos_near), float(depth),
-        ]
+        mask, neg, pos, depth = self._path[node] if node is not None else (0, 0, 0, 0)
+        for node in reversed(chain):
+            n_neg, n_pos = self._own_words(node)
+            tag = node.tag if isinstance(node.tag, str) else ""
+            mask, neg, pos, depth = mask | self._SEMANTIC_BITS.get(tag, 0), neg + n_neg, pos + n_pos, depth + 1
+            self._path[node] = (mask, neg, pos, depth)
+        return self._path[el]
 
 
 def in_dynamic_noise(block: TextBlock) -> bool:
@@ -198,8 +218,13 @@ def _cluster_scores(blocks: Sequence[TextBlock]) -> tuple[dict, dict, list[etree
     return scores, {"parents": parents, "grands": grands}, [max(scores, key=scores.__getitem__)] if scores else []
 
 
-def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()) -> list[list[float]]:
-    """Feature vectors (``len(FEATURE_NAMES)`` floats) for ``blocks`` in document order."""
+def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext(),
+                   lexicon: Mapping[str, float] | None = None) -> list[list[float]]:
+    """Feature vectors (``len(FEATURE_NAMES)`` floats) for ``blocks`` in document order.
+
+    ``lexicon``: boilerplate cue words (:mod:`transforms.lexicon`); None leaves the lexical
+    features at 0 (the training script fills them in, out of fold).
+    """
     n = len(blocks)
     dynamic = [in_dynamic_noise(b) for b in blocks]
     decisions = _paper_decisions(blocks, dynamic)
@@ -223,7 +248,7 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
         parent = paras[i]
         rows.append([
             *shallow[i], *shallow[i - 1 if i else -1], *shallow[i + 1 if i + 1 < n else -1],
-            b.text.count(",") / nw, sum(ch.isdigit() for ch in b.text) / max(1, len(b.text)), math.log1p(len(b.text)),
+            b.text.count(",") / nw, sum(map(str.isdigit, b.text)) / max(1, len(b.text)), math.log1p(len(b.text)),
             float(dynamic[i]), *decisions[i],
             *cache.features(b.container),
             i / max(1, n - 1), b.num_words / page_words, *_title_features(b, title_tokens, title_text),
@@ -233,6 +258,7 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
             scores.get(owners["parents"][i], 0.0) / top, scores.get(owners["grands"][i], 0.0) / top,
             float(b.container in best_nodes),
             *_near(blocks, i - 2), *_near(blocks, i + 2),
+            *(lexicon_features(block_terms(b.text), lexicon) if lexicon is not None else [0.0, 0.0]),
         ])
     return rows
 

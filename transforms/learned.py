@@ -8,10 +8,12 @@ data sets (``scripts/train_block_classifier.py``, split by site: ``pipeline.data
 decides per block, in two stages: stage 1 scores each block from its features; stage 2 adds
 the stage-1 probabilities of the neighbouring blocks and of the block's DOM cluster
 (:func:`transforms.features.context_features`), a stacked sequence model that smooths
-isolated decisions. Both models are gzipped LightGBM text files shipped in ``transforms/models/``.
+isolated decisions. Both models are gzipped LightGBM text files shipped in ``transforms/models/``
+(a file may hold a seed ensemble: :data:`ENSEMBLE_SEPARATOR`), beside the boilerplate lexicon
+that gives the lexical features (:mod:`transforms.lexicon`).
 
-Raises ``FileNotFoundError`` when the model file is missing and ``ValueError`` when its
-feature names differ from :data:`transforms.features.FEATURE_NAMES`.
+Raises ``FileNotFoundError`` when a model or lexicon file is missing and ``ValueError`` when a
+model's feature names differ from :data:`transforms.features.FEATURE_NAMES`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from transforms.blocks import TextBlock
+from transforms.lexicon import load_lexicon
 from transforms.features import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
@@ -35,47 +38,66 @@ from transforms.features import (
 MODELS = Path(__file__).with_name("models")
 DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
 DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt.gz"
+DEFAULT_LEXICON = MODELS / "boilerplate_lexicon.tsv.gz"
 
 
 @dataclass(frozen=True)
 class LearnedParams:
-    """Model files (None = the shipped ones), whether to run stage 2, and the content threshold in [0, 1]."""
+    """Model and lexicon files (None = the shipped ones), whether to run stage 2, and the content threshold in [0, 1]."""
 
     model_path: str | None = None
     context_model_path: str | None = None
+    lexicon_path: str | None = None
     use_context: bool = True
     threshold: float = 0.5
 
 
+ENSEMBLE_SEPARATOR = "\n\x1e\n"
+"""Line (ASCII record separator) between the members of a model file holding a seed ensemble."""
+
+
+class ModelEnsemble:
+    """LightGBM boosters trained alike with different seeds; predicts the mean of their probabilities."""
+
+    def __init__(self, boosters: Sequence):
+        self.boosters = list(boosters)
+
+    def predict(self, rows) -> list[float]:
+        """Mean content probability in [0, 1] per feature row (``rows``: n x features)."""
+        import numpy as np
+
+        X = np.asarray(rows, dtype=float)
+        return list(np.mean([b.predict(X, num_threads=1) for b in self.boosters], axis=0))
+
+
 @lru_cache(maxsize=8)
-def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES):
-    """Load (once per process) a LightGBM booster from a text model file (``.gz`` read through gzip)
-    and check its feature names."""
+def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES) -> ModelEnsemble:
+    """Load (once per process) a model file: LightGBM text models (one, or several joined by
+    :data:`ENSEMBLE_SEPARATOR`), gzipped when ``path`` ends in ``.gz``; checks the feature names."""
     import lightgbm  # imported here: only the learned configuration needs it
 
     if not Path(path).exists():
         raise FileNotFoundError(f"block classifier model not found: {path}")
-    if path.endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            booster = lightgbm.Booster(model_str=fh.read())
-    else:
-        booster = lightgbm.Booster(model_file=path)
-    if tuple(booster.feature_name()) != feature_names:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        members = [text for text in fh.read().split(ENSEMBLE_SEPARATOR) if text.strip()]
+    boosters = [lightgbm.Booster(model_str=text) for text in members]
+    if not boosters or any(tuple(b.feature_name()) != feature_names for b in boosters):
         raise ValueError(f"{path}: model features differ from those in transforms.features")
-    return booster
+    return ModelEnsemble(boosters)
 
 
 def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[float]:
     """Probability in [0, 1] that each block is main content (stage 2 when ``use_context``, else stage 1)."""
     if not blocks:
         return []
-    feats = block_features(blocks, ctx)
-    p1 = [float(p) for p in load_model(str(params.model_path or DEFAULT_MODEL)).predict(feats, num_threads=1)]
+    feats = block_features(blocks, ctx, load_lexicon(str(params.lexicon_path or DEFAULT_LEXICON)))
+    p1 = [float(p) for p in load_model(str(params.model_path or DEFAULT_MODEL)).predict(feats)]
     if not params.use_context:
         return p1
     stage2 = load_model(str(params.context_model_path or DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
     ctx_feats = context_features(p1, context_groups(blocks), [b.num_words for b in blocks])
-    return [float(p) for p in stage2.predict([f + c for f, c in zip(feats, ctx_feats)], num_threads=1)]
+    return [float(p) for p in stage2.predict([f + c for f, c in zip(feats, ctx_feats)])]
 
 
 def classify_learned(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[bool]:
