@@ -69,6 +69,7 @@ ENSEMBLE = 1  # boosters per stage, averaged (3 measured no better on either hal
 PARAMS = dict(objective="binary", learning_rate=0.05, num_leaves=31, min_data_in_leaf=40,
               feature_fraction=0.8, bagging_fraction=0.8, bagging_freq=1, lambda_l2=1.0,
               seed=13, deterministic=True, num_threads=2, verbose=-1)
+LEXICON_DROPOUT = 0.25  # share of training sites whose lexical features are silenced (an unseen language)
 SNIPPET_PAGE_WEIGHT = 1.0  # a snippet page weighs as much as a full-text page (3.0 measured no better)
 def page_blocks(html: str, signature):
     """Blocks and features of one page exactly as the learned chain sees them (lexical features 0:
@@ -185,15 +186,22 @@ def _set_lexical(page: PageRows, lexicon: dict[str, float]) -> None:
         f[-k:] = lexicon_features(t, lexicon)
 
 
+def _lexicon_dropped(key: str) -> bool:
+    """True for the :data:`LEXICON_DROPOUT` share of sites trained as if in a language the lexicon
+    never saw (all lexical features 0): the model learns to decide from the other features there."""
+    return int(hashlib.sha1(f"lexicon-dropout:{key}".encode()).hexdigest(), 16) % 1000 < LEXICON_DROPOUT * 1000
+
+
 def fill_lexical_features(train_pages: list[PageRows], other_pages: list[PageRows]) -> dict[str, float]:
     """Set the lexical features: out of fold (by site, :func:`_fold`) on ``train_pages``, so that no
-    block's own words score it, and from the lexicon of all ``train_pages`` on ``other_pages``.
+    block's own words score it (silenced on the :func:`_lexicon_dropped` sites), and from the lexicon
+    of all ``train_pages`` on ``other_pages``.
     Returns that lexicon (the one shipped)."""
     for k in range(FOLDS):
         lexicon = _lexicon([p for p in train_pages if _fold(p.key) != k])
         for p in train_pages:
             if _fold(p.key) == k:
-                _set_lexical(p, lexicon)
+                _set_lexical(p, {} if _lexicon_dropped(p.key) else lexicon)
     lexicon = _lexicon(train_pages)
     for p in other_pages:
         _set_lexical(p, lexicon)

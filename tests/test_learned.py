@@ -54,8 +54,8 @@ def test_lexicon_features_and_terms():
     assert block_terms("Photo: GETTY Images 2020, Ａ") == frozenset({"photo", "getty", "images", "ａ"})
     assert block_terms("Cafe\u0301") == frozenset({"café"})  # NFC: one word, as composed
     lex = {"photo": 2.0, "getty": 3.0, "minister": -1.0}
-    assert lexicon_features({"photo", "getty", "unknown"}, lex) == [2.5, 3.0]
-    assert lexicon_features({"unknown"}, lex) == [0.0, 0.0]
+    assert lexicon_features({"photo", "getty", "unknown"}, lex) == pytest.approx([2.5, 3.0, 2 / 3])
+    assert lexicon_features({"unknown"}, lex) == [0.0, 0.0, 0.0]
 
 
 def test_lexicon_file_round_trip_and_errors(tmp_path):
@@ -99,3 +99,43 @@ def test_seed_ensemble_file_predicts_the_members_mean(tmp_path):
     assert not np.allclose(members[0].predict(X[:5]), members[1].predict(X[:5]))  # the seeds differ
     with pytest.raises(ValueError, match="features differ"):
         load_model(str(path), ("a", "c"))
+
+
+def test_short_extraction_falls_back_to_a_relative_threshold():
+    from transforms.learned import keep_flags
+
+    params = LearnedParams(threshold=0.5, fallback_words=10, fallback_ratio=0.5)
+    # Confident page: the absolute threshold alone decides, the 0.3 block stays out.
+    assert keep_flags([0.9, 0.3, 0.1], [40, 30, 5], params) == [True, False, False]
+    # Nothing reaches 0.5: blocks at >= 0.5 x 0.44 = 0.22 are kept instead of rejecting the page.
+    assert keep_flags([0.44, 0.3, 0.1], [40, 30, 5], params) == [True, True, False]
+    # 8 words kept (< 10): the fallback applies, and never raises the threshold (0.9 x 0.5 = 0.45).
+    assert keep_flags([0.9, 0.46, 0.4], [8, 30, 5], params) == [True, True, False]
+    # Fallback off.
+    assert keep_flags([0.44, 0.3], [40, 30], LearnedParams(fallback_words=0)) == [False, False]
+    assert keep_flags([], [], params) == []
+
+
+def test_table_features_tell_a_data_table_in_the_article_from_the_layout_table():
+    from transforms.chain import DEFAULT_CONFIG, prepare_blocks
+    from transforms.features import FEATURE_NAMES, TABLE_FEATURE_NAMES, block_features
+
+    html = ('<html><body><table><tr><td><div class="article">'
+            "<p>The company said on Monday that sales rose again this year, as the table shows.</p>"  # 15 words
+            "<table><tr><th>Year</th><th>Sales</th></tr><tr><td>2019</td><td>12 units</td></tr></table>"  # 5
+            "<p>Analysts expect the trend to hold.</p></div></td>"  # 6
+            '<td><a href="/a">Home</a> <a href="/b">News</a></td></tr></table>'  # 2, linked
+            "<p>Outside any table.</p></body></html>")  # 3: 31 words on the page
+    blocks = prepare_blocks(html, None, DEFAULT_CONFIG).blocks
+    k = FEATURE_NAMES.index(TABLE_FEATURE_NAMES[0])
+    table = {b.text: dict(zip(TABLE_FEATURE_NAMES, row[k:k + len(TABLE_FEATURE_NAMES)]))
+             for b, row in zip(blocks, block_features(blocks))}
+    data, layout, outside = table["12 units"], table["Home News"], table["Outside any table."]
+    # The data table: 4 own cells, inside the layout table, 5 of 31 words, no links, headers, in the article.
+    assert data == pytest.approx({"table_cells_log": math.log(5), "table_nesting": 1, "table_word_share": 5 / 31,
+                                  "table_link_density": 0, "table_has_th": 1, "table_in_best_cluster": 1})
+    # The layout table: its 2 own cells (not the nested table's), 23 words of which 2 linked, no <th> of its own.
+    assert layout == pytest.approx({"table_cells_log": math.log(3), "table_nesting": 0, "table_word_share": 23 / 31,
+                                    "table_link_density": 2 / 23, "table_has_th": 0, "table_in_best_cluster": 0})
+    assert table["Analysts expect the trend to hold."] == layout
+    assert set(outside.values()) == {0.0}

@@ -41,15 +41,29 @@ DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt.gz"
 DEFAULT_LEXICON = MODELS / "boilerplate_lexicon.tsv.gz"
 
 
+FALLBACK_WORDS = 0
+"""Words (:func:`transforms.text.words`) of the kept blocks below which a page's extraction is deemed
+a miss and :func:`keep_flags` falls back (0: never). Off by default: ``newsclean eval``'s
+"+ short-output fallback" row (10 words) rescues a few articles but turns more pages without one
+(empty gold) into short junk articles instead of ``no_content``/``too_short`` rejects."""
+FALLBACK_RATIO = 0.5
+"""Relative threshold of the fallback: blocks with probability >= this share of the page's highest."""
+
+
 @dataclass(frozen=True)
 class LearnedParams:
-    """Model and lexicon files (None = the shipped ones), whether to run stage 2, and the content threshold in [0, 1]."""
+    """Model and lexicon files (None = the shipped ones), whether to run stage 2, whether to use the
+    lexicon (False: every word unknown, as on a page in a language it never saw), the content
+    threshold in [0, 1], and the short-extraction fallback (:func:`keep_flags`; 0 words = off)."""
 
     model_path: str | None = None
     context_model_path: str | None = None
     lexicon_path: str | None = None
     use_context: bool = True
+    use_lexicon: bool = True
     threshold: float = 0.5
+    fallback_words: int = FALLBACK_WORDS
+    fallback_ratio: float = FALLBACK_RATIO
 
 
 ENSEMBLE_SEPARATOR = "\n\x1e\n"
@@ -91,7 +105,8 @@ def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params:
     """Probability in [0, 1] that each block is main content (stage 2 when ``use_context``, else stage 1)."""
     if not blocks:
         return []
-    feats = block_features(blocks, ctx, load_lexicon(str(params.lexicon_path or DEFAULT_LEXICON)))
+    lexicon = load_lexicon(str(params.lexicon_path or DEFAULT_LEXICON)) if params.use_lexicon else {}
+    feats = block_features(blocks, ctx, lexicon)
     p1 = [float(p) for p in load_model(str(params.model_path or DEFAULT_MODEL)).predict(feats)]
     if not params.use_context:
         return p1
@@ -100,6 +115,23 @@ def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params:
     return [float(p) for p in stage2.predict([f + c for f, c in zip(feats, ctx_feats)])]
 
 
+def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: LearnedParams = LearnedParams()) -> list[bool]:
+    """Keep flags from content probabilities in [0, 1] and the blocks' word counts (:func:`transforms.text.words`).
+
+    A block is kept at or above ``params.threshold``. When the kept blocks hold fewer than
+    ``params.fallback_words`` words, the page's content is one the model is unsure of
+    everywhere (a layout unlike its training pages: all of the article at p ~ 0.3) rather
+    than absent, so the threshold falls to ``params.fallback_ratio`` x the page's highest
+    probability, as extractors fall back to a second opinion when their output is too short
+    (trafilatura's fallback to readability and jusText).
+    """
+    keep = [p >= params.threshold for p in probs]
+    if sum(w for w, k in zip(word_counts, keep) if k) >= params.fallback_words or not probs:
+        return keep
+    relative = min(params.threshold, max(probs) * params.fallback_ratio)
+    return [p >= relative for p in probs]
+
+
 def classify_learned(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[bool]:
-    """Keep flags: content probability at or above ``params.threshold``."""
-    return [p >= params.threshold for p in content_probabilities(blocks, ctx, params)]
+    """Keep flags of :func:`keep_flags` for ``blocks``."""
+    return keep_flags(content_probabilities(blocks, ctx, params), [b.num_words for b in blocks], params)

@@ -13,7 +13,9 @@ numbers of such blocks,
 
 (add-one smoothing). Only words seen in at least :data:`MIN_SITES` distinct sites enter, so that
 one site's own names (its brand, its authors) are not learnt as cues. The block features are the
-mean and the maximum score over the block's distinct known words (0 when it has none). A
+mean and the maximum score over the block's distinct known words (0 when it has none) and the
+share of its distinct words that are known (coverage in [0, 1]: near 0 on a page in a language
+the lexicon never saw, where the model must rely on the other features). A
 *word* here is a lowercased ``\\w+`` run of NFC text that is not all digits (numbers carry no cue).
 
 The lexicon ships as a gzipped TSV (``word<TAB>score``, sorted by word) beside the models.
@@ -33,7 +35,7 @@ from typing import Iterable, Mapping, Sequence
 MIN_SITES = 3
 """A word must occur in labelled blocks of at least this many distinct sites to enter the lexicon."""
 
-LEXICON_FEATURE_NAMES = ("lex_boiler_mean", "lex_boiler_max")
+LEXICON_FEATURE_NAMES = ("lex_boiler_mean", "lex_boiler_max", "lex_coverage")
 
 _WORD = re.compile(r"\w+")
 
@@ -68,11 +70,13 @@ def learn_lexicon(terms: Sequence[frozenset[str]], labels: Sequence[int], sites:
 
 
 def lexicon_features(terms: Iterable[str], lexicon: Mapping[str, float]) -> list[float]:
-    """``[mean, max]`` boilerplate log-odds over the known words among ``terms`` ([0, 0] when none)."""
+    """``[mean, max, coverage]``: boilerplate log-odds over the known words among ``terms`` and the
+    share of ``terms`` known, in [0, 1] (``[0, 0, 0]`` when none is known)."""
+    terms = list(terms)
     scores = [lexicon[w] for w in terms if w in lexicon]
     if not scores:
-        return [0.0, 0.0]
-    return [sum(scores) / len(scores), max(scores)]
+        return [0.0, 0.0, 0.0]
+    return [sum(scores) / len(scores), max(scores), len(scores) / len(terms)]
 
 
 def save_lexicon(lexicon: Mapping[str, float], path: Path) -> None:

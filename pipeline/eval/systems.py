@@ -6,8 +6,10 @@ A :class:`System` is one row of the tables. Three kinds:
 * ``ablation``: a base configuration (``default``, and the papers' chain when the default uses the
   learned classifier: :func:`default_ablation_bases`) with one thing changed, built with
   ``ChainConfig.with_`` and the stages' parameter dataclasses (:func:`ablations`): each stage off
-  in turn, the other Boilerpipe algorithm, ancestor depth 1-5, link Filters 1-3, and neighbour
-  groups of 1/3/5/10/20 pages. Values equal to the base's are not repeated (the base's own row is
+  in turn (a learned base also without its boilerplate lexicon, as on a page in a language the
+  lexicon never saw, and with the short-output fallback of ``transforms.learned.keep_flags``), the
+  other Boilerpipe algorithm, ancestor depth 1-5, link Filters 1-3, and neighbour groups of
+  1/3/5/10/20 pages. Values equal to the base's are not repeated (the base's own row is
   that point of each series). Static-noise and neighbour-size ablations only mean something on data
   sets with neighbour groups and are run there only.
 * ``peer``: other extractors as baselines (:data:`PEERS`: trafilatura, readability-lxml, jusText,
@@ -102,6 +104,12 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
         if getattr(base, name) is not None and (decides or name in ("static", "dynamic")):
             out.append(make(f"no-{name}", f"− {words}", "stages", base.with_(**{name: None}),
                             neighbour_only=name == "static"))
+    if base.learned is not None:
+        out.append(make("no-lexicon", "− lexicon (an unseen language)", "stages",
+                        base.with_(learned=replace(base.learned, use_lexicon=False))))
+        if not base.learned.fallback_words:
+            out.append(make("fallback", "+ short-output fallback", "stages",
+                            base.with_(learned=replace(base.learned, fallback_words=10))))
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",
