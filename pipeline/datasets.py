@@ -5,7 +5,7 @@ pages of one site, and of one category where the data has one: msv-big9 site + y
 cleanportaleval site section, dragnet site; the single-page sets give every page its own
 group), and the gold: plain text, or must-contain / must-not-contain snippets
 (trafilatura-eval). :func:`data_root` finds the unpacked data, running ``unpack.sh`` when needed;
-:func:`decode_gold` is the one decoder of gold text files (mixed UTF-8 / cp1252).
+:func:`decode_gold` is the one decoder of gold files (mixed UTF-8 / cp1252; mojibake repaired).
 
 Used by ``newsclean eval`` (:mod:`pipeline.eval`), the msv-big9 replay (:mod:`crawler.replay`)
 and ``scripts/train_block_classifier.py``. Raises ``FileNotFoundError`` (with the path) when the
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+import ftfy
 import lxml.html
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +105,8 @@ def data_root() -> Path:
 
 
 def decode_gold(data: bytes) -> str:
-    """Text of a gold file's bytes: UTF-8 (BOM dropped) when it decodes strictly, else Windows-1252.
+    """Text of a gold file's bytes: UTF-8 (BOM dropped) when it decodes strictly, else Windows-1252,
+    then mojibake repaired by :func:`repair_mojibake`.
 
     The data sets mix both. Bytes that cp1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) fall
     back to Latin-1, so decoding never fails and never invents U+FFFD. Line ends become ``\\n``.
@@ -113,7 +115,17 @@ def decode_gold(data: bytes) -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = "".join(_cp1252_char(b) for b in data)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return repair_mojibake(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def repair_mojibake(text: str) -> str:
+    """``text`` with UTF-8 that was once read as Latin-1/cp1252 turned back (``SÃ¸ren`` -> ``Søren``).
+
+    45 CleanEval gold files store such double-encoded text while their pages are plain cp1252; left
+    as it is, a correct decode of the page would lose those words. ftfy's ``fix_encoding`` only
+    changes text whose mojibake is unambiguous, so correct text passes unchanged.
+    """
+    return ftfy.fix_encoding(text)
 
 
 def _cp1252_char(byte: int) -> str:
@@ -192,12 +204,19 @@ def load_cleaneval(root: Path) -> Iterator[EvalPage]:
             yield EvalPage("cleaneval", pid, pid, html, cleaneval_gold_text(read_text_file(gold_path)), url)
 
 
+def html_text(markup: str) -> str:
+    """Text content of decoded HTML. The caller decodes: lxml given bytes without a charset
+    declaration reads them as Latin-1 (every non-ASCII character of Readability's UTF-8
+    ``expected.html`` files would turn to mojibake)."""
+    return lxml.html.document_fromstring(markup).text_content()
+
+
 def load_readability(root: Path) -> Iterator[EvalPage]:
     """Mozilla Readability test pages: gold = text of ``expected.html``; every page its own group."""
     base = root / "readability-test-pages" / "test-pages"
     for case in sorted(p for p in base.iterdir() if (p / "source.html").exists()):
         expected = (case / "expected.html").read_bytes()
-        gold = lxml.html.document_fromstring(expected).text_content() if expected.strip() else ""
+        gold = html_text(decode_gold(expected)) if expected.strip() else ""
         yield EvalPage("readability-test-pages", case.name, case.name, (case / "source.html").read_bytes(), gold)
 
 

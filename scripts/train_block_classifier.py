@@ -23,7 +23,8 @@ features on the training blocks come from the lexicons of the other site folds (
 stage 2's stage-1 probabilities), so no block is scored by its own words. ``--ensemble K`` trains
 K boosters per stage with seeds SEED..SEED+K-1 and averages them (K = 3 measured no better than one
 on either half, at three times the prediction time; one is shipped). ``--train-split test`` trains
-the swapped direction, for error analysis on tune pages with a model that never saw them.
+the swapped direction into ``transforms/models/crossfit/``: ``newsclean eval``'s ``crossfit`` row
+scores tune pages with it, so that every page is scored by a model that never saw its site.
 Requires lightgbm (the ``[train]`` extra). Prints the tune/test block accuracy.
 """
 
@@ -56,7 +57,13 @@ from transforms.features import (  # noqa: E402
     context_features,
     context_groups,
 )
-from transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL, ENSEMBLE_SEPARATOR  # noqa: E402
+from transforms.learned import (  # noqa: E402
+    CROSSFIT_MODELS,
+    DEFAULT_CONTEXT_MODEL,
+    DEFAULT_LEXICON,
+    DEFAULT_MODEL,
+    ENSEMBLE_SEPARATOR,
+)
 from transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, learn_lexicon, lexicon_features, save_lexicon  # noqa: E402
 from transforms.parse import decode_html  # noqa: E402
 from transforms.static_noise import learn_static_noise  # noqa: E402
@@ -300,17 +307,21 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_MODEL, help="stage-1 model file")
-    ap.add_argument("--context-out", type=Path, default=DEFAULT_CONTEXT_MODEL, help="stage-2 model file")
-    ap.add_argument("--lexicon-out", type=Path, default=DEFAULT_LEXICON, help="boilerplate lexicon file")
+    ap.add_argument("--out", type=Path, help=f"stage-1 model file (default {DEFAULT_MODEL.name} in the models folder)")
+    ap.add_argument("--context-out", type=Path, help=f"stage-2 model file (default {DEFAULT_CONTEXT_MODEL.name})")
+    ap.add_argument("--lexicon-out", type=Path, help=f"boilerplate lexicon file (default {DEFAULT_LEXICON.name})")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=PARAMS["seed"], help="first LightGBM seed (bagging and feature sampling)")
     ap.add_argument("--ensemble", type=int, default=ENSEMBLE,
                     help=f"members per stage, seeds SEED, SEED+1, ... (default {ENSEMBLE})")
     ap.add_argument("--train-split", choices=("tune", "test"), default="tune",
-                    help="split to train on (test: the swapped direction, for error analysis on tune pages "
-                         "with a model that never saw them; never ship such a model)")
+                    help="split to train on (test: the swapped direction; its default files go to "
+                         f"{CROSSFIT_MODELS.relative_to(REPO)}/, for newsclean eval's cross-fitted row only)")
     args = ap.parse_args(argv)
+    folder = CROSSFIT_MODELS if args.train_split == "test" else DEFAULT_MODEL.parent
+    args.out = args.out or folder / DEFAULT_MODEL.name
+    args.context_out = args.context_out or folder / DEFAULT_CONTEXT_MODEL.name
+    args.lexicon_out = args.lexicon_out or folder / DEFAULT_LEXICON.name
     t0 = time.time()
     pages = collect(args.jobs)
     print(f"{len(pages)} pages, {sum(len(p.feats) for p in pages)} blocks from {len(TRAIN_SETS)} data sets "

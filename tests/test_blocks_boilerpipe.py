@@ -4,6 +4,7 @@ import lxml.html
 import pytest
 
 from transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks, text_density, wrap_lines
+from transforms.text import count_words
 from transforms.boilerpipe import (
     BoilerpipeParams,
     _Features,
@@ -55,6 +56,24 @@ def test_text_wraps_to_three_lines_at_80_columns():
 
 def test_one_line_block_density_is_its_word_count():
     assert text_density("five words on one line", 80) == 5.0
+
+
+def test_han_and_kana_words_follow_unicode_word_boundaries():
+    # UAX #29: each ideograph and each Hiragana character is a word, a Katakana run is one word;
+    # full-width punctuation is no word. 東京 (2) + タワー (1) + へ (1) + 行きました (5) + 2017 (1).
+    (block,) = blocks_of("<p>東京タワーへ行きました。2017</p>")
+    assert block.num_words == 10
+    assert count_words("海外留学生") == 5
+
+
+def test_han_text_wraps_at_two_columns_per_character():
+    # 50 ideographs without a space: East Asian Wide, so 40 fit in 80 columns, 10 go to line 2;
+    # Eq. (1) density is the 40 words of the first line (before, the run was one 1-word line).
+    text = "字" * 50
+    assert [len(line) for line in wrap_lines(text, 80)] == [40, 10]
+    assert text_density(text, 80) == 40.0
+    # Glued to Latin text, no space is charged: 78 + 2 columns fill line 1, the next 字 wraps.
+    assert wrap_lines("a" * 78 + "字字", 80) == [["a" * 78, "字"], ["字"]]
 
 
 def test_wrap_width_is_a_parameter():

@@ -25,11 +25,13 @@ from pipeline.eval.metrics import (
     snippet_interval,
     snippet_scores,
 )
-from pipeline.eval.runner import build_tasks, group_pages, neighbour_sample, run_group, select_groups
+from pipeline.eval.runner import GroupTask, build_tasks, group_pages, neighbour_sample, run_group, select_groups
 from pipeline.eval.systems import (
     PEERS,
     PeerSpec,
+    System,
     ablations,
+    crossfit_systems,
     default_ablation_bases,
     html_fragment_text,
     named_configs,
@@ -200,7 +202,9 @@ def test_ablations_change_one_thing_each():
 def test_config_selection_by_ids_and_groups():
     bases = default_ablation_bases()
     assert bases[0] == "default" and all(b in CONFIGS for b in bases)
-    assert [s.id for s in resolve_configs("named")] == [s.id for s in named_configs()] and "default" in CONFIGS
+    named = [s.id for s in resolve_configs("named")]
+    assert named[:len(named_configs())] == [s.id for s in named_configs()] and "default" in CONFIGS
+    assert named[len(named_configs()):] in ([], ["crossfit"])  # crossfit: when its model files are there
     chosen = resolve_configs("filters,default", bases=bases)
     assert chosen[0].id == "default" and all(s.group == "filters" for s in chosen[1:]) and len(chosen) > 1
     assert resolve_configs("none") == []
@@ -238,6 +242,30 @@ def test_run_report_and_csv_on_synthetic_data(synthetic, tmp_path):
     report.write_csv([r for run in result.runs for r in run.results], path)
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
     assert len(rows) == 54 and list(rows[0]) == list(report.CSV_COLUMNS)
+
+
+def test_crossfit_runs_its_tune_config_on_tune_pages_only(synthetic):
+    nothing = PLAIN.with_(learned=LearnedParams(threshold=1.01))  # a probability never reaches 1.01: no block kept
+    system = System("crossfit", "cross-fitted", "config", PLAIN, tune_config=nothing)
+    assert system.config_for("test") is PLAIN and system.config_for("tune") is nothing
+    tune_task = build_tasks("synthetic-sites", synthetic_sites(), [system])[0]
+    assert {p.split for p in tune_task.pages} == {"tune"}
+    assert all(r.error == "no_content" for r in run_group(tune_task))
+    site = next(s for s in (f"s{i}.test" for i in range(100)) if split_of("synthetic-sites", s) == "test")
+    html, gold = _article(site, 1)
+    page = EvalPage("synthetic-sites", site, f"{site}.html", html, gold, site=site)
+    (result,) = run_group(GroupTask("synthetic-sites", site, (page,), (system,)))
+    assert result.split == "test" and result.error == "" and result.f1 > 0.9
+
+
+def test_crossfit_system_needs_all_three_model_files(tmp_path):
+    assert crossfit_systems(CONFIGS["default"], tmp_path) == []
+    for name in ("block_classifier.txt.gz", "block_classifier_context.txt.gz", "boilerplate_lexicon.tsv.gz"):
+        assert crossfit_systems(CONFIGS["default"], tmp_path) == []
+        (tmp_path / name).write_bytes(b"")
+    (system,) = crossfit_systems(CONFIGS["default"], tmp_path)
+    assert system.config == CONFIGS["default"] and system.tune_config.learned.model_path.startswith(str(tmp_path))
+    assert crossfit_systems(PLAIN, tmp_path) == []  # no learned classifier, nothing to cross-fit
 
 
 def test_exclude_target_learns_from_other_pages(synthetic):

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.datasets import decode_gold, read_text_file
+from pipeline.datasets import decode_gold, html_text, read_text_file, repair_mojibake
 from pipeline.evaluation import (
     PagePair,
     by_site,
@@ -87,6 +87,18 @@ def test_decode_gold_utf8_then_cp1252(tmp_path):
     p = tmp_path / "g.txt"
     p.write_bytes(b"Head\xe9\n\nBody")
     assert read_text_file(p) == "Head\u00e9\n\nBody"
+
+
+def test_gold_mojibake_is_repaired_and_correct_text_kept():
+    # CleanEval stores some gold as UTF-8 once read as Latin-1 (its page 15: "SÃ¸ren", "AkgÃ¼n").
+    assert decode_gold("SÃ¸ren AkgÃ¼n SPECwebÂ©2005".encode("utf-8")) == "Søren Akgün SPECweb©2005"
+    assert repair_mojibake("Søren naïve — “ok” 海外") == "Søren naïve — “ok” 海外"
+
+
+def test_readability_gold_html_keeps_utf8_without_a_charset():
+    # expected.html files are UTF-8 fragments without <meta charset>: lxml alone reads them as Latin-1.
+    expected = "<div><p>海外留学生看两会 — Zürich</p></div>".encode("utf-8")
+    assert html_text(decode_gold(expected)).strip() == "海外留学生看两会 — Zürich"
 
 
 def test_normalize_url():

@@ -99,6 +99,17 @@ def test_content_after_a_stray_closing_html_tag_is_kept():
     assert root.text_content() == "firstsecondthird"
 
 
+def test_parsed_tree_gives_html_elements_even_for_form_controls():
+    # The faster C-level class lookup must keep lxml.html's element API on every node the chain
+    # touches, form controls included (drop_tree/drop_tag keep tail text as StaDyNoT §3.3 needs).
+    root = parse_html("<html><body><form><input name=q><select><option>a</option></select>"
+                      "<p>kept <b>bold</b></p></form>tail</body></html>")
+    assert all(isinstance(el, lxml.html.HtmlElement) for el in root.iter() if isinstance(el.tag, str))
+    root.find(".//select").drop_tree()
+    root.find(".//form").drop_tag()
+    assert root.find("body").text_content() == "kept boldtail"
+
+
 def _body_text(html: str) -> str:
     return " ".join(parse_html(html).find("body").itertext())
 

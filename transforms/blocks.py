@@ -4,7 +4,8 @@ Kohlschütter et al. 2010 §3.3 and §4: "Atomic text blocks are sequences of ch
 which are separated by one or more HTML tags, except for A tags - in order to compute the link
 density." Features per block:
 
-- number of words: whitespace-delimited sequences holding a letter or digit;
+- number of words: whitespace-delimited sequences holding a letter or digit (Han/Kana: per
+  Unicode word boundaries, :mod:`transforms.text`);
 - link density: words inside ``<a>`` / all words, in [0, 1];
 - text density, Eq. (1): wrap the text at ``w_max = 80`` columns; tokens on all lines but the
   last, divided by lines - 1; a one-line block's density is its number of words.
@@ -15,12 +16,13 @@ adds inline formatting tags (``em``, ``b``, ``span``...), as boilerpipe's own im
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 from lxml import etree
 
 from transforms.marks import mark_of
-from transforms.text import collapse_ws, count_words
+from transforms.text import collapse_ws, count_words, spaceless_units
 
 INLINE_TAGS = (
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
@@ -69,29 +71,45 @@ class TextBlock:
 def wrap_lines(text: str, width: int = 80) -> list[list[str]]:
     """Greedy word wrap of ``text`` at ``width`` columns; returns the lines as lists of tokens.
 
-    A token longer than ``width`` takes a line of its own.
+    A token longer than ``width`` takes a line of its own. Han/Kana text may break between any
+    two of its words without a space (:func:`transforms.text.spaceless_units`); those characters
+    are East Asian Wide and take two columns each, as on a fixed-width terminal.
     """
     lines: list[list[str]] = []
     current: list[str] = []
     used = 0
     for token in text.split():
-        extra = len(token) + (1 if current else 0)
-        if current and used + extra > width:
-            lines.append(current)
-            current, used = [], 0
-            extra = len(token)
-        current.append(token)
-        used += extra
+        for i, unit in enumerate(spaceless_units(token)):
+            size = _columns(unit)
+            extra = size + (1 if current and i == 0 else 0)
+            if current and used + extra > width:
+                lines.append(current)
+                current, used = [], 0
+                extra = size
+            current.append(unit)
+            used += extra
     if current:
         lines.append(current)
     return lines
 
 
-def text_density(text: str, width: int = 80) -> float:
-    """Eq. (1) of Kohlschütter 2010: words on all wrapped lines but the last / (lines - 1); one line: its words."""
+def _columns(unit: str) -> int:
+    """Display columns of one wrap unit: two per East Asian Wide/Fullwidth character."""
+    if unit.isascii():
+        return len(unit)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in unit)
+
+
+def text_density(text: str, width: int = 80, num_words: int | None = None) -> float:
+    """Eq. (1) of Kohlschütter 2010: words on all wrapped lines but the last / (lines - 1); one line: its words.
+
+    ``num_words``: the words of ``text`` when the caller has counted them already.
+    """
+    if len(text) <= width // 2 or (len(text) <= width and text.isascii()):  # one line, however wide
+        return float(count_words(text) if num_words is None else num_words)
     lines = wrap_lines(text, width)
     if len(lines) <= 1:
-        return float(count_words(text))
+        return float(count_words(text) if num_words is None else num_words)
     return sum(count_words(" ".join(line)) for line in lines[:-1]) / (len(lines) - 1)
 
 
@@ -109,6 +127,8 @@ class _Builder:
 
     def flush(self) -> None:
         pieces, self._pieces = self._pieces, []
+        if not pieces:
+            return
         text = collapse_ws("".join(p[2] for p in pieces))
         words = count_words(text)
         if not words:
@@ -116,7 +136,7 @@ class _Builder:
         linked = sum(count_words(p[2]) for p in pieces if p[3])
         self.blocks.append(TextBlock(
             text=text, num_words=words, num_linked_words=min(linked, words),
-            text_density=text_density(text, self.params.wrap_width),
+            text_density=text_density(text, self.params.wrap_width, words),
             container=pieces[0][4], pieces=[(p[0], p[1]) for p in pieces],
         ))
 

@@ -86,17 +86,16 @@ class PageContext:
     has_signature: bool = False
 
 
-def _shallow(block: TextBlock | None) -> list[float]:
+def _shallow(block: TextBlock | None, ws: Sequence[str] = ()) -> list[float]:
+    """Shallow features of ``block`` (zeros for None); ``ws`` its :func:`words`."""
     if block is None:
         return [0.0] * len(_SHALLOW)
-    toks = block.text.split()
-    ws = words(block.text)
     n = max(1, len(ws))
     return [
         math.log1p(block.num_words), block.link_density, block.text_density,
         sum(map(len, ws)) / n,
         sum(1 for w in ws if w[:1].isupper()) / n,
-        len(_SENTENCE_END.findall(block.text + " ")) / n if toks else 0.0,
+        len(_SENTENCE_END.findall(block.text + " ")) / n if ws else 0.0,
     ]
 
 
@@ -283,10 +282,11 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
     top = max(scores.values(), default=1.0) or 1.0
     best_nodes = set(best[0].iter()) if best else set()
     table = _table_features(blocks, page_words, best_nodes)
-    shallow = [_shallow(b) for b in blocks] + [_shallow(None)]  # index -1 and n both give the empty block
+    block_words = [words(b.text) for b in blocks]
+    shallow = [_shallow(b, ws) for b, ws in zip(blocks, block_words)] + [_shallow(None)]  # -1 and n: the empty block
     rows = []
     for i, b in enumerate(blocks):
-        ws = words(b.text)
+        ws = block_words[i]
         lower = b.text.lower()
         nw = max(1, len(ws))
         parent = paras[i]

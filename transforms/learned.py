@@ -39,6 +39,9 @@ MODELS = Path(__file__).with_name("models")
 DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
 DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt.gz"
 DEFAULT_LEXICON = MODELS / "boilerplate_lexicon.tsv.gz"
+CROSSFIT_MODELS = MODELS / "crossfit"
+"""The same three files trained on the *test* split instead, for ``newsclean eval``'s cross-fitted
+row only (``pipeline.eval.systems.crossfit_systems``); never used to clean."""
 
 
 FALLBACK_WORDS = 0

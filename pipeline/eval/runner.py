@@ -262,6 +262,8 @@ def warm_up(system: System) -> None:
 
         signature = learn_static_noise([WARM_UP_HTML] * 2, system.config.static) if system.config.static else None
         _run_chain(WARM_UP_HTML, signature, system.config)
+        if system.tune_config is not None:
+            _run_chain(WARM_UP_HTML, signature, system.tune_config)
     else:
         _run_peer(system.id, WARM_UP_HTML)
 
@@ -278,7 +280,8 @@ def run_group(task: GroupTask) -> list[PageResult]:
         for page, (signature, learn_seconds) in zip(task.pages, learnt):
             html = htmls[page.page_id]
             start = time.perf_counter()
-            text, error = _run_chain(html, signature, system.config) if system.is_chain else _run_peer(system.id, html)
+            config = system.config_for(page.split)
+            text, error = _run_chain(html, signature, config) if system.is_chain else _run_peer(system.id, html)
             seconds = time.perf_counter() - start + learn_seconds
             p, r, f1, n_pred, snips = score_text(page, text, golds[page.page_id])
             out.append(PageResult(task.dataset, task.group, page.page_id, page.split, system.id, p, r, f1, n_pred,
@@ -314,7 +317,8 @@ class Runner:
 
     def __enter__(self) -> "Runner":
         if self.jobs > 1:
-            self.pool = get_context("fork" if sys.platform == "linux" else "spawn").Pool(self.jobs, initializer=quiet_worker)
+            # Not "fork": a child forked after LightGBM's OpenMP threads ran in this process hangs.
+            self.pool = get_context("forkserver" if sys.platform == "linux" else "spawn").Pool(self.jobs, initializer=quiet_worker)
         else:
             quiet_worker()
         return self

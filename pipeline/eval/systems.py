@@ -2,7 +2,9 @@
 
 A :class:`System` is one row of the tables. Three kinds:
 
-* ``config``: every named configuration of :data:`transforms.chain.CONFIGS` (``default``, ``paper``, ...).
+* ``config``: every named configuration of :data:`transforms.chain.CONFIGS` (``default``, ``paper``, ...),
+  and ``crossfit`` (:func:`crossfit_systems`): the default with each split scored by a classifier
+  trained on the other.
 * ``ablation``: a base configuration (``default``, and the papers' chain when the default uses the
   learned classifier: :func:`default_ablation_bases`) with one thing changed, built with
   ``ChainConfig.with_`` and the stages' parameter dataclasses (:func:`ablations`): each stage off
@@ -28,9 +30,11 @@ import importlib
 import re
 from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
+from transforms.learned import CROSSFIT_MODELS, DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site (also the pipeline's default).
 DEFAULT_NEIGHBOURS = 10
@@ -49,6 +53,8 @@ class System:
     :data:`ABLATION_GROUPS`, "" otherwise). config: the chain configuration (None for peers).
     neighbours: neighbour pages per group to learn static noise from (None: the run's ``--neighbours``).
     neighbour_only: run only on data sets with neighbour groups (the result elsewhere equals the default's).
+    tune_config: the configuration for pages of the ``tune`` split (None: ``config``); cross-fitting
+    (:func:`crossfit_systems`) scores them with a classifier trained on the ``test`` split.
     """
 
     id: str
@@ -58,6 +64,11 @@ class System:
     group: str = ""
     neighbours: int | None = None
     neighbour_only: bool = False
+    tune_config: ChainConfig | None = None
+
+    def config_for(self, split: str) -> ChainConfig | None:
+        """The configuration this system runs on a page of ``split`` (``tune`` or ``test``)."""
+        return self.tune_config if split == "tune" and self.tune_config is not None else self.config
 
     @property
     def is_chain(self) -> bool:
@@ -79,6 +90,20 @@ def named_configs(configs: Mapping[str, ChainConfig] = CONFIGS) -> list[System]:
         else:
             systems[twin] = replace(systems[twin], label=f"{systems[twin].label} (= {name})")
     return systems
+
+
+def crossfit_systems(base: ChainConfig = DEFAULT_CONFIG, models: Path = CROSSFIT_MODELS) -> list[System]:
+    """``crossfit``: ``base`` on ``test`` pages and, on ``tune`` pages, ``base`` with the classifier files
+    of ``models`` (trained on the ``test`` split: ``scripts/train_block_classifier.py --train-split
+    test``). Every page is then scored by a model that never saw its site (2-fold cross-fitting), so
+    its all-pages F1 estimates unseen pages with twice the pages of the test half alone. [] when
+    ``base`` has no learned classifier or a file is missing."""
+    files = [models / f.name for f in (DEFAULT_MODEL, DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON)]
+    if base.learned is None or not all(f.is_file() for f in files):
+        return []
+    swapped = replace(base.learned, model_path=str(files[0]), context_model_path=str(files[1]), lexicon_path=str(files[2]))
+    return [System("crossfit", f"newsclean {base.name}, cross-fitted", "config", base,
+                   tune_config=base.with_(learned=swapped))]
 
 
 def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIGHBOURS) -> list[System]:
