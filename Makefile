@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test eval clean-venv
+.PHONY: setup demo test eval models clean-venv
 
 setup: $(VENV)/.installed
 
@@ -22,6 +22,11 @@ test: setup
 eval: setup
 	$(BIN)/pip install --quiet -e ".[test,eval]"
 	$(BIN)/newsclean eval
+
+# Retrain the shipped block classifier (tune half) and its cross-fitted twin (test half, eval only).
+models: setup
+	$(BIN)/python scripts/train_block_classifier.py
+	$(BIN)/python scripts/train_block_classifier.py --train-split test
 
 clean-venv:
 	rm -rf $(VENV)

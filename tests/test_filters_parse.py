@@ -137,6 +137,15 @@ def test_page_whose_words_are_mostly_in_noscript_keeps_them():
     assert "Enable JavaScript" not in _body_text(little)
 
 
+def test_noscript_share_counts_japanese_words_by_character():
+    # yahoo-4 of the Readability pages: escaped markup in <noscript> has more \\w+ runs than the
+    # space-free Japanese article; counted by Unicode word boundaries the notice is a small share.
+    article = "トレンドマイクロは公衆無線の通信を暗号化し保護するアプリの発売を開始すると発表した。" * 3
+    notice = "&lt;div class=&quot;alertBox&quot;&gt;&lt;p&gt;JavaScript is off&lt;/p&gt;&lt;/div&gt;"
+    text = _body_text(f"<body><p>{article}</p><noscript>{notice}</noscript></body>")
+    assert "alertBox" not in text and article in text
+
+
 def test_cp1252_without_declaration_is_detected():
     body = "<html><body><p>Caf\u00e9 \u201cquoted\u201d \u2013 na\u00efve r\u00e9sum\u00e9 " * 20 + "</p></body></html>"
     text, codec = decode_html(body.encode("cp1252"))

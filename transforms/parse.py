@@ -41,6 +41,7 @@ from lxml import etree
 
 from schemas.records import RejectReason
 from transforms.errors import ExtractionError
+from transforms.text import count_words
 
 SNIFF_BYTES = 4096
 DETECTOR_TRUSTED_LANGUAGES = frozenset({
@@ -62,12 +63,11 @@ _RAW_TEXT_SPAN = re.compile(
 )
 _NOSCRIPT_START = re.compile(r"<noscript\b", re.I)
 _TAG = re.compile(r"<[^>]*>")
-_WORD = re.compile(r"\w+")
 _PARSERS = threading.local()
 NOSCRIPT_UNWRAP_RATIO = 0.5
-"""Share in [0, 1] of a page's words (``\\w+`` tokens of its markup-free text) that its ``<noscript>``
-content must reach to be kept (unwrapped) instead of cut; the same rule as a page-wide ``<form>``
-(:class:`transforms.postprocess.PostProcessParams`)."""
+"""Share in [0, 1] of a page's words (:func:`transforms.text.count_words` of its markup-free text)
+that its ``<noscript>`` content must reach to be kept (unwrapped) instead of cut; the same rule as a
+page-wide ``<form>`` (:class:`transforms.postprocess.PostProcessParams`)."""
 
 
 def _codec(name: str | None) -> str | None:
@@ -136,8 +136,9 @@ def repair_markup(text: str) -> str:
 
 
 def _word_count(markup: str) -> int:
-    """``\\w+`` tokens of ``markup`` with its tags removed (a rough count; entities count as words)."""
-    return len(_WORD.findall(_TAG.sub(" ", markup)))
+    """Words (:func:`transforms.text.count_words`) of ``markup`` with its tags removed (a rough count:
+    entities stay as they are)."""
+    return count_words(_TAG.sub(" ", markup))
 
 
 def resolve_noscript(text: str, unwrap_ratio: float = NOSCRIPT_UNWRAP_RATIO) -> str:

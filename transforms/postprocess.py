@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from transforms.marks import DYNAMIC, STATIC, is_element, mark_of
+from transforms.text import count_words
 
 NON_INFORMATIVE_TAGS = (
     "img", "link", "script", "style", "noscript", "embed", "object",
@@ -100,7 +101,7 @@ def _inside_removed(el: etree._Element) -> bool:
 
 
 def _word_count(el: etree._Element) -> int:
-    return len("".join(el.itertext()).split())
+    return count_words("".join(el.itertext()))
 
 
 def _attached(el: etree._Element, root: etree._Element) -> bool:
@@ -112,7 +113,7 @@ def _attached(el: etree._Element, root: etree._Element) -> bool:
 
 def remove_non_informative(root: etree._Element, params: PostProcessParams = PostProcessParams()) -> int:
     """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed."""
-    body_words = max(1, _word_count(root))
+    body_words = max(1, _word_count(root)) if root.find(".//form") is not None else 1
     removed = 0
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
         drop_keep_tail(el)
