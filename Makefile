@@ -7,21 +7,22 @@ BIN := $(VENV)/bin
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml evaluation/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet -e ".[test,lint]" -e ./evaluation
 	touch $@
 
 demo: setup
 	$(BIN)/newsclean demo
 
 test: setup
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 eval: setup
-	$(BIN)/pip install --quiet -e ".[test,eval]"
-	$(BIN)/newsclean eval
+	$(BIN)/pip install --quiet -e "./evaluation[peers]"
+	$(BIN)/newsclean eval --out docs/eval.md
 
 # Retrain the shipped block classifier (tune half) and its cross-fitted twin (test half, eval only).
 models: setup

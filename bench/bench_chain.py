@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.datasets import load  # noqa: E402
-from transforms.chain import CONFIGS, extract_article, learn_static_noise  # noqa: E402
-from transforms.errors import ExtractionError  # noqa: E402
-from transforms.parse import decode_html  # noqa: E402
+from newsclean.transforms.chain import CONFIGS, extract_article, learn_static_noise  # noqa: E402
+from newsclean.transforms.errors import ExtractionError  # noqa: E402
+from newsclean.transforms.parse import decode_html  # noqa: E402
+from newsclean_eval.datasets import load  # noqa: E402
 
 
 def chain_runner(config):

@@ -265,7 +265,7 @@ def parse_config(data: dict[str, Any], source: str = "<config>") -> SitesConfig:
 
 def config_to_toml(config: SitesConfig) -> str:
     """Write ``config`` back as ``sites.toml`` text that :func:`load_config` reads to an equal value
-    (apart from ``source``). Useful to hand a config built in code to ``python -m crawler.run``.
+    (apart from ``source``). Useful to hand a config built in code to ``python -m newsclean.crawler.run``.
     Options left at ``None`` (unset) are not written."""
     lines = ["[crawl]"]
     for f in fields(CrawlOptions):

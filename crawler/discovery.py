@@ -26,7 +26,7 @@ from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
-from crawler.config import SAFE_NAME, SiteConfig
+from newsclean.crawler.config import SAFE_NAME, SiteConfig
 
 #: Page kinds :func:`page_kind` tells apart.
 KINDS = ("robots", "sitemap", "feed", "html", "binary", "other")

@@ -3,7 +3,7 @@
 * :class:`PageTask` rides in ``Request.meta["newsclean"]`` (picklable, so Scrapy's JOBDIR disk
   queue can hold it): site, category, depth, role and referrer of the request.
 * :class:`PageOutcome` is the item the spider yields once per page, whether it was fetched,
-  skipped or failed; :class:`crawler.pipelines.ArchivePipeline` writes its captures as WARC
+  skipped or failed; :class:`newsclean.crawler.pipelines.ArchivePipeline` writes its captures as WARC
   records, acknowledges it in the crawl store and counts it in the crawl report.
 
 Roles (what the crawler expects at a URL): ``start`` (a configured start point: a section page, a
@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from crawler.store import FrontierEntry
-from crawler.warc import Capture
+from newsclean.crawler.store import FrontierEntry
+from newsclean.crawler.warc import Capture
 
 ROLES = ("start", "listing", "article", "sitemap")
 OUTCOMES = ("stored", "listing", "skipped", "failed")

@@ -1,10 +1,10 @@
 """Item pipeline: write each page's WARC records, acknowledge it in the crawl store, count it.
 
-:class:`ArchivePipeline` receives every :class:`~crawler.items.PageOutcome` the spider yields
+:class:`ArchivePipeline` receives every :class:`~newsclean.crawler.items.PageOutcome` the spider yields
 (fetched, skipped or failed pages alike). For a page with at least one HTTP response it writes one
-page group into ``OUT/<site>/<category>/`` (:class:`crawler.warc.WarcFiles`): a response and a
+page group into ``OUT/<site>/<category>/`` (:class:`newsclean.crawler.warc.WarcFiles`): a response and a
 request record per exchange (redirect hops and retries included), then a ``metadata`` record with
-the crawl facts. Then it acknowledges the page in the store (:meth:`crawler.store.CrawlStore.ack`,
+the crawl facts. Then it acknowledges the page in the store (:meth:`newsclean.crawler.store.CrawlStore.ack`,
 one transaction, after the records were flushed) and counts it in the crawl report.
 """
 
@@ -14,21 +14,21 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.items import PageOutcome
-from crawler.state import CrawlState
-from crawler.store import PageRow
-from crawler.warc import PageFacts, RecordFactory, WarcFiles, warcinfo_fields
+from newsclean.crawler.items import PageOutcome
+from newsclean.crawler.state import CrawlState
+from newsclean.crawler.store import PageRow
+from newsclean.crawler.warc import PageFacts, RecordFactory, WarcFiles, warcinfo_fields
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 
 class ArchivePipeline:
-    """Scrapy item pipeline for :class:`~crawler.items.PageOutcome` items (other items pass through).
+    """Scrapy item pipeline for :class:`~newsclean.crawler.items.PageOutcome` items (other items pass through).
 
     Settings: ``NEWSCLEAN_WARC_DIR`` (required, else ``NotConfigured``),
     ``NEWSCLEAN_WARC_MAX_BYTES`` (rotation threshold, bytes), ``USER_AGENT`` and ``ROBOTSTXT_OBEY``
-    (noted in warcinfo). Needs the :class:`~crawler.state.CrawlState` extension.
+    (noted in warcinfo). Needs the :class:`~newsclean.crawler.state.CrawlState` extension.
     """
 
     def __init__(self, crawler: Crawler, out_dir: str, max_bytes: int, info: dict[str, str]) -> None:
@@ -54,7 +54,7 @@ class ArchivePipeline:
         """Open the WARC outputs (files are created lazily, per site and category)."""
         self.state = self.crawler.get_extension(CrawlState)
         if self.state is None:
-            raise NotConfigured("ArchivePipeline needs the crawler.state.CrawlState extension")
+            raise NotConfigured("ArchivePipeline needs the newsclean.crawler.state.CrawlState extension")
         self.files = WarcFiles(self.out_dir, self.max_bytes, self.info, self.state.store, self.state.job)
 
     def close_spider(self) -> None:

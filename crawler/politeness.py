@@ -6,12 +6,12 @@ settings: ``RETRY_TIMES``, ``RETRY_HTTP_CODES``, ``RETRY_EXCEPTIONS``) and adds 
 only after that delay, and not at all when the delay exceeds ``NEWSCLEAN_MAX_RETRY_AFTER`` seconds
 (the final response is then the 503 itself, reported as ``http_503``). While it waits, the request
 keeps its place in the downloader, so the site is not asked for more meanwhile. A refused private
-address (:mod:`crawler.safety`) is never retried.
+address (:mod:`newsclean.crawler.safety`) is never retried.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -20,7 +20,7 @@ from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.response import response_status_message
 
-from crawler.safety import is_private_address_failure
+from newsclean.crawler.safety import is_private_address_failure
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -44,8 +44,8 @@ def parse_retry_after(value: str | bytes | None, now: datetime | None = None) ->
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 class RetryAfterMiddleware(RetryMiddleware):

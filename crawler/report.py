@@ -133,7 +133,7 @@ class CrawlReport:
 
 @dataclass(frozen=True)
 class RecoveredWarc:
-    """A ``.open`` WARC leftover repaired at the start of the crawl (see :func:`crawler.warc.recover_open_files`)."""
+    """A ``.open`` WARC leftover repaired at the start of the crawl (see :func:`newsclean.crawler.warc.recover_open_files`)."""
 
     path: str
     final: str | None

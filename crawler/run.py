@@ -5,7 +5,7 @@ Two ways in:
 - :func:`run_crawl` runs Scrapy's ``CrawlerProcess`` *in the current process* and blocks until
   the crawl ends. Twisted's reactor can run only once per process, so a process can call it
   once; a second call raises ``RuntimeError``.
-- :func:`run_crawl_subprocess`, or the command line ``python -m crawler.run --config sites.toml
+- :func:`run_crawl_subprocess`, or the command line ``python -m newsclean.crawler.run --config sites.toml
   --out DIR``, runs the crawl in a child process: use it from tests, notebooks and anything
   that crawls more than once.
 """
@@ -22,11 +22,11 @@ from typing import Any
 
 from scrapy.crawler import CrawlerProcess
 
-from crawler.config import SitesConfig, config_to_toml, load_config, with_overrides
-from crawler.report import CategoryReport, CrawlSummary
-from crawler.settings import build_settings
-from crawler.spiders.news import NewsSpider
-from crawler.state import CrawlState
+from newsclean.crawler.config import SitesConfig, config_to_toml, load_config, with_overrides
+from newsclean.crawler.report import CategoryReport, CrawlSummary
+from newsclean.crawler.settings import build_settings
+from newsclean.crawler.spiders.news import NewsSpider
+from newsclean.crawler.state import CrawlState
 
 __all__ = ["CategoryReport", "CrawlSummary", "build_arg_parser", "main", "run_crawl", "run_crawl_subprocess"]
 
@@ -77,7 +77,7 @@ def run_crawl(config: SitesConfig | str | Path, out_dir: str | Path, *, log_leve
 def run_crawl_subprocess(config: SitesConfig | str | Path, out_dir: str | Path, *,
                          log_level: str = "INFO", timeout: float | None = None,
                          jobdir: str | Path | None = None) -> CrawlSummary:
-    """Run :func:`run_crawl` in a child Python process (``python -m crawler.run``) and return its summary.
+    """Run :func:`run_crawl` in a child Python process (``python -m newsclean.crawler.run``) and return its summary.
 
     The child's log goes to this process's stderr. ``timeout`` is in seconds; ``jobdir`` as
     :func:`run_crawl`.
@@ -92,7 +92,7 @@ def run_crawl_subprocess(config: SitesConfig | str | Path, out_dir: str | Path, 
         config_path = Path(tmp) / "sites.toml"
         config_path.write_text(config_to_toml(cfg), encoding="utf-8")
         summary_path = Path(tmp) / "summary.json"
-        cmd = [sys.executable, "-m", "crawler.run", "--config", str(config_path), "--out", str(out_dir),
+        cmd = [sys.executable, "-m", "newsclean.crawler.run", "--config", str(config_path), "--out", str(out_dir),
                "--log-level", log_level, "--summary-json", str(summary_path)]
         if jobdir is not None:
             cmd += ["--jobdir", str(jobdir)]
@@ -110,12 +110,12 @@ def _check_reactor_unused() -> None:
     if getattr(reactor, "_startedBefore", False):
         raise RuntimeError(
             "the Twisted reactor already ran in this process and cannot restart: run each crawl in "
-            "its own process (crawler.run.run_crawl_subprocess or `python -m crawler.run`)"
+            "its own process (newsclean.crawler.run.run_crawl_subprocess or `python -m newsclean.crawler.run`)"
         )
 
 
 def add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    """Add the crawl-control flags shared by ``python -m crawler.run`` and ``newsclean crawl|run``:
+    """Add the crawl-control flags shared by ``python -m newsclean.crawler.run`` and ``newsclean crawl|run``:
     ``--jobdir``, ``--refetch-after``, ``--allow-private-networks``."""
     parser.add_argument("--jobdir", type=Path, metavar="DIR",
                         help="Scrapy JOBDIR: pause with Ctrl-C (or SIGTERM), resume by running again with the same "
@@ -134,9 +134,9 @@ def apply_crawl_options(config: SitesConfig, args: argparse.Namespace) -> SitesC
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    """The ``python -m crawler.run`` argument parser."""
+    """The ``python -m newsclean.crawler.run`` argument parser."""
     parser = argparse.ArgumentParser(
-        prog="python -m crawler.run",
+        prog="python -m newsclean.crawler.run",
         description="Crawl the sites of a sites.toml into WARC files: OUT/<site>/<category>/*.warc.gz",
     )
     parser.add_argument("--config", required=True, type=Path, help="sites.toml to crawl")

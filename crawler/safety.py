@@ -27,7 +27,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.resolver import CachingThreadedResolver
 from twisted.internet.error import DNSLookupError
 
-from crawler.config import host_in_domains
+from newsclean.crawler.config import host_in_domains
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -118,7 +118,7 @@ def _host(url: str) -> str:
 class PublicOnlyResolver(CachingThreadedResolver):
     """Scrapy's caching threaded resolver, failing lookups that answer a non-public address with
     :class:`PrivateAddressError` (Scrapy's download handler reports it as ``CannotResolveHostError``
-    with this error as its cause). Installed by :func:`crawler.settings.build_settings` unless
+    with this error as its cause). Installed by :func:`newsclean.crawler.settings.build_settings` unless
     private networks are allowed."""
 
     def getHostByName(self, name: str, timeout=()):  # noqa: N802 (Twisted interface)

@@ -1,4 +1,4 @@
-"""Scrapy settings for a newsclean crawl, derived from a :class:`~crawler.config.SitesConfig`.
+"""Scrapy settings for a newsclean crawl, derived from a :class:`~newsclean.crawler.config.SitesConfig`.
 
 Politeness comes from the config's ``[crawl]`` table (robots.txt, AutoThrottle, per-domain
 concurrency, delay, User-Agent, size limit). The crawl order is breadth-first (Scrapy's
@@ -13,13 +13,13 @@ pages are fetched first and keep the category of the nearest start page.
 Components (all built with ``from_crawler``):
 
 ========================================  ====  ============================================
-``crawler.safety.SafetyMiddleware``         50  downloader: own site's domains, http(s), public
+``newsclean.crawler.safety.SafetyMiddleware``         50  downloader: own site's domains, http(s), public
                                                 addresses (replaces Scrapy's OffsiteMiddleware)
-``crawler.state.JobDedupMiddleware``        60  downloader: each URL once per job
-``crawler.politeness.RetryAfterMiddleware`` 550  downloader: Scrapy's retries + ``Retry-After``
-``crawler.warc.CaptureMiddleware``         950  downloader: raw captures for the WARC records
-``crawler.pipelines.ArchivePipeline``      300  item pipeline: WARC page groups, store, report
-``crawler.state.CrawlState``               (ext) store, job, report, output lock, recovery
+``newsclean.crawler.state.JobDedupMiddleware``        60  downloader: each URL once per job
+``newsclean.crawler.politeness.RetryAfterMiddleware`` 550  downloader: Scrapy's retries + ``Retry-After``
+``newsclean.crawler.warc.CaptureMiddleware``         950  downloader: raw captures for the WARC records
+``newsclean.crawler.pipelines.ArchivePipeline``      300  item pipeline: WARC page groups, store, report
+``newsclean.crawler.state.CrawlState``               (ext) store, job, report, output lock, recovery
 ========================================  ====  ============================================
 """
 
@@ -30,9 +30,9 @@ from pathlib import Path
 
 from scrapy.settings import Settings
 
-from crawler.config import SitesConfig
+from newsclean.crawler.config import SitesConfig
 
-#: Order of :class:`crawler.warc.CaptureMiddleware` in ``DOWNLOADER_MIDDLEWARES``: above
+#: Order of :class:`newsclean.crawler.warc.CaptureMiddleware` in ``DOWNLOADER_MIDDLEWARES``: above
 #: RetryMiddleware (550), HttpCompressionMiddleware (590) and RedirectMiddleware (600), so its
 #: ``process_response`` sees bodies as received, every 3xx and every retried attempt.
 WARC_MIDDLEWARE_ORDER = 950
@@ -54,12 +54,12 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
 
     ``out_dir`` is the WARC root (``OUT`` in ``OUT/<site>/<category>/...``), created at the start.
     ``log_level`` is a logging level name. ``jobdir``: Scrapy's ``JOBDIR`` for pause/resume (see
-    :mod:`crawler.state`). ``summary_json``: an extra path for the JSON crawl report.
+    :mod:`newsclean.crawler.state`). ``summary_json``: an extra path for the JSON crawl report.
     """
     crawl = config.crawl
     values = {
         "BOT_NAME": "newsclean",
-        "SPIDER_MODULES": ["crawler.spiders"],
+        "SPIDER_MODULES": ["newsclean.crawler.spiders"],
         "USER_AGENT": crawl.agent(),
         "ROBOTSTXT_OBEY": crawl.obey_robots,
         "AUTOTHROTTLE_ENABLED": crawl.autothrottle,
@@ -87,14 +87,14 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
         "REMOTE_CONTROL_ENABLED": False,
         "DOWNLOADER_MIDDLEWARES": {
             "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
-            "crawler.safety.SafetyMiddleware": 50,
-            "crawler.state.JobDedupMiddleware": 60,
+            "newsclean.crawler.safety.SafetyMiddleware": 50,
+            "newsclean.crawler.state.JobDedupMiddleware": 60,
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-            "crawler.politeness.RetryAfterMiddleware": 550,
-            "crawler.warc.CaptureMiddleware": WARC_MIDDLEWARE_ORDER,
+            "newsclean.crawler.politeness.RetryAfterMiddleware": 550,
+            "newsclean.crawler.warc.CaptureMiddleware": WARC_MIDDLEWARE_ORDER,
         },
-        "ITEM_PIPELINES": {"crawler.pipelines.ArchivePipeline": 300},
-        "EXTENSIONS": {"crawler.state.CrawlState": 0},
+        "ITEM_PIPELINES": {"newsclean.crawler.pipelines.ArchivePipeline": 300},
+        "EXTENSIONS": {"newsclean.crawler.state.CrawlState": 0},
         "NEWSCLEAN_WARC_DIR": str(Path(out_dir)),
         "NEWSCLEAN_WARC_MAX_BYTES": crawl.warc_max_bytes,
         "NEWSCLEAN_STATE_DB": str(config.state_db_path(out_dir)),
@@ -104,7 +104,7 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
         "NEWSCLEAN_SITE_DOMAINS": {site.name: list(site.allowed_domains) for site in config.sites},
     }
     if not crawl.allow_private_networks:
-        values["TWISTED_DNS_RESOLVER"] = "crawler.safety.PublicOnlyResolver"
+        values["TWISTED_DNS_RESOLVER"] = "newsclean.crawler.safety.PublicOnlyResolver"
     if jobdir is not None:
         values["JOBDIR"] = str(Path(jobdir))
     if summary_json is not None:
@@ -113,7 +113,7 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
 
 
 def site_slots(config: SitesConfig) -> dict[str, dict[str, float]]:
-    """``DOWNLOAD_SLOTS``: one slot per site (``site:<name>``, see :func:`crawler.spiders.news.site_slot`)
+    """``DOWNLOAD_SLOTS``: one slot per site (``site:<name>``, see :func:`newsclean.crawler.spiders.news.site_slot`)
     with the site's ``concurrent_requests`` / ``download_delay`` overrides, else the ``[crawl]`` values."""
     crawl = config.crawl
     return {

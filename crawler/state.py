@@ -4,15 +4,15 @@
 
 1. takes an exclusive lock on the output directory (``OUT/.crawl.lock``, ``fcntl.flock``), so two
    crawls never write into one directory and recovery never touches a live file;
-2. opens the :class:`~crawler.store.CrawlStore`;
+2. opens the :class:`~newsclean.crawler.store.CrawlStore`;
 3. picks the **job**: with a Scrapy ``JOBDIR``, the job recorded in ``JOBDIR/newsclean-job.json``
    unless it finished (then a new one); without, a new job per process. A job that the store
    already knows is a *resume*: its pending frontier rows are requested again and nothing it
    completed is fetched again;
-4. repairs ``.open`` WARC leftovers of a killed crawl (:func:`crawler.warc.recover_open_files`).
+4. repairs ``.open`` WARC leftovers of a killed crawl (:func:`newsclean.crawler.warc.recover_open_files`).
 
 On ``spider_closed`` it marks the job finished (when Scrapy's reason is ``finished``), builds the
-:class:`~crawler.report.CrawlSummary`, writes it as JSON next to the WARC files, closes the store
+:class:`~newsclean.crawler.report.CrawlSummary`, writes it as JSON next to the WARC files, closes the store
 and releases the lock.
 
 :class:`JobDedupMiddleware` (downloader middleware) makes a resumed job fetch each URL once,
@@ -41,10 +41,10 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.job import job_dir
 
-from crawler.report import CrawlReport, CrawlSummary, RecoveredWarc
-from crawler.safety import RefusedRequest
-from crawler.store import CrawlStore, canonical_url
-from crawler.warc import recover_open_files
+from newsclean.crawler.report import CrawlReport, CrawlSummary, RecoveredWarc
+from newsclean.crawler.safety import RefusedRequest
+from newsclean.crawler.store import CrawlStore, canonical_url
+from newsclean.crawler.warc import recover_open_files
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -196,7 +196,7 @@ class CrawlState:
 
     def build_summary(self, reason: str | None) -> CrawlSummary:
         """The :class:`CrawlSummary` of this process so far."""
-        from crawler.pipelines import ArchivePipeline  # noqa: PLC0415 (import cycle)
+        from newsclean.crawler.pipelines import ArchivePipeline  # noqa: PLC0415 (import cycle)
 
         pipeline = self.crawler.get_item_pipeline(ArchivePipeline)
         totals = pipeline.files.totals if pipeline is not None and pipeline.files is not None else None
@@ -235,7 +235,7 @@ class JobDedupMiddleware:
     """Downloader middleware (order 60): each URL is fetched once per job (see the module docstring).
 
     A redirect or retry of a request keeps its claim (same ``PageTask.token``). Refused requests
-    raise :class:`~crawler.safety.RefusedRequest` with reason ``duplicate_in_job``, or
+    raise :class:`~newsclean.crawler.safety.RefusedRequest` with reason ``duplicate_in_job``, or
     ``known_article`` for a redirect to an article the store knows (not fetched again).
     """
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from w3lib.url import canonicalize_url
@@ -95,8 +95,8 @@ def canonical_url(url: str) -> str:
 def utc_stamp(moment: datetime | None = None) -> str:
     """``moment`` (default now) as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC: the store's time format, which sorts
     as text."""
-    moment = moment or datetime.now(timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ class CrawlStore:
             return False
         if refetch_after_days <= 0:
             return True
-        cutoff = (now or datetime.now(timezone.utc)) - timedelta(days=refetch_after_days)
+        cutoff = (now or datetime.now(UTC)) - timedelta(days=refetch_after_days)
         return row[0] > utc_stamp(cutoff)
 
     def page(self, url: str) -> dict | None:

@@ -2,7 +2,7 @@
 
 Two halves:
 
-* :class:`CaptureMiddleware`, a downloader middleware at order 950 (:mod:`crawler.settings`),
+* :class:`CaptureMiddleware`, a downloader middleware at order 950 (:mod:`newsclean.crawler.settings`),
   sees each response of the spider's requests in ``process_response`` *before*
   ``HttpCompressionMiddleware`` (590) decodes the body and before ``RedirectMiddleware`` (600)
   and ``RetryMiddleware`` (550) act on it, and appends a :class:`Capture` (request as sent,
@@ -12,7 +12,7 @@ Two halves:
 * :class:`WarcFiles` writes one *page group* per page: for each capture a ``response`` record
   then a ``request`` record (``WARC-Concurrent-To`` the response), then one ``metadata`` record
   with the crawl's facts (``WARC-Concurrent-To`` the final response). It is driven by
-  :class:`crawler.pipelines.ArchivePipeline`, which decides a page's final category first.
+  :class:`newsclean.crawler.pipelines.ArchivePipeline`, which decides a page's final category first.
 
 Layout and record contract (docs/CONTRACTS.md, "WARC files the crawler writes")::
 
@@ -32,7 +32,7 @@ import os
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from io import BytesIO
 from pathlib import Path
@@ -44,13 +44,13 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParser
 from warcio.warcwriter import WARCWriter
 
-from crawler.config import SAFE_NAME
+from newsclean.crawler.config import SAFE_NAME
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
-    from crawler.store import CrawlStore
+    from newsclean.crawler.store import CrawlStore
 
 logger = logging.getLogger(__name__)
 
@@ -69,12 +69,12 @@ DROPPED_RESPONSE_HEADERS = frozenset({"transfer-encoding"})
 
 def warc_file_name(site: str, category: str, stamp: datetime, serial: int) -> str:
     """File name ``<site>-<category>-<YYYYMMDDTHHMMSSZ>-<serial:05d>.warc.gz`` for a file opened at ``stamp`` (UTC)."""
-    return f"{site}-{category}-{stamp.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}-{serial:05d}.warc.gz"
+    return f"{site}-{category}-{stamp.astimezone(UTC):%Y%m%dT%H%M%SZ}-{serial:05d}.warc.gz"
 
 
 def warc_date(moment: datetime) -> str:
     """``WARC-Date`` value for ``moment``: ISO 8601 UTC with microseconds (WARC/1.1 allows fractions)."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def software_name() -> str:
@@ -171,7 +171,7 @@ class Capture:
 def capture_exchange(request: Request, response: Response) -> Capture:
     """A :class:`Capture` of ``request`` and its raw ``response`` (call it before any middleware
     decodes the body). The start time is now minus Scrapy's ``download_latency``."""
-    started = datetime.now(timezone.utc) - timedelta(seconds=request.meta.get("download_latency", 0.0))
+    started = datetime.now(UTC) - timedelta(seconds=request.meta.get("download_latency", 0.0))
     ip = str(response.ip_address) if response.ip_address is not None else None
     return Capture(response.url, started, http_request_headers(request), request.body or b"",
                    response.status, http_response_headers(response), response.body, ip)
@@ -333,7 +333,7 @@ class RotatingWarcFile:
 
     def _open(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc)
+        stamp = datetime.now(UTC)
         while True:  # never overwrite: a crawl started in the same second may own the serial
             name = warc_file_name(self.site, self.category, stamp, self._serial)
             self._serial += 1

@@ -1,7 +1,7 @@
 """The Apache Beam side of newsclean: WARC files in, cleaned articles and rejects in Parquet out.
 
-Modules: :mod:`pipeline.warc_reader` (WARC response records -> pages, fastwarc),
-:mod:`pipeline.stages` (one composite PTransform per stage), :mod:`pipeline.clean` (build and run
-the pipeline), :mod:`pipeline.options` (flags), :mod:`pipeline.summary` (run summary),
-:mod:`pipeline.cli` (the ``newsclean`` command), plus evaluation and the demo.
+Modules: :mod:`newsclean.pipeline.warc_reader` (WARC response records -> pages, fastwarc),
+:mod:`newsclean.pipeline.stages` (one composite PTransform per stage), :mod:`newsclean.pipeline.clean` (build and run
+the pipeline), :mod:`newsclean.pipeline.options` (flags), :mod:`newsclean.pipeline.summary` (run summary),
+:mod:`newsclean.pipeline.cli` (the ``newsclean`` command), plus evaluation and the demo.
 """

@@ -2,7 +2,7 @@
 
 Entry points: :func:`run_clean` (what ``newsclean clean`` calls), :func:`build_pipeline` (the
 graph alone, e.g. for a test or another driver) and :func:`main` for
-``python -m pipeline.clean --warc ... --out ... [beam options]``.
+``python -m newsclean.pipeline.clean --warc ... --out ... [beam options]``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.runner import PipelineState
 
-from pipeline.errors import AccountingError, NewscleanError, NoInputError
-from pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
-from pipeline.stages import (
+from newsclean.pipeline.errors import AccountingError, NewscleanError, NoInputError
+from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
+from newsclean.pipeline.stages import (
     ARTICLES_DIR,
     COUNTS_DIR,
     REJECTS_DIR,
@@ -32,7 +32,7 @@ from pipeline.stages import (
     WriteCounts,
     WriteParquet,
 )
-from pipeline.summary import SUMMARY_FILE, RunSummary, summarize_output, write_summary
+from newsclean.pipeline.summary import SUMMARY_FILE, RunSummary, summarize_output, write_summary
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ def run_clean(config: CleanConfig, beam_args: Sequence[str] | PipelineOptions | 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.clean --warc GLOB --out DIR [beam options]``: run and print the summary."""
+    """``python -m newsclean.pipeline.clean --warc GLOB --out DIR [beam options]``: run and print the summary."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     options = PipelineOptions(list(sys.argv[1:] if argv is None else argv))
     try:

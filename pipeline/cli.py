@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.errors import NewscleanError, UsageError
+from newsclean.pipeline.errors import NewscleanError, UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -60,7 +60,7 @@ def _setup_logging(verbose: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval)."""
-    from pipeline.options import add_clean_arguments
+    from newsclean.pipeline.options import add_clean_arguments
 
     parser = argparse.ArgumentParser(
         prog="newsclean",
@@ -106,15 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the generated news network (default 0)")
     demo.set_defaults(subparser=demo)
 
-    from pipeline.eval.command import EVAL_DESCRIPTION, EVAL_EPILOG, add_eval_arguments
+    _add_eval_parser(sub)
 
-    evaluate = sub.add_parser(
-        "eval", allow_abbrev=False, help="measure the chain, its ablations and peer extractors on the shared data",
-        description=EVAL_DESCRIPTION, epilog=EVAL_EPILOG)
-    add_eval_arguments(evaluate)
-    evaluate.set_defaults(subparser=evaluate)
-
-    from pipeline.explain import EXPLAIN_DESCRIPTION, add_explain_arguments
+    from newsclean.pipeline.explain import EXPLAIN_DESCRIPTION, add_explain_arguments
 
     explain = sub.add_parser(
         "explain", allow_abbrev=False, help="write an HTML report of what each cleaning stage removed from a page",
@@ -131,14 +125,14 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, out_help: str | None =
                         help=out_help or "output directory for the WARC files")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="Scrapy log level (default INFO)")
-    from crawler.run import add_crawl_options
+    from newsclean.crawler.run import add_crawl_options
 
     add_crawl_options(parser)  # --jobdir, --refetch-after DAYS, --allow-private-networks
 
 
 def _beam_args(command: str, extras: list[str]) -> list[str]:
     """Check that ``extras`` are Beam pipeline options (clean, run, demo) or absent (crawl)."""
-    from pipeline.options import unknown_beam_flags
+    from newsclean.pipeline.options import unknown_beam_flags
 
     if not extras:
         return []
@@ -153,16 +147,16 @@ def _beam_args(command: str, extras: list[str]) -> list[str]:
 def _load_sites_config(path: str, args: argparse.Namespace | None = None):
     """Load and validate sites.toml, with the crawl flags of ``args`` applied (``--refetch-after``,
     ``--allow-private-networks``). A missing or invalid file is a usage error (exit 2), as in
-    ``python -m crawler.run``; the message names the file and the bad key."""
-    from crawler.config import load_config
-    from crawler.run import apply_crawl_options
+    ``python -m newsclean.crawler.run``; the message names the file and the bad key."""
+    from newsclean.crawler.config import load_config
+    from newsclean.crawler.run import apply_crawl_options
 
     try:
         config = load_config(path)
         return apply_crawl_options(config, args) if args is not None else config
     except FileNotFoundError:
         raise UsageError(f"config file not found: {path}") from None
-    except (OSError, ValueError) as exc:  # crawler.config reports every format error as ValueError
+    except (OSError, ValueError) as exc:  # newsclean.crawler.config reports every format error as ValueError
         raise UsageError(str(exc)) from None
 
 
@@ -172,7 +166,7 @@ def _crawl(config, out, log_level: str, jobdir=None):
     ``jobdir``: Scrapy JOBDIR for pause/resume. Raises NewscleanError when Scrapy fails or stops
     before running out of work.
     """
-    from crawler.run import run_crawl
+    from newsclean.crawler.run import run_crawl
 
     try:
         extra = {"jobdir": jobdir} if jobdir is not None else {}
@@ -193,8 +187,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipeline.clean import run_clean
-    from pipeline.options import CleanConfig
+    from newsclean.pipeline.clean import run_clean
+    from newsclean.pipeline.options import CleanConfig
 
     config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain)
     summary = run_clean(config, beam_args)
@@ -209,7 +203,7 @@ def cmd_clean(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 def cmd_run(args: argparse.Namespace, beam_args: list[str]) -> int:
     """``newsclean run``: crawl into ``OUT/warc``, then clean it into ``OUT``."""
-    from pipeline.errors import NoInputError
+    from newsclean.pipeline.errors import NoInputError
 
     warc_dir = Path(args.out) / "warc"
     _crawl(_load_sites_config(args.config, args), warc_dir, args.log_level, args.jobdir)
@@ -220,16 +214,42 @@ def cmd_run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, beam_args: list[str]) -> int:
-    """``newsclean demo``: the built-in end-to-end example (``pipeline.demo.run_demo``)."""
-    from pipeline.demo import run_demo
+    """``newsclean demo``: the built-in end-to-end example (``newsclean.demo.run.run_demo``)."""
+    from newsclean.demo.run import run_demo
 
     run_demo(Path(args.out), seed=args.seed, clean_args=beam_args)
     return EXIT_OK
 
 
+#: What ``newsclean eval`` says where the evaluation harness (a separate distribution) is not installed.
+EVAL_MISSING = ("newsclean eval needs the evaluation harness, which the newsclean wheel does not ship: "
+                "from a source checkout, pip install -e ./evaluation (or make eval)")
+
+
+def _add_eval_parser(sub) -> None:
+    """The ``eval`` subcommand: the harness's own arguments when ``newsclean_eval`` is installed, else a stub
+    whose run explains how to install it."""
+    try:
+        from newsclean_eval.command import EVAL_DESCRIPTION, EVAL_EPILOG, add_eval_arguments
+    except ImportError:
+        evaluate = sub.add_parser("eval", help="(needs the evaluation harness: pip install -e ./evaluation)",
+                                  description=EVAL_MISSING)
+        evaluate.set_defaults(subparser=evaluate)
+        return
+    evaluate = sub.add_parser(
+        "eval", allow_abbrev=False, help="measure the chain, its ablations and peer extractors on the shared data",
+        description=EVAL_DESCRIPTION, epilog=EVAL_EPILOG)
+    add_eval_arguments(evaluate)
+    evaluate.set_defaults(subparser=evaluate)
+
+
 def cmd_eval(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """``newsclean eval``: measure on the shared data sets (``pipeline.eval.command``)."""
-    from pipeline.eval.command import cmd_eval as run_eval_command
+    """``newsclean eval``: measure on the shared data sets (``newsclean_eval.command``, a separate
+    distribution in ``evaluation/``). Raises :class:`UsageError` where it is not installed."""
+    try:
+        from newsclean_eval.command import cmd_eval as run_eval_command
+    except ImportError as exc:
+        raise UsageError(EVAL_MISSING) from exc
 
     return run_eval_command(args, argv[argv.index("eval") + 1:] if "eval" in argv else [])
 
@@ -254,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "eval":
             return cmd_eval(args, argv)
         if args.command == "explain":
-            from pipeline.explain import cmd_explain
+            from newsclean.pipeline.explain import cmd_explain
 
             return cmd_explain(args)
         return cmd_demo(args, beam_args)

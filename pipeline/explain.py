@@ -3,7 +3,7 @@
 PAGE is an HTML file. ``--neighbours DIR`` names a folder of HTML files from the same site and
 category (``*.htm``, ``*.html``, searched recursively); up to ``--neighbour-sample`` of them
 (smallest names first) teach the static-noise signature, as the pipeline does with neighbour
-pages. The report (:mod:`transforms.explain`) goes to ``--out`` (default ``PAGE.explain.html``).
+pages. The report (:mod:`newsclean.transforms.explain`) goes to ``--out`` (default ``PAGE.explain.html``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.errors import NewscleanError, UsageError
+from newsclean.pipeline.errors import NewscleanError, UsageError
 
 EXPLAIN_DESCRIPTION = (
     "Write one self-contained HTML report of PAGE that shows, over the page's own text, what each stage "
@@ -22,7 +22,7 @@ EXPLAIN_DESCRIPTION = (
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``newsclean explain``."""
-    from transforms.chain import CONFIGS
+    from newsclean.transforms.chain import CONFIGS
 
     parser.add_argument("page", metavar="PAGE", help="HTML file of the page to explain")
     parser.add_argument("--neighbours", metavar="DIR", help="folder of HTML pages of the same site and category "
@@ -35,8 +35,8 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(path: Path, charset: str | None) -> str:
-    from transforms.errors import ExtractionError
-    from transforms.parse import decode_html
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.parse import decode_html
 
     try:
         return decode_html(path.read_bytes(), charset)[0]
@@ -56,9 +56,9 @@ def neighbour_files(folder: Path, page: Path, limit: int) -> list[Path]:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``newsclean explain``; prints where the report went and the words per label. Returns 0."""
-    from transforms.chain import CONFIGS, learn_static_noise
-    from transforms.errors import ExtractionError
-    from transforms.explain import explain_page
+    from newsclean.transforms.chain import CONFIGS, learn_static_noise
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.explain import explain_page
 
     page = Path(args.page)
     signature = None

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
-from pipeline.errors import UsageError
+from newsclean.pipeline.errors import UsageError
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site.
 DEFAULT_NEIGHBOUR_SAMPLE = 10
-from transforms.chain import CONFIGS as CHAIN_CONFIGS  # names accepted by ``--chain``
+from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # noqa: E402 (names accepted by ``--chain``)
 
 
 def _positive_int(text: str) -> int:
@@ -111,10 +111,10 @@ def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
 
 
 def resolve_chain_config(name: str):
-    """The ``transforms.chain`` configuration object for ``--chain name``.
+    """The ``newsclean.transforms.chain`` configuration object for ``--chain name``.
 
     Raises:
-        UsageError: ``name`` is not a key of ``transforms.chain.CONFIGS``.
+        UsageError: ``name`` is not a key of ``newsclean.transforms.chain.CONFIGS``.
     """
     if name not in CHAIN_CONFIGS:
         raise UsageError(f"--chain must be one of {sorted(CHAIN_CONFIGS)}, got {name!r}")

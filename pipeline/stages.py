@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import apache_beam as beam
 from apache_beam.io.fileio import EmptyMatchTreatment, MatchAll
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
-from pipeline.warc_reader import COUNTS_TAG, METRICS_NAMESPACE, REJECTS_TAG, ReadWarcFileFn
-from schemas.records import (
+from newsclean.pipeline.warc_reader import COUNTS_TAG, METRICS_NAMESPACE, REJECTS_TAG, ReadWarcFileFn
+from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     REJECT_SCHEMA,
     Article,
@@ -42,9 +42,9 @@ from schemas.records import (
     Stage,
     to_row,
 )
-from transforms.errors import ExtractionError
-from transforms.parse import decode_html
-from transforms.text import content_hash
+from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.parse import decode_html
+from newsclean.transforms.text import content_hash
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class ReadWarc(beam.PTransform):
 
     Args:
         patterns: file patterns for Beam's ``FileSystems.match`` (``*``: within a directory,
-            ``**``: across directories); :func:`pipeline.clean.resolve_warc_patterns` turns a user's
+            ``**``: across directories); :func:`newsclean.pipeline.clean.resolve_warc_patterns` turns a user's
             glob or directory into these. Files matched by several patterns are read once.
     """
 
@@ -202,14 +202,14 @@ def learn_signature(key: tuple[str, str], sample: list[tuple[str, bytes, str | N
     Args:
         key: ``(site, category)``.
         sample: ``(sort key, body bytes, HTTP charset)`` of at most N neighbour pages.
-        config: the ``transforms.chain.ChainConfig``; its ``static`` parameters (None: static
+        config: the ``newsclean.transforms.chain.ChainConfig``; its ``static`` parameters (None: static
             stage off) go to ``learn_static_noise``, which also decides how few pages are too few.
 
     Returns ``(key, StaticNoiseSignature | None)``: None when the static stage is off, or when
     learning fails (logged, counted as ``signature_errors``); pages of that key are then cleaned
     without static-noise removal.
     """
-    from transforms.chain import learn_static_noise
+    from newsclean.transforms.chain import learn_static_noise
 
     params = getattr(config, "static", None)
     if params is None:
@@ -240,7 +240,7 @@ class _ChainFn(beam.DoFn):
         self._config = None
 
     def setup(self):
-        from pipeline.options import resolve_chain_config
+        from newsclean.pipeline.options import resolve_chain_config
 
         self._config = resolve_chain_config(self.chain)
 
@@ -287,18 +287,18 @@ class LearnStaticNoise(beam.PTransform):
 
 def article_id(url: str, text_hash: str) -> str:
     """Stable article id: hex SHA-1 of ``url + "\\n" + content_hash`` (40 characters)."""
-    return hashlib.sha1(f"{url}\n{text_hash}".encode("utf-8")).hexdigest()
+    return hashlib.sha1(f"{url}\n{text_hash}".encode()).hexdigest()
 
 
 def _utc(dt: datetime | None) -> datetime | None:
     """``dt`` as aware UTC (a naive value is taken as UTC); None stays None."""
     if dt is None:
         return None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
 def build_article(page: Page, extraction) -> Article:
-    """The :class:`~schemas.Article` row for ``page`` cleaned into ``extraction`` (a ``transforms.chain.Extraction``)."""
+    """The :class:`~schemas.Article` row for ``page`` cleaned into ``extraction`` (a ``newsclean.transforms.chain.Extraction``)."""
     text_hash = content_hash(extraction.text)
     counts = extraction.counts
     prov = page.provenance
@@ -332,13 +332,13 @@ def clean_page(page: Page, signature, config) -> Article | Reject:
     Args:
         page: an HTML 200 page with a body (after :class:`FilterResponses`).
         signature: the static-noise signature of the page's (site, category), or None.
-        config: a ``transforms.chain.ChainConfig``.
+        config: a ``newsclean.transforms.chain.ChainConfig``.
 
-    Never raises: :class:`~transforms.errors.ExtractionError` becomes a reject with its reason
-    (stage ``decode`` from :func:`~transforms.parse.decode_html`, ``clean`` from the chain); any
+    Never raises: :class:`~newsclean.transforms.errors.ExtractionError` becomes a reject with its reason
+    (stage ``decode`` from :func:`~newsclean.transforms.parse.decode_html`, ``clean`` from the chain); any
     other exception becomes ``internal_error`` with the exception's type and message.
     """
-    from transforms.chain import extract_article
+    from newsclean.transforms.chain import extract_article
 
     stage = Stage.DECODE
     try:
@@ -473,7 +473,7 @@ def output_prefix(out: str, name: str) -> str:
 
 class WriteParquet(beam.PTransform):
     """Write ``{"articles": Article, "rejects": Reject}`` to ``OUT/articles/part-*.parquet``
-    and ``OUT/rejects/part-*.parquet`` with the schemas of :mod:`schemas.records` (snappy).
+    and ``OUT/rejects/part-*.parquet`` with the schemas of :mod:`newsclean.schemas.records` (snappy).
 
     An empty PCollection still
     gives one Parquet file with the schema and no rows (Beam writes an empty shard), which

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
-from schemas.records import PIPELINE_VERSION, SCHEMA_VERSION
+from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
+from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION
 
 SUMMARY_FILE = "summary.json"
 

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import BinaryIO, Iterator
+from datetime import UTC, datetime
+from typing import BinaryIO
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -37,7 +38,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from schemas.records import Page, Provenance, Reject, RejectReason, Stage
+from newsclean.schemas.records import Page, Provenance, Reject, RejectReason, Stage
 
 try:  # brotli is optional: without it a ``Content-Encoding: br`` body becomes a decode_error reject
     import brotli as _brotli
@@ -201,8 +202,8 @@ def parse_warc_date(value: str | None) -> datetime | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def _record_date(record) -> datetime | None:
     """fastwarc's parsed ``WARC-Date`` (aware UTC) or our own parse of the raw header."""
     date = record.record_date
     if date is not None:
-        return date if date.tzinfo else date.replace(tzinfo=timezone.utc)
+        return date if date.tzinfo else date.replace(tzinfo=UTC)
     return parse_warc_date(record.headers.get("WARC-Date"))
 
 

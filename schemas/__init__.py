@@ -1,6 +1,6 @@
 """pyarrow schemas and mirroring dataclasses of the records newsclean stores (versioned)."""
 
-from schemas.records import (
+from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     PIPELINE_VERSION,
     REJECT_SCHEMA,

@@ -4,11 +4,11 @@
     .venv/bin/python scripts/eval_crawl.py --dataset msv-big9 --out out/eval-big9
     .venv/bin/python scripts/eval_crawl.py --dataset msv-big9 --limit-per-group 4 --sites cnn_com,bbc_co_uk --out /tmp/e
 
-Every site of the data set is served on its own 127.0.0.N host (:mod:`crawler.replay`), one category per
+Every site of the data set is served on its own 127.0.0.N host (:mod:`newsclean_eval.replay`), one category per
 page group (a crawl year for msv-big9), start point an XML sitemap per category. The crawl runs as
-``python -m crawler.run`` and the clean as ``newsclean clean`` (child processes); the article text in
+``python -m newsclean.crawler.run`` and the clean as ``newsclean clean`` (child processes); the article text in
 Parquet is scored against the gold text with bag-of-words P/R/F1 per page, macro-averaged per site and
-overall (:mod:`pipeline.evaluation`). A gold page with no article row (rejected, dropped as a duplicate,
+overall (:mod:`newsclean.demo.scoring`). A gold page with no article row (rejected, dropped as a duplicate,
 not crawled) scores 0.
 
 Writes under ``--out``: ``sites.toml``, ``warc/``, ``clean/``, ``score.md`` (the table) and ``pages.csv``
@@ -24,10 +24,9 @@ import csv
 import sys
 from pathlib import Path
 
-from crawler.replay import INDEX_KINDS, build_replay, limit_per_group, replay_pages, select
-from pipeline.datasets import LOADERS, load
-from pipeline.demo import LOOPBACK_CRAWL, RunResult, crawl_clean_score
-
+from newsclean.demo.run import LOOPBACK_CRAWL, RunResult, crawl_clean_score
+from newsclean_eval.datasets import LOADERS, load
+from newsclean_eval.replay import INDEX_KINDS, build_replay, limit_per_group, replay_pages, select
 
 #: Data sets whose gold is plain text (trafilatura-eval has snippets only, which a crawl cannot be scored on).
 TEXT_GOLD_SETS = sorted(name for name in LOADERS if name != "trafilatura-eval")
@@ -66,7 +65,7 @@ def write_pages_csv(result: RunResult, path: Path) -> None:
 
 
 def run(args: argparse.Namespace, clean_args: list[str]) -> RunResult:
-    """Load, serve, crawl, clean and score as ``args`` say; returns the :class:`~pipeline.demo.RunResult`.
+    """Load, serve, crawl, clean and score as ``args`` say; returns the :class:`~newsclean.demo.run.RunResult`.
 
     Raises FileNotFoundError when the data set is unavailable, ValueError when the filters keep no page.
     """

@@ -4,7 +4,7 @@
 
 Pages: every data set. Full-text gold labels every block; trafilatura-eval's snippet gold labels
 only the blocks that hold a must-contain (1) or must-not-contain (0) snippet. Only
-pages whose site falls in the ``tune`` split (``pipeline.datasets.split_of``) are used, so
+pages whose site falls in the ``tune`` split (``newsclean_eval.datasets.split_of``) are used, so
 ``newsclean eval``'s ``test`` columns are held out.
 
 Blocks come from the ``learned`` chain configuration up to classification (static noise learnt
@@ -45,11 +45,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pipeline.datasets import EvalPage, load  # noqa: E402
-from pipeline.evaluation import tokens  # noqa: E402  (the scoring tokens: labels match the metric)
-from transforms.chain import LEARNED_CONFIG, prepare_blocks  # noqa: E402
-from transforms.errors import ExtractionError  # noqa: E402
-from transforms.features import (  # noqa: E402
+from newsclean.demo.scoring import tokens  # noqa: E402  (the scoring tokens: labels match the metric)
+from newsclean.transforms.chain import LEARNED_CONFIG, prepare_blocks  # noqa: E402
+from newsclean.transforms.errors import ExtractionError  # noqa: E402
+from newsclean.transforms.features import (  # noqa: E402
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
     PageContext,
@@ -57,16 +56,23 @@ from transforms.features import (  # noqa: E402
     context_features,
     context_groups,
 )
-from transforms.learned import (  # noqa: E402
-    CROSSFIT_MODELS,
+from newsclean.transforms.learned import (  # noqa: E402
     DEFAULT_CONTEXT_MODEL,
     DEFAULT_LEXICON,
     DEFAULT_MODEL,
     ENSEMBLE_SEPARATOR,
 )
-from transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, learn_lexicon, lexicon_features, save_lexicon  # noqa: E402
-from transforms.parse import decode_html  # noqa: E402
-from transforms.static_noise import learn_static_noise  # noqa: E402
+from newsclean.transforms.lexicon import (  # noqa: E402
+    LEXICON_FEATURE_NAMES,
+    block_terms,
+    learn_lexicon,
+    lexicon_features,
+    save_lexicon,
+)
+from newsclean.transforms.parse import decode_html  # noqa: E402
+from newsclean.transforms.static_noise import learn_static_noise  # noqa: E402
+from newsclean_eval.datasets import EvalPage, load  # noqa: E402
+from newsclean_eval.systems import CROSSFIT_MODELS  # noqa: E402
 
 TRAIN_SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages", "trafilatura-eval")
 NEIGHBOURS = 10
@@ -97,7 +103,7 @@ class PageRows:
     weights: list
     groups: list
     words: list
-    terms: list  # per block: transforms.lexicon.block_terms
+    terms: list  # per block: newsclean.transforms.lexicon.block_terms
 
 
 def group_rows(pages: list[EvalPage]) -> list[PageRows]:
@@ -160,7 +166,7 @@ def snippet_rows(page: EvalPage, blocks):
     weight 0 elsewhere (unlabelled). The page's weight is spread over its labelled blocks."""
     labels = []
     for b in blocks:
-        text = unicodedata.normalize("NFC", b.text)  # as the extraction is (transforms.chain.blocks_text)
+        text = unicodedata.normalize("NFC", b.text)  # as the extraction is (newsclean.transforms.chain.blocks_text)
         if any(_touches(text, s) for s in page.must_not_contain):
             labels.append(0)
         elif any(_touches(text, s) for s in page.must_contain):
@@ -225,7 +231,7 @@ def _matrix(pages: list[PageRows], extra=None):
 
 
 def _fit(pages, names, extra=None, seeds=(PARAMS["seed"],)) -> list:
-    """One LightGBM booster per seed (a seed ensemble: transforms.learned.ModelEnsemble)."""
+    """One LightGBM booster per seed (a seed ensemble: newsclean.transforms.learned.ModelEnsemble)."""
     import lightgbm as lgb
 
     X, y, w = _matrix(pages, extra)

@@ -3,9 +3,8 @@
 import lxml.html
 import pytest
 
-from transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks, text_density, wrap_lines
-from transforms.text import count_words
-from transforms.boilerpipe import (
+from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks, text_density, wrap_lines
+from newsclean.transforms.boilerpipe import (
     BoilerpipeParams,
     _Features,
     algorithm1,
@@ -13,6 +12,7 @@ from transforms.boilerpipe import (
     boilerpipe,
     classify_blocks,
 )
+from newsclean.transforms.text import count_words
 
 WORD9 = "abcdefghi"  # 9 characters: 8 of them and 7 spaces fill 79 of 80 columns
 

@@ -2,9 +2,15 @@
 
 import pytest
 
-from schemas.records import RejectReason
-from transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, PAPER_CONFIG, extract_article, learn_static_noise
-from transforms.errors import ExtractionError
+from newsclean.schemas.records import RejectReason
+from newsclean.transforms.chain import (
+    DEFAULT_CONFIG,
+    HEURISTIC_CONFIG,
+    PAPER_CONFIG,
+    extract_article,
+    learn_static_noise,
+)
+from newsclean.transforms.errors import ExtractionError
 
 TEMPLATE = """<html lang="en"><head><title>{title} - Daily Planet</title>
 <meta property="article:published_time" content="2013-05-04T10:20:00-04:00"></head><body>

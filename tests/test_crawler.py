@@ -1,7 +1,7 @@
 """The crawler end to end on 127.0.0.1 loopback sites, and its WARC output against docs/CONTRACTS.md.
 
 Crawls run in child processes (Twisted's reactor runs once per process). Sites are served by
-crawler.localsite on 127.0.0.2, 127.0.0.3: never any other address.
+newsclean.demo.localsite on 127.0.0.2, 127.0.0.3: never any other address.
 """
 
 from __future__ import annotations
@@ -25,12 +25,19 @@ from scrapy.http import HtmlResponse, Request, Response, XmlResponse
 from warcio.archiveiterator import ArchiveIterator
 from warcio.checker import Checker
 
-from crawler.config import CategoryConfig, CrawlOptions, SiteConfig, SitesConfig, config_to_toml
-from crawler.localsite import LocalSites, StaticSite
-from crawler.run import CrawlSummary, run_crawl_subprocess
-from crawler.discovery import page_links
-from crawler.items import PageTask
-from crawler.warc import CAPTURES_KEY, CaptureMiddleware, PageFacts, RecordFactory, WarcFiles, http_response_headers
+from newsclean.crawler.config import CategoryConfig, CrawlOptions, SiteConfig, SitesConfig
+from newsclean.crawler.discovery import page_links
+from newsclean.crawler.items import PageTask
+from newsclean.crawler.run import CrawlSummary, run_crawl_subprocess
+from newsclean.crawler.warc import (
+    CAPTURES_KEY,
+    CaptureMiddleware,
+    PageFacts,
+    RecordFactory,
+    WarcFiles,
+    http_response_headers,
+)
+from newsclean.demo.localsite import LocalSites, StaticSite
 
 REPO = Path(__file__).resolve().parents[1]
 NAME_RE = re.compile(r"(?P<site>[A-Za-z0-9_.-]+)-(?P<cat>[A-Za-z0-9_.-]+)-\d{8}T\d{6}Z-\d{5}\.warc\.gz")
@@ -183,7 +190,7 @@ def crawl_config_text(alpha: str, beta: str) -> str:
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory) -> Crawl:
-    """One crawl of alpha + beta through the command line, ``python -m crawler.run``."""
+    """One crawl of alpha + beta through the command line, ``python -m newsclean.crawler.run``."""
     tmp = tmp_path_factory.mktemp("crawl")
     out, config_path, summary_path = tmp / "warc", tmp / "sites.toml", tmp / "summary.json"
     alpha_site, beta_site = StaticSite("alpha", resources=HitLog()), StaticSite("beta", resources=HitLog())
@@ -193,7 +200,7 @@ def crawl(tmp_path_factory) -> Crawl:
         beta_site.resources.update(build_beta(alpha).resources)
         config_path.write_text(crawl_config_text(alpha, beta), encoding="utf-8")
         proc = subprocess.run(
-            [sys.executable, "-m", "crawler.run", "--config", str(config_path), "--out", str(out),
+            [sys.executable, "-m", "newsclean.crawler.run", "--config", str(config_path), "--out", str(out),
              "--summary-json", str(summary_path)],
             capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
@@ -398,7 +405,7 @@ def test_max_pages_per_category_caps_requests(tmp_path):
 def test_cli_rejects_a_bad_config(tmp_path):
     bad = tmp_path / "sites.toml"
     bad.write_text('[[site]]\nname = "x"\nallowed_domains = ["example.com"]\n', encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "crawler.run", "--config", str(bad), "--out", str(tmp_path / "o")],
+    proc = subprocess.run([sys.executable, "-m", "newsclean.crawler.run", "--config", str(bad), "--out", str(tmp_path / "o")],
                           capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
     assert proc.returncode == 2
     assert f"{bad}: site[0] ('x').categories" in proc.stderr
@@ -409,9 +416,9 @@ def test_run_crawl_refuses_a_second_crawl_in_one_process(tmp_path):
     config_path = tmp_path / "sites.toml"
     script = textwrap.dedent(f"""
         import sys
-        from crawler.localsite import LocalSites, StaticSite
-        from crawler.config import load_config
-        from crawler.run import run_crawl
+        from newsclean.demo.localsite import LocalSites, StaticSite
+        from newsclean.crawler.config import load_config
+        from newsclean.crawler.run import run_crawl
         site = StaticSite("solo"); site.add("/news/", "<html><body>x</body></html>")
         with LocalSites([site]) as servers:
             url = servers.base_urls["solo"]
@@ -514,7 +521,7 @@ def test_feed_links_read_rss_atom_and_sitemaps(xml):
 
 
 def test_summary_json_round_trip():
-    from crawler.report import CategoryReport
+    from newsclean.crawler.report import CategoryReport
 
     summary = CrawlSummary(warc_files=("a.warc.gz",), responses={("s", "c"): 2}, statuses={200: 1, 404: 1},
                            warc_bytes=10, payload_bytes=5, requests=3, finish_reason="finished", elapsed_s=0.5,

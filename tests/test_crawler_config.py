@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.config import (
+from newsclean.crawler.config import (
     CategoryConfig,
     CrawlOptions,
     SiteConfig,
@@ -18,8 +18,8 @@ from crawler.config import (
     load_config,
     parse_config,
 )
-from crawler.settings import WARC_MIDDLEWARE_ORDER, build_settings
-from crawler.spiders.news import NewsSpider
+from newsclean.crawler.settings import WARC_MIDDLEWARE_ORDER, build_settings
+from newsclean.crawler.spiders.news import NewsSpider
 
 GOOD = """\
 [crawl]
@@ -186,12 +186,12 @@ def test_build_settings_maps_crawl_options(tmp_path):
     assert settings.getint("RETRY_TIMES") <= 2
     assert 10 <= settings.getint("DOWNLOAD_TIMEOUT") <= 60
     middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
-    assert middlewares["crawler.warc.CaptureMiddleware"] == WARC_MIDDLEWARE_ORDER
+    assert middlewares["newsclean.crawler.warc.CaptureMiddleware"] == WARC_MIDDLEWARE_ORDER
     assert WARC_MIDDLEWARE_ORDER > 600  # outside Retry (550), HttpCompression (590) and Redirect (600)
     assert middlewares["scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"] is None  # ours is per site
-    assert middlewares["crawler.safety.SafetyMiddleware"] < 100  # before robots.txt is fetched
-    assert settings.get("TWISTED_DNS_RESOLVER") == "crawler.safety.PublicOnlyResolver"
-    assert settings.getdict("ITEM_PIPELINES") == {"crawler.pipelines.ArchivePipeline": 300}
+    assert middlewares["newsclean.crawler.safety.SafetyMiddleware"] < 100  # before robots.txt is fetched
+    assert settings.get("TWISTED_DNS_RESOLVER") == "newsclean.crawler.safety.PublicOnlyResolver"
+    assert settings.getdict("ITEM_PIPELINES") == {"newsclean.crawler.pipelines.ArchivePipeline": 300}
     assert settings.get("NEWSCLEAN_STATE_DB") == str(tmp_path / "warc" / "crawl-state.sqlite3")
     assert settings.getdict("DOWNLOAD_SLOTS")["site:example"] == {"concurrency": 2, "delay": 0.5}
     assert settings.get("NEWSCLEAN_WARC_DIR") == str(tmp_path / "warc")

@@ -1,7 +1,7 @@
 """One crawl of a local news site with every start-point kind and every fault, checked in the report and the WARCs.
 
-Served on 127.0.0.2 (site ``news``) and 127.0.0.3 (site ``beta``) by crawler.localsite; the crawl runs
-in a child process (``python -m crawler.run``). Start points: robots.txt announcing a sitemap index
+Served on 127.0.0.2 (site ``news``) and 127.0.0.3 (site ``beta``) by newsclean.demo.localsite; the crawl runs
+in a child process (``python -m newsclean.crawler.run``). Start points: robots.txt announcing a sitemap index
 (a plain sitemap and a gzip news sitemap), an RSS feed, and a section page with pagination, articles
 and fault endpoints: 404, 500, 503 with a short and a long Retry-After, a redirect loop, redirects
 off the site, a slow page past the timeout, an oversized body, a binary body served as text/html,
@@ -23,11 +23,11 @@ from types import SimpleNamespace
 from urllib.parse import quote
 
 import pytest
+from test_crawler import read_warc, warc_files
 from warcio.checker import Checker
 
-from crawler.localsite import LocalSites, Resource, StaticSite
-from crawler.run import CrawlSummary
-from test_crawler import read_warc, warc_files
+from newsclean.crawler.run import CrawlSummary
+from newsclean.demo.localsite import LocalSites, Resource, StaticSite
 
 REPO = Path(__file__).resolve().parents[1]
 CYRILLIC_PATH = "/politics/статья.html"
@@ -165,7 +165,7 @@ def result(tmp_path_factory) -> Result:
         base, beta_url = servers.base_urls["news"], servers.base_urls["beta"]
         news.resources.update(build_news(base, beta_url).resources)
         config.write_text(config_text(base, beta_url), encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "crawler.run", "--config", str(config), "--out", str(out),
+        proc = subprocess.run([sys.executable, "-m", "newsclean.crawler.run", "--config", str(config), "--out", str(out),
                                "--log-level", os.environ.get("NC_LOG", "INFO"), "--summary-json", str(tmp / "summary.json")],
                               capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
@@ -198,7 +198,7 @@ def test_every_page_group_has_a_metadata_record_linked_to_its_final_response(res
 
 
 def test_pipeline_reader_sees_one_page_per_response_record(result):
-    from pipeline.warc_reader import iter_warc_file
+    from newsclean.pipeline.warc_reader import iter_warc_file
 
     for path in result.files:
         items = list(iter_warc_file(str(path)))

@@ -23,12 +23,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_crawler import read_warc, warc_files
 from warcio.checker import Checker
 
-from crawler.localsite import LocalSites, Resource, StaticSite
-from crawler.run import CrawlSummary
-from crawler.store import CrawlStore, canonical_url
-from test_crawler import read_warc, warc_files
+from newsclean.crawler.run import CrawlSummary
+from newsclean.crawler.store import CrawlStore, canonical_url
+from newsclean.demo.localsite import LocalSites, Resource, StaticSite
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -58,7 +58,7 @@ def write_config(path: Path, base: str, extra: str = "") -> Path:
 
 
 def crawl_cmd(config: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "crawler.run", "--config", str(config), "--out", str(out),
+    return [sys.executable, "-m", "newsclean.crawler.run", "--config", str(config), "--out", str(out),
             "--log-level", "WARNING", *extra]
 
 

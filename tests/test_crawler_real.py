@@ -1,6 +1,6 @@
 """Real pages (msv-big9 from ../shared/data) crawled through robots.txt -> sitemap index -> per-year sitemaps.
 
-crawler.replay serves the pages on 127.0.0.N with one sitemap per year; this test adds a sitemap index
+newsclean_eval.replay serves the pages on 127.0.0.N with one sitemap per year; this test adds a sitemap index
 and announces it in robots.txt, starts each site from its robots.txt only, and lets a URL rule give
 each page its year as category. Skips, saying why, where ``../shared/data`` is absent.
 """
@@ -13,14 +13,14 @@ from io import StringIO
 from types import SimpleNamespace
 
 import pytest
+from test_crawler import read_warc, warc_files
 from warcio.checker import Checker
 
-from crawler.config import CategoryConfig, CrawlOptions, SiteConfig, SitesConfig
-from crawler.localsite import LocalSites
-from crawler.replay import build_replay, limit_per_group, replay_pages, select
-from pipeline.datasets import load, shared_data_dir
-from crawler.run import run_crawl_subprocess
-from test_crawler import read_warc, warc_files
+from newsclean.crawler.config import CategoryConfig, CrawlOptions, SiteConfig, SitesConfig
+from newsclean.crawler.run import run_crawl_subprocess
+from newsclean.demo.localsite import LocalSites
+from newsclean_eval.datasets import load, shared_data_dir
+from newsclean_eval.replay import build_replay, limit_per_group, replay_pages, select
 
 SHARED_DATA = shared_data_dir()
 SITES = ["bbc_co_uk", "cnn_com", "forbes_com"]

@@ -4,14 +4,22 @@ address checks and Retry-After parsing."""
 from __future__ import annotations
 
 import gzip
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
+from test_crawler import _group, read_warc
 
-from crawler.config import CategoryConfig, SiteConfig, config_to_toml, load_config, parse_config, with_overrides
-from crawler.discovery import (
+from newsclean.crawler.config import (
+    CategoryConfig,
+    SiteConfig,
+    config_to_toml,
+    load_config,
+    parse_config,
+    with_overrides,
+)
+from newsclean.crawler.discovery import (
     article_section,
     category_for,
     classify_url,
@@ -21,12 +29,16 @@ from crawler.discovery import (
     robots_sitemaps,
     sitemap_links,
 )
-from crawler.politeness import parse_retry_after
-from crawler.safety import PrivateAddressError, PublicOnlyResolver, RefusedRequest, SafetyMiddleware, is_public_address
-from crawler.store import CrawlStore, FrontierEntry, PageRow, canonical_url
-from crawler.warc import complete_members_end, recover_open_files
-from test_crawler import _group, read_warc
-from crawler.warc import RecordFactory, WarcFiles
+from newsclean.crawler.politeness import parse_retry_after
+from newsclean.crawler.safety import (
+    PrivateAddressError,
+    PublicOnlyResolver,
+    RefusedRequest,
+    SafetyMiddleware,
+    is_public_address,
+)
+from newsclean.crawler.store import CrawlStore, FrontierEntry, PageRow, canonical_url
+from newsclean.crawler.warc import RecordFactory, WarcFiles, complete_members_end, recover_open_files
 
 SITE = SiteConfig("s", ("example.com",), (CategoryConfig("news", ("https://example.com/",)),),
                   article_allow=(r"/\d{4}/\d\d/",), article_deny=(r"/video/",),
@@ -167,7 +179,7 @@ def test_store_known_articles_refetch_window_and_jobs(tmp_path):
     assert not store.start_job("j1") and store.start_job("j1")
     url = canonical_url("https://example.com/b?z=1&a=2#frag")
     assert url == "https://example.com/b?a=2&z=1"
-    week_ago = datetime.now(timezone.utc) - timedelta(days=7)
+    week_ago = datetime.now(UTC) - timedelta(days=7)
     store.ack("j1", PageRow((url,), "s", "c", "article", 200, week_ago, "f.warc.gz", 10, "sha1:X", "stored"),
               links=[FrontierEntry("https://example.com/n", "https://example.com/n", "s", "c", 1, "article")])
     assert store.is_known_article(url) and store.is_known_article(url, refetch_after_days=30)
@@ -186,7 +198,7 @@ def test_recovery_cuts_to_the_last_acknowledged_group(tmp_path):
     store = CrawlStore(tmp_path / "s.sqlite3")
     files, factory = WarcFiles(tmp_path / "out", 10**9, {"software": "t"}, store, "j"), RecordFactory()
     first = files.write_group("s", "c", _group(factory, "http://127.0.0.2:1/1.html"))
-    store.ack("j", PageRow(("u1",), "s", "c", "article", 200, datetime.now(timezone.utc), first.path, 0, None,
+    store.ack("j", PageRow(("u1",), "s", "c", "article", 200, datetime.now(UTC), first.path, 0, None,
                            "stored"), warc_file=first.path, acked_bytes=first.end)
     second = files.write_group("s", "c", _group(factory, "http://127.0.0.2:1/2.html"))  # never acknowledged
     files._outputs[("s", "c")]._fh.write(b"\x1f\x8b\x08\x00torn")  # a member cut by the kill
@@ -223,7 +235,7 @@ def test_public_addresses(address, public):
 
 def test_safety_middleware_refusals():
     mw = SafetyMiddleware({"a": ["example.com"], "b": ["example.org"]}, allow_private=False)
-    from crawler.items import PageTask
+    from newsclean.crawler.items import PageTask
 
     task = PageTask("a", "c", 0, "start", None, "k", "t")
     mw.check("https://www.example.com/x", {"newsclean": task})
@@ -250,7 +262,7 @@ def test_resolver_refuses_private_answers():
 
 
 def test_retry_after_values():
-    now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=timezone.utc)
+    now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC)
     assert parse_retry_after(b"120") == 120.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now=now) == 30.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now=now) == 0.0
@@ -258,8 +270,8 @@ def test_retry_after_values():
 
 
 def test_crawl_flags_of_the_cli_override_the_config(tmp_path):
-    from crawler.run import apply_crawl_options, build_arg_parser
-    from pipeline.cli import build_parser
+    from newsclean.crawler.run import apply_crawl_options, build_arg_parser
+    from newsclean.pipeline.cli import build_parser
 
     config = parse_config({"site": [{"name": "s", "allowed_domains": ["example.com"],
                                      "categories": {"c": ["https://example.com/"]}}]})

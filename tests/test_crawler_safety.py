@@ -5,9 +5,9 @@ Nothing is contacted: the loopback server below must see no request at all.
 
 from __future__ import annotations
 
-from crawler.config import CategoryConfig, CrawlOptions, SiteConfig, SitesConfig
-from crawler.localsite import LocalSites, StaticSite
-from crawler.run import run_crawl_subprocess
+from newsclean.crawler.config import CategoryConfig, CrawlOptions, SiteConfig, SitesConfig
+from newsclean.crawler.run import run_crawl_subprocess
+from newsclean.demo.localsite import LocalSites, StaticSite
 
 
 def test_private_addresses_are_refused_unless_allowed(tmp_path):

@@ -1,4 +1,4 @@
-"""The demo: the generated news network (crawler.demo_network) and the full ``newsclean demo`` run."""
+"""The demo: the generated news network (newsclean.demo.network) and the full ``newsclean demo`` run."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from crawler.demo_network import SPECS, build_demo_network
-from crawler.localsite import LocalSites
-from pipeline.evaluation import tokens
+from newsclean.demo.localsite import LocalSites
+from newsclean.demo.network import SPECS, build_demo_network
+from newsclean.demo.scoring import tokens
 
 REPO = Path(__file__).resolve().parents[1]
 #: Floor for the demo's overall macro F1 (seed 0): measured 0.967 with the papers' chain and
@@ -111,7 +111,7 @@ def test_served_on_loopback_with_declared_charsets(network):
 def test_sites_toml_is_a_valid_crawl_config(network):
     import tomllib
 
-    from crawler.config import parse_config
+    from newsclean.crawler.config import parse_config
 
     base = {s.name: f"http://127.0.0.{i + 2}:8000" for i, s in enumerate(network.sites)}
     config = parse_config(tomllib.loads(network.sites_toml(base, crawl={"depth_limit": 2, "autothrottle": False})))
@@ -123,7 +123,7 @@ def test_sites_toml_is_a_valid_crawl_config(network):
 def test_newsclean_demo_end_to_end(tmp_path):
     """``newsclean demo`` in a child process: exit 0, article Parquet written, overall F1 above the floor."""
     out = tmp_path / "demo"
-    launcher = "import sys; from pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
+    launcher = "import sys; from newsclean.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", launcher, "demo", "--out", str(out)], cwd=REPO,
                           capture_output=True, text=True, timeout=170)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -2,7 +2,7 @@
 
 import lxml.html
 
-from transforms.dynamic_noise import (
+from newsclean.transforms.dynamic_noise import (
     DynamicNoiseParams,
     candidate_nodes,
     is_dynamic_noise,
@@ -10,7 +10,7 @@ from transforms.dynamic_noise import (
     mark_dynamic_noise,
     path_string,
 )
-from transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, mark
+from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, mark
 
 LONG = "This sentence is plain article prose without any link in it at all, long enough. " * 3
 

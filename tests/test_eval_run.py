@@ -1,4 +1,4 @@
-"""``newsclean eval`` (pipeline.eval): grouping and split, bootstrap, snippet metric, peers, report, CLI.
+"""``newsclean eval`` (newsclean_eval): grouping and split, bootstrap, snippet metric, peers, report, CLI.
 
 Everything but the last test runs on a tiny synthetic data set built here; the last one scores the
 default chain on a few real msv-big9 groups and skips where ``../shared/data`` is absent.
@@ -11,12 +11,14 @@ import csv
 import numpy as np
 import pytest
 
-import pipeline.eval.runner as runner_mod
-from pipeline.cli import main
-from pipeline.datasets import EvalPage, shared_data_dir, split_of
-from pipeline.eval import report
-from pipeline.eval.command import EvalOptions, render_markdown, resolve_configs, run_eval
-from pipeline.eval.metrics import (
+import newsclean_eval.runner as runner_mod
+from newsclean.pipeline.cli import main
+from newsclean.transforms.chain import CONFIGS, ChainConfig
+from newsclean.transforms.learned import LearnedParams
+from newsclean_eval import report
+from newsclean_eval.command import EvalOptions, render_markdown, resolve_configs, run_eval
+from newsclean_eval.datasets import EvalPage, shared_data_dir, split_of
+from newsclean_eval.metrics import (
     SnippetCounts,
     macro_diff_interval,
     macro_interval,
@@ -25,8 +27,8 @@ from pipeline.eval.metrics import (
     snippet_interval,
     snippet_scores,
 )
-from pipeline.eval.runner import GroupTask, build_tasks, group_pages, neighbour_sample, run_group, select_groups
-from pipeline.eval.systems import (
+from newsclean_eval.runner import GroupTask, build_tasks, group_pages, neighbour_sample, run_group, select_groups
+from newsclean_eval.systems import (
     PEERS,
     PeerSpec,
     System,
@@ -37,8 +39,6 @@ from pipeline.eval.systems import (
     named_configs,
     resolve_peers,
 )
-from transforms.chain import CONFIGS, ChainConfig
-from transforms.learned import LearnedParams
 
 #: A papers'-chain configuration built here, so these tests do not move when the shipped default does.
 PLAIN = ChainConfig(name="default")

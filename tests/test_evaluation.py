@@ -1,4 +1,4 @@
-"""Bag-of-words scoring (pipeline.evaluation): hand-checked numbers and the defined empty cases."""
+"""Bag-of-words scoring (newsclean.demo.scoring): hand-checked numbers and the defined empty cases."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.datasets import decode_gold, html_text, read_text_file, repair_mojibake
-from pipeline.evaluation import (
+from newsclean.demo.scoring import (
     PagePair,
     by_site,
     macro,
@@ -19,6 +18,7 @@ from pipeline.evaluation import (
     score_pages,
     tokens,
 )
+from newsclean_eval.datasets import decode_gold, html_text, read_text_file, repair_mojibake
 
 
 def test_tokens_nfc_lowercase_word_runs():
@@ -78,7 +78,7 @@ def test_by_site_and_markdown_table():
 
 
 def test_decode_gold_utf8_then_cp1252(tmp_path):
-    assert decode_gold("naïve — ok".encode("utf-8")) == "naïve — ok"
+    assert decode_gold("naïve — ok".encode()) == "naïve — ok"
     assert decode_gold("\ufeffbom".encode("utf-8")) == "bom"
     # cp1252: 0x93/0x94 curly quotes, 0x97 em dash, 0xe9 é; not valid UTF-8.
     assert decode_gold(b"\x93Caf\xe9\x94 \x97 x\r\ny") == "\u201cCaf\u00e9\u201d \u2014 x\ny"
@@ -91,13 +91,13 @@ def test_decode_gold_utf8_then_cp1252(tmp_path):
 
 def test_gold_mojibake_is_repaired_and_correct_text_kept():
     # CleanEval stores some gold as UTF-8 once read as Latin-1 (its page 15: "SÃ¸ren", "AkgÃ¼n").
-    assert decode_gold("SÃ¸ren AkgÃ¼n SPECwebÂ©2005".encode("utf-8")) == "Søren Akgün SPECweb©2005"
+    assert decode_gold("SÃ¸ren AkgÃ¼n SPECwebÂ©2005".encode()) == "Søren Akgün SPECweb©2005"
     assert repair_mojibake("Søren naïve — “ok” 海外") == "Søren naïve — “ok” 海外"
 
 
 def test_readability_gold_html_keeps_utf8_without_a_charset():
     # expected.html files are UTF-8 fragments without <meta charset>: lxml alone reads them as Latin-1.
-    expected = "<div><p>海外留学生看两会 — Zürich</p></div>".encode("utf-8")
+    expected = "<div><p>海外留学生看两会 — Zürich</p></div>".encode()
     assert html_text(decode_gold(expected)).strip() == "海外留学生看两会 — Zürich"
 
 

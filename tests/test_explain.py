@@ -1,12 +1,11 @@
 """newsclean explain: each stage's removals labelled over the page's own text."""
 
 import lxml.html
-
-from pipeline.cli import main
-from transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, learn_static_noise
-from transforms.explain import LABELS, explain_page
-
 from test_chain import PAGES
+
+from newsclean.pipeline.cli import main
+from newsclean.transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, learn_static_noise
+from newsclean.transforms.explain import LABELS, explain_page
 
 
 def labelled(report_html: str) -> dict[str, str]:

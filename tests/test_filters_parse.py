@@ -6,13 +6,13 @@ import codecs
 import lxml.html
 import pytest
 
-from schemas.records import RejectReason
-from transforms.ancestor_filter import AncestorFilterParams, ancestor_filter
-from transforms.blocks import extract_blocks
-from transforms.errors import ExtractionError
-from transforms.link_filters import PAD_ATTR, apply_link_filter
-from transforms.parse import decode_html, parse_html
-from transforms.postprocess import remove_non_informative
+from newsclean.schemas.records import RejectReason
+from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter
+from newsclean.transforms.blocks import extract_blocks
+from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
+from newsclean.transforms.parse import decode_html, parse_html
+from newsclean.transforms.postprocess import remove_non_informative
 
 A = "alpha " * 20  # 120 characters with spaces, 20 words
 C = "gamma " * 30  # 180 characters with spaces

@@ -1,4 +1,4 @@
-"""Real pages end to end: msv-big9 served on loopback -> ``python -m crawler.run`` -> ``newsclean clean`` -> score.
+"""Real pages end to end: msv-big9 served on loopback -> ``python -m newsclean.crawler.run`` -> ``newsclean clean`` -> score.
 
 A small sample (3 sites x 1 year x 4 pages) keeps it fast; the full evaluation is
 ``scripts/eval_crawl.py --dataset msv-big9 --out DIR``. Skips, saying why, where ``../shared/data`` is absent.
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.replay import build_replay, limit_per_group, replay_pages, select
-from pipeline.datasets import load, shared_data_dir
-from pipeline.demo import LOOPBACK_CRAWL, crawl_clean_score
-from pipeline.evaluation import normalize_url, read_articles, read_reject_urls
+from newsclean.demo.run import LOOPBACK_CRAWL, crawl_clean_score
+from newsclean.demo.scoring import normalize_url, read_articles, read_reject_urls
+from newsclean_eval.datasets import load, shared_data_dir
+from newsclean_eval.replay import build_replay, limit_per_group, replay_pages, select
 
 #: ``../shared/data`` beside the repository, or ``$NEWSCLEAN_SHARED`` (the shared folder or its data folder).
 SHARED_DATA = shared_data_dir()

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from transforms.chain import LEARNED_CONFIG, extract_article
-from transforms.features import CONTEXT_FEATURE_NAMES, context_features
-from transforms.learned import LearnedParams
+from newsclean.transforms.chain import LEARNED_CONFIG, extract_article
+from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, context_features
+from newsclean.transforms.learned import LearnedParams
 
 
 def test_context_features_see_neighbours_and_clusters():
@@ -31,7 +31,7 @@ def test_missing_model_is_a_clear_error(tmp_path):
 
 
 def test_lexicon_log_odds_match_the_naive_bayes_formula():
-    from transforms.lexicon import learn_lexicon
+    from newsclean.transforms.lexicon import learn_lexicon
 
     # 4 boilerplate blocks (label 0) and 2 content blocks (label 1) over sites a, b, c.
     terms = [frozenset({"subscribe"}), frozenset({"subscribe", "the"}), frozenset({"subscribe"}),
@@ -49,7 +49,7 @@ def test_lexicon_log_odds_match_the_naive_bayes_formula():
 
 
 def test_lexicon_features_and_terms():
-    from transforms.lexicon import block_terms, lexicon_features
+    from newsclean.transforms.lexicon import block_terms, lexicon_features
 
     assert block_terms("Photo: GETTY Images 2020, Ａ") == frozenset({"photo", "getty", "images", "ａ"})
     assert block_terms("Cafe\u0301") == frozenset({"café"})  # NFC: one word, as composed
@@ -61,7 +61,7 @@ def test_lexicon_features_and_terms():
 def test_lexicon_file_round_trip_and_errors(tmp_path):
     import gzip
 
-    from transforms.lexicon import load_lexicon, save_lexicon
+    from newsclean.transforms.lexicon import load_lexicon, save_lexicon
 
     path = tmp_path / "lex.tsv.gz"
     save_lexicon({"zeta": -0.5, "alpha": 1.23456}, path)
@@ -82,7 +82,7 @@ def test_seed_ensemble_file_predicts_the_members_mean(tmp_path):
     import lightgbm as lgb
     import numpy as np
 
-    from transforms.learned import ENSEMBLE_SEPARATOR, load_model
+    from newsclean.transforms.learned import ENSEMBLE_SEPARATOR, load_model
 
     rng = np.random.default_rng(0)
     X = rng.random((200, 2))
@@ -102,7 +102,7 @@ def test_seed_ensemble_file_predicts_the_members_mean(tmp_path):
 
 
 def test_short_extraction_falls_back_to_a_relative_threshold():
-    from transforms.learned import keep_flags
+    from newsclean.transforms.learned import keep_flags
 
     params = LearnedParams(threshold=0.5, fallback_words=10, fallback_ratio=0.5)
     # Confident page: the absolute threshold alone decides, the 0.3 block stays out.
@@ -117,8 +117,8 @@ def test_short_extraction_falls_back_to_a_relative_threshold():
 
 
 def test_table_features_tell_a_data_table_in_the_article_from_the_layout_table():
-    from transforms.chain import DEFAULT_CONFIG, prepare_blocks
-    from transforms.features import FEATURE_NAMES, TABLE_FEATURE_NAMES, block_features
+    from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
+    from newsclean.transforms.features import FEATURE_NAMES, TABLE_FEATURE_NAMES, block_features
 
     html = ('<html><body><table><tr><td><div class="article">'
             "<p>The company said on Monday that sales rose again this year, as the table shows.</p>"  # 15 words

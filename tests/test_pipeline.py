@@ -12,22 +12,22 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
-from pipeline.clean import build_pipeline, run_clean
-from pipeline.options import CleanConfig
-from schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
-from transforms.text import content_hash
-from warc_builder import Response, article_page, paragraph, write_warc
+from newsclean.pipeline.clean import build_pipeline, run_clean
+from newsclean.pipeline.options import CleanConfig
+from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
+from newsclean.transforms.text import content_hash
 
-T0 = datetime(2024, 5, 1, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 HTML_CT = [("Content-Type", "text/html; charset=utf-8")]
 ACCENTED = "Le café du coin servait une crème brûlée naïve, disait l’élève « très réservé » à la gare."
 

@@ -1,4 +1,4 @@
-"""The ``newsclean`` command line (pipeline.cli): help, exit codes, one-line errors, wiring of subcommands."""
+"""The ``newsclean`` command line (newsclean.pipeline.cli): help, exit codes, one-line errors, wiring of subcommands."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import types
 from pathlib import Path
 
 import pytest
-
-from pipeline.cli import main
 from warc_builder import Response, article_page, paragraph, write_warc
+
+from newsclean.pipeline.cli import main
 
 SITES_TOML = """
 [[site]]
@@ -104,7 +104,7 @@ def test_clean_runs_with_beam_flags_and_prints_summary(tmp_path, capsys):
 
 
 def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
-    import crawler.run
+    import newsclean.crawler.run
 
     calls = []
 
@@ -113,7 +113,7 @@ def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
         _write_crawl(Path(out_dir))
         return types.SimpleNamespace(format=lambda: "crawl finished (fake)", finish_reason="finished")
 
-    monkeypatch.setattr(crawler.run, "run_crawl", fake_run_crawl)
+    monkeypatch.setattr(newsclean.crawler.run, "run_crawl", fake_run_crawl)
     config = tmp_path / "sites.toml"
     config.write_text(SITES_TOML)
     out = tmp_path / "job"
@@ -125,9 +125,9 @@ def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
 
 
 def test_run_reports_an_empty_crawl(tmp_path, monkeypatch, capsys):
-    import crawler.run
+    import newsclean.crawler.run
 
-    monkeypatch.setattr(crawler.run, "run_crawl", lambda config, out_dir, *, log_level="INFO":
+    monkeypatch.setattr(newsclean.crawler.run, "run_crawl", lambda config, out_dir, *, log_level="INFO":
                         types.SimpleNamespace(format=lambda: "nothing", finish_reason="finished"))
     config = tmp_path / "sites.toml"
     config.write_text(SITES_TOML)
@@ -137,8 +137,8 @@ def test_run_reports_an_empty_crawl(tmp_path, monkeypatch, capsys):
 
 def test_demo_calls_run_demo(tmp_path, monkeypatch):
     calls = []
-    fake = types.ModuleType("pipeline.demo")
+    fake = types.ModuleType("newsclean.demo.run")
     fake.run_demo = lambda out_dir, *, seed=0, clean_args=(): calls.append((out_dir, seed, list(clean_args)))
-    monkeypatch.setitem(sys.modules, "pipeline.demo", fake)
+    monkeypatch.setitem(sys.modules, "newsclean.demo.run", fake)
     assert main(["demo", "--out", str(tmp_path), "--seed", "3", "--direct_num_workers", "2"]) == 0
     assert calls == [(tmp_path, 3, ["--direct_num_workers", "2"])]

@@ -1,4 +1,4 @@
-"""The WARC reader (pipeline.warc_reader) and the per-element stage functions, without Beam."""
+"""The WARC reader (newsclean.pipeline.warc_reader) and the per-element stage functions, without Beam."""
 
 from __future__ import annotations
 
@@ -7,22 +7,23 @@ import io
 import os
 import uuid
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
-from pipeline.clean import globstar_variants, prepare_output, resolve_warc_patterns
-from pipeline.errors import NoInputError
-from pipeline.stages import (
+from newsclean.pipeline.clean import globstar_variants, prepare_output, resolve_warc_patterns
+from newsclean.pipeline.errors import NoInputError
+from newsclean.pipeline.stages import (
     article_id,
     classify_response,
     clean_page,
     looks_like_html,
     pick_winner,
 )
-from pipeline.warc_reader import (
+from newsclean.pipeline.warc_reader import (
     MAX_DECODED_BYTES,
     ContentDecodingError,
     ReadStats,
@@ -32,8 +33,7 @@ from pipeline.warc_reader import (
     parse_warc_date,
     site_category_from_path,
 )
-from schemas.records import Article, Page, Provenance, Reject
-from warc_builder import Response, article_page, paragraph, write_warc
+from newsclean.schemas.records import Article, Page, Provenance, Reject
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CC_SAMPLE = SHARED_DATA / "warc-samples" / "warcfile.warc.gz"
@@ -69,7 +69,7 @@ def test_reads_real_common_crawl_sample():
     charsets = {p.url: p.charset for p in items}
     assert charsets["http://01spb.ru/company/"] == "windows-1251"
     assert charsets["http://003338.cn/l41/481397.html"] is None
-    assert items[0].fetched_at == datetime(2020, 8, 8, 17, 27, 41, tzinfo=timezone.utc)
+    assert items[0].fetched_at == datetime(2020, 8, 8, 17, 27, 41, tzinfo=UTC)
 
 
 # --- synthetic files ---------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def test_page_fields_and_content_encodings(tmp_path):
     responses = [
         Response("http://alpha.test/p/plain.html", HTML,
                  headers=[("Content-Type", 'text/html; Charset="ISO-8859-1"')],
-                 date=datetime(2024, 5, 1, 12, 30, 15, tzinfo=timezone.utc)),
+                 date=datetime(2024, 5, 1, 12, 30, 15, tzinfo=UTC)),
         Response("http://alpha.test/p/gzip.html", gzip.compress(HTML),
                  headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")]),
         Response("http://alpha.test/p/zlib.html", zlib.compress(HTML),
@@ -100,7 +100,7 @@ def test_page_fields_and_content_encodings(tmp_path):
     first = pages[0]
     assert (first.site, first.category, first.status) == ("alpha", "politics", 200)
     assert (first.content_type, first.charset) == ("text/html", "ISO-8859-1")
-    assert first.fetched_at == datetime(2024, 5, 1, 12, 30, 15, tzinfo=timezone.utc)
+    assert first.fetched_at == datetime(2024, 5, 1, 12, 30, 15, tzinfo=UTC)
     with open(path, "rb") as f:
         it = WarcioIterator(f)
         offsets = [it.get_record_offset() for r in it if r.rec_type == "response"]
@@ -154,7 +154,7 @@ def test_broken_http_and_missing_headers_are_rejected_not_raised(tmp_path):
     reasons = [(type(i).__name__, getattr(i, "stage", None)) for i in items]
     assert reasons == [("Reject", "read")] * 4 + [("Page", None)]
     assert "status line" in items[0].message and "WARC-Date" in items[2].message
-    assert items[4].fetched_at == datetime(2024, 1, 2, tzinfo=timezone.utc)
+    assert items[4].fetched_at == datetime(2024, 1, 2, tzinfo=UTC)
     assert (items[4].site, items[4].category) == ("s", "c")  # path fallback
 
 
@@ -202,7 +202,7 @@ def test_parse_helpers():
     assert parse_content_type('Text/HTML; charset="utf-8"; q=1') == ("text/html", "utf-8")
     assert parse_content_type(None) == ("", None)
     assert parse_content_type("image/png") == ("image/png", None)
-    assert parse_warc_date("2024-01-02T03:04:05.5Z") == datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=timezone.utc)
+    assert parse_warc_date("2024-01-02T03:04:05.5Z") == datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=UTC)
     assert parse_warc_date("yesterday") is None
     assert site_category_from_path("/data/warc/alpha/politics/x.warc.gz") == ("alpha", "politics")
     assert site_category_from_path("gs://bucket/alpha/politics/x.warc.gz") == ("alpha", "politics")
@@ -211,7 +211,7 @@ def test_parse_helpers():
 
 
 def _page(url="http://a.test/1", status=200, content_type="text/html", html=HTML, fetched=12, page_type=None) -> Page:
-    return Page(url=url, site="a", category="c", fetched_at=datetime(2024, 1, 1, fetched, tzinfo=timezone.utc),
+    return Page(url=url, site="a", category="c", fetched_at=datetime(2024, 1, 1, fetched, tzinfo=UTC),
                 status=status, content_type=content_type, charset=None, html=html,
                 provenance=Provenance("/w/f.warc.gz", "<urn:uuid:1>", 0), page_type=page_type)
 
@@ -232,7 +232,7 @@ def test_classify_response():
 
 
 def test_clean_page_never_raises(monkeypatch):
-    from transforms.chain import DEFAULT_CONFIG
+    from newsclean.transforms.chain import DEFAULT_CONFIG
 
     out = clean_page(_page(), None, DEFAULT_CONFIG)
     assert isinstance(out, Article) and out.article_id == article_id(out.url, out.content_hash)
@@ -244,14 +244,14 @@ def test_clean_page_never_raises(monkeypatch):
     def boom(*a, **k):
         raise KeyError("surprise")
 
-    monkeypatch.setattr("transforms.chain.extract_article", boom)
+    monkeypatch.setattr("newsclean.transforms.chain.extract_article", boom)
     out = clean_page(_page(), None, DEFAULT_CONFIG)
     assert isinstance(out, Reject) and out.reason == "internal_error" and out.stage == "clean"
     assert out.message == "KeyError: 'surprise'"
 
 
 def test_pick_winner_is_earliest_fetch_then_url():
-    from transforms.chain import DEFAULT_CONFIG
+    from newsclean.transforms.chain import DEFAULT_CONFIG
 
     def art(url, hour):
         return clean_page(_page(url=url, fetched=hour), None, DEFAULT_CONFIG)

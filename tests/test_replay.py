@@ -1,4 +1,4 @@
-"""crawler.replay: serving a data set as loopback sites (a tiny fake msv-big9, no shared data needed)."""
+"""newsclean_eval.replay: serving a data set as loopback sites (a tiny fake msv-big9, no shared data needed)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import urllib.request
 
 import pytest
 
-from crawler.config import parse_config
-from crawler.localsite import LocalSites
-from crawler.replay import (
+from newsclean.crawler.config import parse_config
+from newsclean.demo.localsite import LocalSites
+from newsclean_eval.datasets import EvalPage, load_msv_big9
+from newsclean_eval.replay import (
     build_replay,
     category_name,
     limit_per_group,
@@ -21,7 +22,6 @@ from crawler.replay import (
     site_name,
     slugify,
 )
-from pipeline.datasets import EvalPage, load_msv_big9
 
 CSV = """folder,year,html,gold,site,site_hits,runner_up_hits
 big5-05,2005,big5-05/html/amd (1).htm,big5-05/gold/amd (1).txt,forbes.com,3,0
@@ -124,10 +124,10 @@ def test_unknown_index_kind(fake_big9):
 
 
 def test_site_options_reach_the_site_tables():
-    from crawler.config import parse_config
     import tomllib
 
-    from crawler.replay import render_sites_toml
+    from newsclean.crawler.config import parse_config
+    from newsclean_eval.replay import render_sites_toml
 
     text = render_sites_toml({"a": {"news": ["/news/"]}}, {"a": "http://127.0.0.2:8000"},
                              site_options={"a": {"article_allow": [r"/\d{4}/"]}})

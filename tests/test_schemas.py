@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pytest
 
-from schemas.records import (
+from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     REJECT_SCHEMA,
     SCHEMA_VERSION,
@@ -66,7 +66,7 @@ def test_schemas_registry():
 def _article() -> Article:
     return Article(
         article_id="a" * 40, url="http://x.test/a", site="x", category="news",
-        fetched_at=datetime(2024, 5, 1, 12, tzinfo=timezone.utc), title=None, published_at=None,
+        fetched_at=datetime(2024, 5, 1, 12, tzinfo=UTC), title=None, published_at=None,
         language="en", text="Some text.", html="<p>Some text.</p>", word_count=2, content_hash="b" * 40,
         static_nodes_removed=1, dynamic_nodes_removed=2, noninformative_nodes_removed=3, blocks_kept=1,
         blocks_total=4, warc_file="/w/x.warc.gz", warc_record_id="<urn:uuid:1>", warc_offset=123,

@@ -3,9 +3,9 @@
 import lxml.html
 import pytest
 
-from transforms.marks import NOISE_ATTR, STATIC
-from transforms.postprocess import remove_noise
-from transforms.static_noise import (
+from newsclean.transforms.marks import NOISE_ATTR, STATIC
+from newsclean.transforms.postprocess import remove_noise
+from newsclean.transforms.static_noise import (
     StaticNoiseParams,
     learn_static_noise,
     mark_static_noise,

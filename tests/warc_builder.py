@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from warcio.statusandheaders import StatusAndHeaders
@@ -28,11 +28,11 @@ class Response:
     body: bytes
     status: int = 200
     headers: list[tuple[str, str]] = field(default_factory=lambda: [("Content-Type", "text/html; charset=utf-8")])
-    date: datetime = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+    date: datetime = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
 
 def _warc_date(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def write_warc(path: Path, site: str, category: str, responses: list[Response], *,

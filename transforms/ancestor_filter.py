@@ -18,12 +18,12 @@ short paragraphs, list items and sub-headings are article text far more often th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from lxml import etree
 
-from transforms.blocks import TextBlock
+from newsclean.transforms.blocks import TextBlock
 
 PARAGRAPH_TAGS = (
     "div", "table", "ul", "ol", "p", "section", "article",

@@ -5,7 +5,7 @@ which are separated by one or more HTML tags, except for A tags - in order to co
 density." Features per block:
 
 - number of words: whitespace-delimited sequences holding a letter or digit (Han/Kana: per
-  Unicode word boundaries, :mod:`transforms.text`);
+  Unicode word boundaries, :mod:`newsclean.transforms.text`);
 - link density: words inside ``<a>`` / all words, in [0, 1];
 - text density, Eq. (1): wrap the text at ``w_max = 80`` columns; tokens on all lines but the
   last, divided by lines - 1; a one-line block's density is its number of words.
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from transforms.marks import mark_of
-from transforms.text import collapse_ws, count_words, spaceless_units
+from newsclean.transforms.marks import mark_of
+from newsclean.transforms.text import collapse_ws, count_words, spaceless_units
 
 INLINE_TAGS = (
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
@@ -72,7 +72,7 @@ def wrap_lines(text: str, width: int = 80) -> list[list[str]]:
     """Greedy word wrap of ``text`` at ``width`` columns; returns the lines as lists of tokens.
 
     A token longer than ``width`` takes a line of its own. Han/Kana text may break between any
-    two of its words without a space (:func:`transforms.text.spaceless_units`); those characters
+    two of its words without a space (:func:`newsclean.transforms.text.spaceless_units`); those characters
     are East Asian Wide and take two columns each, as on a fixed-width terminal.
     """
     lines: list[list[str]] = []

@@ -15,10 +15,10 @@ Options from §4.3.2 ("heuristic additions"), off by default:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from transforms.blocks import TextBlock
+from newsclean.transforms.blocks import TextBlock
 
 COMMENT_INDICATORS = (
     "comments", "user comments", "reader comments", "readers' comments", "add your comment",

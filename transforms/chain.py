@@ -15,34 +15,34 @@ Each stage can be switched off (for ablations in ``newsclean eval``).
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Callable
 
-from lxml import etree
 import lxml.html
+from lxml import etree
 
-from schemas.records import RejectReason, StageCounts
-from transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
-from transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
-from transforms.boilerpipe import BoilerpipeParams, boilerpipe
-from transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
-from transforms.errors import ExtractionError
-from transforms.link_filters import PAD_ATTR, apply_link_filter
-from transforms.features import PageContext
-from transforms.learned import LearnedParams, classify_learned
-from transforms.marks import DYNAMIC, STATIC, is_element, strip_marks
-from transforms.metadata import Metadata, read_metadata
-from transforms.parse import parse_html
-from transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
-from transforms.static_noise import (  # re-exported: the pipeline learns signatures through this module
+from newsclean.schemas.records import RejectReason, StageCounts
+from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
+from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
+from newsclean.transforms.boilerpipe import BoilerpipeParams, boilerpipe
+from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
+from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.features import PageContext
+from newsclean.transforms.learned import LearnedParams, classify_learned
+from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
+from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, strip_marks
+from newsclean.transforms.metadata import Metadata, read_metadata
+from newsclean.transforms.parse import parse_html
+from newsclean.transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
+from newsclean.transforms.static_noise import (  # re-exported: the pipeline learns signatures through this module
     EMPTY_SIGNATURE,
     StaticNoiseParams,
     StaticNoiseSignature,
     learn_static_noise,
     mark_static_noise,
 )
-from transforms.text import count_words
+from newsclean.transforms.text import count_words
 
 __all__ = [
     "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "HEURISTIC_CONFIG", "LEARNED_CONFIG", "CONFIGS", "Extraction", "extract_article",
@@ -56,7 +56,7 @@ KEEP_EMPTY_TAGS = ("br", "hr")
 class ChainConfig:
     """Every parameter of the chain. ``None`` for a stage's params switches that stage off.
 
-    learned: when set, the learned block classifier (:mod:`transforms.learned`) decides per block
+    learned: when set, the learned block classifier (:mod:`newsclean.transforms.learned`) decides per block
     instead of Boilerpipe + ancestor filter, which become its features; dynamic noise is then
     kept on the tree as a feature instead of being removed.
 
@@ -74,7 +74,7 @@ class ChainConfig:
     learned: LearnedParams | None = None
     min_words: int = 10
 
-    def with_(self, **changes) -> "ChainConfig":
+    def with_(self, **changes) -> ChainConfig:
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
         return replace(self, **changes)
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from transforms.marks import DYNAMIC, element_position, is_element, mark, mark_of
+from newsclean.transforms.marks import DYNAMIC, element_position, is_element, mark, mark_of
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemas.records import RejectReason
+from newsclean.schemas.records import RejectReason
 
 
 class ExtractionError(Exception):

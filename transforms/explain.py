@@ -1,6 +1,6 @@
 """``newsclean explain``: one self-contained HTML report of what each stage of the chain did to a page.
 
-The chain runs as usual (:func:`transforms.chain.prepare_blocks`); once noise is marked, every
+The chain runs as usual (:func:`newsclean.transforms.chain.prepare_blocks`); once noise is marked, every
 element gets an id and the tree is copied. Every text piece of the copy (an element's text or a
 child's tail) is then labelled with the stage that removed it, or ``kept``:
 
@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import lxml.html
 from lxml import etree
 
-from transforms.boilerpipe import boilerpipe
-from transforms.chain import ChainConfig, DEFAULT_CONFIG, PreparedPage, prepare_blocks, select_blocks
-from transforms.features import PageContext, in_dynamic_noise
-from transforms.marks import DYNAMIC, STATIC, is_element, mark_of, strip_marks
-from transforms.postprocess import NON_INFORMATIVE_TAGS
-from transforms.static_noise import StaticNoiseSignature
-from transforms.text import count_words
+from newsclean.transforms.boilerpipe import boilerpipe
+from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, PreparedPage, prepare_blocks, select_blocks
+from newsclean.transforms.features import PageContext, in_dynamic_noise
+from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark_of, strip_marks
+from newsclean.transforms.postprocess import NON_INFORMATIVE_TAGS
+from newsclean.transforms.static_noise import StaticNoiseSignature
+from newsclean.transforms.text import count_words
 
 ID_ATTR = "data-newsclean-id"
 LABELS = ("static", "dynamic", "non_informative", "boilerplate", "ancestor", "classifier", "kept")

@@ -13,7 +13,7 @@ vector of :data:`FEATURE_NAMES`:
 - page context: relative position, share of the page's words, match with the title;
 - the nearest enclosing table: its own cells, nesting, word share, link density, headers, and
   whether it lies in the best content cluster (a data table in an article vs a layout table);
-- boilerplate cue words learnt from the training blocks (:mod:`transforms.lexicon`) and the share
+- boilerplate cue words learnt from the training blocks (:mod:`newsclean.transforms.lexicon`) and the share
   of the block's words the lexicon knows.
 
 Static noise is removed before blocks are built (a hard filter: it costs < 1 % recall, see
@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from lxml import etree
 
-from transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, nth_ancestor, paragraph_of
-from transforms.blocks import TextBlock
-from transforms.boilerpipe import BoilerpipeParams, classify_blocks
-from transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
-from transforms.marks import DYNAMIC, mark_of
-from transforms.text import words
+from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, nth_ancestor, paragraph_of
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.boilerpipe import BoilerpipeParams, classify_blocks
+from newsclean.transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
+from newsclean.transforms.marks import DYNAMIC, mark_of
+from newsclean.transforms.text import words
 
 NEGATIVE_WORDS = (
     "comment", "nav", "footer", "foot", "sidebar", "side", "related", "share", "social", "promo",
@@ -264,7 +264,7 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
                    lexicon: Mapping[str, float] | None = None) -> list[list[float]]:
     """Feature vectors (``len(FEATURE_NAMES)`` floats) for ``blocks`` in document order.
 
-    ``lexicon``: boilerplate cue words (:mod:`transforms.lexicon`); None leaves the lexical
+    ``lexicon``: boilerplate cue words (:mod:`newsclean.transforms.lexicon`); None leaves the lexical
     features at 0 (the training script fills them in, out of fold).
     """
     n = len(blocks)

@@ -1,32 +1,31 @@
-"""Learned block classifier: a gradient-boosted tree model over :mod:`transforms.features`.
+"""Learned block classifier: a gradient-boosted tree model over :mod:`newsclean.transforms.features`.
 
 The field's extension of Boilerpipe (Kohlschütter 2010 §4 trains decision trees on shallow
 features; Dragnet and BoilerNet train on labelled blocks): the papers' own decisions
 (StaDyNoT dynamic noise, Boilerpipe Algorithms 1 and 2, the ancestor filter) enter as
 features next to DOM context, and a LightGBM model trained on the *tune* half of the shared
-data sets (``scripts/train_block_classifier.py``, split by site: ``pipeline.datasets.split_of``)
+data sets (``scripts/train_block_classifier.py``, split by site: ``newsclean_eval.datasets.split_of``)
 decides per block, in two stages: stage 1 scores each block from its features; stage 2 adds
 the stage-1 probabilities of the neighbouring blocks and of the block's DOM cluster
-(:func:`transforms.features.context_features`), a stacked sequence model that smooths
+(:func:`newsclean.transforms.features.context_features`), a stacked sequence model that smooths
 isolated decisions. Both models are gzipped LightGBM text files shipped in ``transforms/models/``
 (a file may hold a seed ensemble: :data:`ENSEMBLE_SEPARATOR`), beside the boilerplate lexicon
-that gives the lexical features (:mod:`transforms.lexicon`).
+that gives the lexical features (:mod:`newsclean.transforms.lexicon`).
 
 Raises ``FileNotFoundError`` when a model or lexicon file is missing and ``ValueError`` when a
-model's feature names differ from :data:`transforms.features.FEATURE_NAMES`.
+model's feature names differ from :data:`newsclean.transforms.features.FEATURE_NAMES`.
 """
 
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
-from transforms.blocks import TextBlock
-from transforms.lexicon import load_lexicon
-from transforms.features import (
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.features import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
     PageContext,
@@ -34,18 +33,16 @@ from transforms.features import (
     context_features,
     context_groups,
 )
+from newsclean.transforms.lexicon import load_lexicon
 
 MODELS = Path(__file__).with_name("models")
 DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
 DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt.gz"
 DEFAULT_LEXICON = MODELS / "boilerplate_lexicon.tsv.gz"
-CROSSFIT_MODELS = MODELS / "crossfit"
-"""The same three files trained on the *test* split instead, for ``newsclean eval``'s cross-fitted
-row only (``pipeline.eval.systems.crossfit_systems``); never used to clean."""
 
 
 FALLBACK_WORDS = 0
-"""Words (:func:`transforms.text.words`) of the kept blocks below which a page's extraction is deemed
+"""Words (:func:`newsclean.transforms.text.words`) of the kept blocks below which a page's extraction is deemed
 a miss and :func:`keep_flags` falls back (0: never). Off by default: ``newsclean eval``'s
 "+ short-output fallback" row (10 words) rescues a few articles but turns more pages without one
 (empty gold) into short junk articles instead of ``no_content``/``too_short`` rejects."""
@@ -100,7 +97,7 @@ def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES) -> Mod
         members = [text for text in fh.read().split(ENSEMBLE_SEPARATOR) if text.strip()]
     boosters = [lightgbm.Booster(model_str=text) for text in members]
     if not boosters or any(tuple(b.feature_name()) != feature_names for b in boosters):
-        raise ValueError(f"{path}: model features differ from those in transforms.features")
+        raise ValueError(f"{path}: model features differ from those in newsclean.transforms.features")
     return ModelEnsemble(boosters)
 
 
@@ -119,7 +116,7 @@ def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params:
 
 
 def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: LearnedParams = LearnedParams()) -> list[bool]:
-    """Keep flags from content probabilities in [0, 1] and the blocks' word counts (:func:`transforms.text.words`).
+    """Keep flags from content probabilities in [0, 1] and the blocks' word counts (:func:`newsclean.transforms.text.words`).
 
     A block is kept at or above ``params.threshold``. When the kept blocks hold fewer than
     ``params.fallback_words`` words, the page's content is one the model is unsure of

@@ -28,9 +28,9 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 MIN_SITES = 3
 """A word must occur in labelled blocks of at least this many distinct sites to enter the lexicon."""

@@ -8,7 +8,7 @@ because removal would distort the tree the next stage reads. Marks are one attri
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from lxml import etree
 

@@ -8,12 +8,12 @@ Sources, in order: Open Graph / article meta tags, then HTML (``<title>``, ``<ti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from dateutil import parser as dateparser
 from lxml import etree
 
-from transforms.text import collapse_ws
+from newsclean.transforms.text import collapse_ws
 
 _TITLE_META = ("og:title", "twitter:title", "dc.title", "title", "headline")
 _DATE_META = (
@@ -64,9 +64,9 @@ def parse_date(value: str | None) -> datetime | None:
     except (ValueError, OverflowError, TypeError):
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     try:
-        return dt.astimezone(timezone.utc)
+        return dt.astimezone(UTC)
     except (ValueError, OverflowError):
         return None
 

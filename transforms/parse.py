@@ -39,9 +39,9 @@ import lxml.html
 from charset_normalizer import from_bytes
 from lxml import etree
 
-from schemas.records import RejectReason
-from transforms.errors import ExtractionError
-from transforms.text import count_words
+from newsclean.schemas.records import RejectReason
+from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.text import count_words
 
 SNIFF_BYTES = 4096
 DETECTOR_TRUSTED_LANGUAGES = frozenset({
@@ -65,9 +65,9 @@ _NOSCRIPT_START = re.compile(r"<noscript\b", re.I)
 _TAG = re.compile(r"<[^>]*>")
 _PARSERS = threading.local()
 NOSCRIPT_UNWRAP_RATIO = 0.5
-"""Share in [0, 1] of a page's words (:func:`transforms.text.count_words` of its markup-free text)
+"""Share in [0, 1] of a page's words (:func:`newsclean.transforms.text.count_words` of its markup-free text)
 that its ``<noscript>`` content must reach to be kept (unwrapped) instead of cut; the same rule as a
-page-wide ``<form>`` (:class:`transforms.postprocess.PostProcessParams`)."""
+page-wide ``<form>`` (:class:`newsclean.transforms.postprocess.PostProcessParams`)."""
 
 
 def _codec(name: str | None) -> str | None:
@@ -136,7 +136,7 @@ def repair_markup(text: str) -> str:
 
 
 def _word_count(markup: str) -> int:
-    """Words (:func:`transforms.text.count_words`) of ``markup`` with its tags removed (a rough count:
+    """Words (:func:`newsclean.transforms.text.count_words`) of ``markup`` with its tags removed (a rough count:
     entities stay as they are)."""
     return count_words(_TAG.sub(" ", markup))
 

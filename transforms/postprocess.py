@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from transforms.marks import DYNAMIC, STATIC, is_element, mark_of
-from transforms.text import count_words
+from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark_of
+from newsclean.transforms.text import count_words
 
 NON_INFORMATIVE_TAGS = (
     "img", "link", "script", "style", "noscript", "embed", "object",

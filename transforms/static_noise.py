@@ -27,13 +27,13 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from lxml import etree
 
-from transforms.marks import OWN_ATTR_PREFIX, STATIC, iter_elements, mark, own_text
-from transforms.parse import parse_html
+from newsclean.transforms.marks import OWN_ATTR_PREFIX, STATIC, iter_elements, mark, own_text
+from newsclean.transforms.parse import parse_html
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""Scrapy spiders (``SPIDER_MODULES``): :class:`crawler.spiders.news.NewsSpider`."""
+"""Scrapy spiders (``SPIDER_MODULES``): :class:`newsclean.crawler.spiders.news.NewsSpider`."""

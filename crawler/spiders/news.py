@@ -1,11 +1,11 @@
 """The config-driven news spider: start points per (site, category), listings followed, articles stored.
 
-Every request carries a :class:`~crawler.items.PageTask` in ``meta["newsclean"]`` and is answered
-by exactly one :class:`~crawler.items.PageOutcome` item (from :meth:`NewsSpider.parse` or
+Every request carries a :class:`~newsclean.crawler.items.PageTask` in ``meta["newsclean"]`` and is answered
+by exactly one :class:`~newsclean.crawler.items.PageOutcome` item (from :meth:`NewsSpider.parse` or
 :meth:`NewsSpider.errback`), which the item pipeline writes to WARC, acknowledges in the crawl
 store and counts in the report.
 
-What each response leads to (see :mod:`crawler.discovery`):
+What each response leads to (see :mod:`newsclean.crawler.discovery`):
 
 - a robots.txt start point: its ``Sitemap:`` URLs (role ``sitemap``, same depth);
 - a sitemap index: its child sitemaps (same depth); a urlset (news sitemaps included) or an
@@ -28,7 +28,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,11 +44,12 @@ from scrapy.exceptions import (
 )
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
-from twisted.internet.error import ConnectError, TimeoutError as TxTimeoutError
+from twisted.internet.error import ConnectError
+from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 
-from crawler.config import SiteConfig, SitesConfig, load_config
-from crawler.discovery import (
+from newsclean.crawler.config import SiteConfig, SitesConfig, load_config
+from newsclean.crawler.discovery import (
     article_section,
     category_for,
     classify_url,
@@ -60,12 +61,12 @@ from crawler.discovery import (
     robots_sitemaps,
     sitemap_links,
 )
-from crawler.items import PageOutcome, PageTask
-from crawler.report import CrawlReport
-from crawler.safety import RefusedRequest, is_private_address_failure
-from crawler.state import CrawlState
-from crawler.store import FrontierEntry, canonical_url
-from crawler.warc import CAPTURES_KEY, Capture
+from newsclean.crawler.items import PageOutcome, PageTask
+from newsclean.crawler.report import CrawlReport
+from newsclean.crawler.safety import RefusedRequest, is_private_address_failure
+from newsclean.crawler.state import CrawlState
+from newsclean.crawler.store import FrontierEntry, canonical_url
+from newsclean.crawler.warc import CAPTURES_KEY, Capture
 
 #: Page kinds that are followed like listings.
 _INDEX_KINDS = {"robots": "robots", "sitemap": "sitemap", "feed": "feed"}
@@ -99,16 +100,16 @@ def failure_reason(exc: BaseException, chain: list[str]) -> tuple[str, str]:
 
 
 class NewsSpider(scrapy.Spider):
-    """Crawl the sites of a :class:`~crawler.config.SitesConfig` category by category.
+    """Crawl the sites of a :class:`~newsclean.crawler.config.SitesConfig` category by category.
 
     Args:
         config: the config, or the path of a ``sites.toml`` (so ``scrapy crawl news -a config=sites.toml``
-            works too). Raises ``ValueError`` as :func:`crawler.config.load_config`.
+            works too). Raises ``ValueError`` as :func:`newsclean.crawler.config.load_config`.
 
     Limits: links are followed from pages at depth < ``crawl.depth_limit`` (start points have
     depth 0); with ``crawl.max_pages_per_category`` > 0, at most that many requests are issued
     per (site, category), start points included (start points are always issued). Without the
-    :class:`~crawler.state.CrawlState` extension (unit tests) there is no store: nothing is known.
+    :class:`~newsclean.crawler.state.CrawlState` extension (unit tests) there is no store: nothing is known.
     """
 
     name = "news"
@@ -234,7 +235,7 @@ class NewsSpider(scrapy.Spider):
         return PageOutcome(task=task, url=url, chain=chain,
                            captures=captures, category=category, page_type=page_type, outcome=outcome,
                            reason=reason,
-                           fetched_at=captures[-1].started if captures else datetime.now(timezone.utc),
+                           fetched_at=captures[-1].started if captures else datetime.now(UTC),
                            links=links, fields=fields)
 
     def _index_links(self, kind: str, body: bytes | None, response: Response, task: PageTask,

@@ -2,20 +2,20 @@
 
 Per data set, split (``all``, ``tune``, ``test``) and system: the macro mean of per-page P, R and F1
 (text gold) or the micro snippet scores (snippet gold), a bootstrap 95 % interval of F1
-(:mod:`pipeline.eval.metrics`), pages per second and counts of rejects and errors.
+(:mod:`newsclean_eval.metrics`), pages per second and counts of rejects and errors.
 """
 
 from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
-from pipeline.eval.metrics import (
+from newsclean_eval.metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     macro_diff_interval,
@@ -24,8 +24,8 @@ from pipeline.eval.metrics import (
     snippet_interval,
     snippet_scores,
 )
-from pipeline.eval.runner import PageResult
-from pipeline.eval.systems import System
+from newsclean_eval.runner import PageResult
+from newsclean_eval.systems import System
 
 SPLITS = ("all", "tune", "test")
 #: Data sets whose targets compare the default chain with the best peer (the others: with trafilatura).

@@ -1,137 +1,36 @@
 """Serve a real extraction data set as real web sites on loopback, for crawl -> clean -> score runs.
 
-Every site of the data set becomes one origin (a :class:`~crawler.localsite.StaticSite`, served on its own
-127.0.0.N host by :class:`~crawler.localsite.LocalSites`), every group of pages (a crawl year for msv-big9)
+Every site of the data set becomes one origin (a :class:`~newsclean.demo.localsite.StaticSite`, served on its own
+127.0.0.N host by :class:`~newsclean.demo.localsite.LocalSites`), every group of pages (a crawl year for msv-big9)
 one category. Pages are served at stable, URL-safe paths (``/y2005/amd-1.html``) with their **original
 bytes** and ``Content-Type: text/html`` without a charset, so the pipeline must sniff the encoding as it
 would on the web. Each category gets a start point listing its pages: an XML sitemap
 (``/y2005/sitemap.xml``, default) or an HTML index page (``/y2005/``); see :func:`build_replay`. ``robots.txt`` allows exactly the index pages and the served pages, so the crawler does not
 wander into the thousands of relative links the saved pages carry (they would all be 404 here).
 
-Pages come from the data-set loaders of :mod:`pipeline.datasets` (one loader per data set, shared with
-``newsclean eval``): :func:`replay_pages` gives each :class:`~pipeline.datasets.EvalPage` with plain-text
+Pages come from the data-set loaders of :mod:`newsclean_eval.datasets` (one loader per data set, shared with
+``newsclean eval``): :func:`replay_pages` gives each :class:`~newsclean_eval.datasets.EvalPage` with plain-text
 gold its crawl names (site, category, slug). msv-big9 is the set the tests and ``scripts/eval_crawl.py``
 use; dragnet and cleanportaleval replay the same way (a site per neighbour group's site).
 
-Also here: :func:`render_sites_toml`, the ``sites.toml`` writer shared with :mod:`crawler.demo_network`.
+Also here: :func:`render_sites_toml`, the ``sites.toml`` writer shared with :mod:`newsclean.demo.network`.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
-from crawler.localsite import Resource, StaticSite
+from newsclean.demo.localsite import Resource, StaticSite
+from newsclean.demo.served import BASE_PLACEHOLDER, ServedNetwork, render_sites_toml  # noqa: F401 (re-used here)
 
-if TYPE_CHECKING:  # the loaders live in pipeline.datasets; only their record type is named here
-    from pipeline.datasets import EvalPage
-
-# ------------------------------------------------------------------------------------- sites.toml
-
-
-def _toml_value(value) -> str:
-    """TOML literal for a str, bool, int, float or list of those (JSON strings are valid TOML strings)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"no TOML rendering for {type(value).__name__}")
-
-
-def _toml_key(key: str) -> str:
-    """A bare TOML key when possible, else a quoted one."""
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
-
-
-def _toml_pairs(values: Mapping[str, object] | None) -> list[str]:
-    return [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in (values or {}).items()]
-
-
-def render_sites_toml(
-    start_paths: Mapping[str, Mapping[str, Sequence[str]]],
-    base_urls: Mapping[str, str],
-    *,
-    crawl: Mapping[str, object] | None = None,
-    site_options: Mapping[str, Mapping[str, object]] | None = None,
-) -> str:
-    """``sites.toml`` text (format: ``crawler/config.py``) with one ``[[site]]`` table per site of ``start_paths``.
-
-    ``start_paths[site][category]`` lists URL paths (``/politics/``) that are joined to ``base_urls[site]``
-    (``http://127.0.0.N:PORT``); ``allowed_domains`` is that base URL's host (no port: Scrapy compares
-    hosts). ``crawl`` becomes the ``[crawl]`` table (``depth_limit``, ``autothrottle``, ...), written
-    only when given; ``site_options[site]`` adds keys to that site's table (``article_allow``, ...). Raises KeyError when a site has no base URL, TypeError for values that have no
-    TOML form here.
-    """
-    lines = ["[crawl]", *_toml_pairs(crawl)] if crawl else []
-    for site, categories in start_paths.items():
-        base = base_urls[site].rstrip("/")
-        lines += ["", "[[site]]", f"name = {_toml_value(site)}",
-                  f"allowed_domains = {_toml_value([urlsplit(base).hostname])}",
-                  *_toml_pairs((site_options or {}).get(site)), "[site.categories]"]
-        lines += [f"{_toml_key(cat)} = {_toml_value([base + p for p in paths])}" for cat, paths in categories.items()]
-    return "\n".join(lines).lstrip("\n") + "\n"
-
-
-# ------------------------------------------------------------------------------------ served sites
-
-
-#: Placeholder for the served base URL (``http://127.0.0.N:PORT``) in :attr:`ServedNetwork.templated` bodies.
-BASE_PLACEHOLDER = b"{{BASE_URL}}"
-
-
-@dataclass
-class ServedNetwork:
-    """Sites to serve plus what a crawl of them should find.
-
-    ``sites``: the :class:`StaticSite` objects (pass to :class:`~crawler.localsite.LocalSites`).
-    ``start_paths[site][category]``: the crawl's start paths. ``gold[site][path]``: gold article text per
-    URL path of an article page (pages without gold, such as indexes, are not listed).
-    ``templated[site][path]``: resources whose body needs the served base URL (sitemaps must list
-    absolute URLs); :meth:`bind` adds them to the sites once the ports are known.
-    ``site_options[site]``: extra keys of the site's table in ``sites.toml`` (URL patterns, ...).
-    """
-
-    sites: list[StaticSite]
-    start_paths: dict[str, dict[str, list[str]]]
-    gold: dict[str, dict[str, str]] = field(default_factory=dict)
-    templated: dict[str, dict[str, Resource]] = field(default_factory=dict)
-    site_options: dict[str, dict[str, object]] = field(default_factory=dict)
-
-    def bind(self, base_urls: Mapping[str, str]) -> None:
-        """Add the :attr:`templated` resources to the sites with :data:`BASE_PLACEHOLDER` replaced by
-        ``base_urls[site]``. Call it right after :class:`~crawler.localsite.LocalSites` has started
-        (the servers read ``site.resources`` on every request)."""
-        for site in self.sites:
-            base = base_urls[site.name].rstrip("/").encode("ascii")
-            for path, res in self.templated.get(site.name, {}).items():
-                site.resources[path] = replace(res, body=res.body.replace(BASE_PLACEHOLDER, base))
-
-    def sites_toml(self, base_urls: Mapping[str, str], **options) -> str:
-        """The crawl config for these sites served at ``base_urls`` (site -> ``http://127.0.0.N:PORT``).
-
-        ``options`` go to :func:`render_sites_toml` (``crawl={...}``: the ``[crawl]`` table).
-        """
-        return render_sites_toml(self.start_paths, base_urls, site_options=self.site_options, **options)
-
-    def gold_by_url(self, base_urls: Mapping[str, str]) -> dict[str, tuple[str, str]]:
-        """Full URL -> ``(site, gold text)`` for every gold page, given the served ``base_urls``."""
-        return {base_urls[site].rstrip("/") + path: (site, text)
-                for site, pages in self.gold.items() for path, text in pages.items()}
-
-    def article_count(self) -> int:
-        """Number of pages with gold text."""
-        return sum(len(pages) for pages in self.gold.values())
-
+if TYPE_CHECKING:  # the loaders live in newsclean_eval.datasets; only their record type is named here
+    from newsclean_eval.datasets import EvalPage
 
 # ---------------------------------------------------------------------------------------- datasets
 
@@ -171,7 +70,7 @@ def category_name(page: EvalPage) -> str:
 
 
 def replay_pages(pages: Iterable[EvalPage]) -> list[ReplayPage]:
-    """``pages`` (from :func:`pipeline.datasets.load`) with their crawl names, sorted by site, category and
+    """``pages`` (from :func:`newsclean_eval.datasets.load`) with their crawl names, sorted by site, category and
     slug (``amd-2`` before ``amd-10``). Raises ValueError for a page without plain-text gold (snippet gold,
     as in trafilatura-eval, cannot be scored on crawled output)."""
     out = []
@@ -214,7 +113,7 @@ def _index_page(site: str, category: str, links: list[tuple[str, str]]) -> bytes
     items = "\n".join(f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>' for href, text in links)
     return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(site)}: {category}</title>"
             f"</head>\n<body><h1>{html.escape(site)} &mdash; {category}</h1>\n<ul>\n{items}\n</ul></body></html>\n"
-            ).encode("utf-8")
+            ).encode()
 
 
 def _sitemap(paths: list[str]) -> bytes:
@@ -222,7 +121,7 @@ def _sitemap(paths: list[str]) -> bytes:
     base = BASE_PLACEHOLDER.decode("ascii")
     urls = "".join(f"<url><loc>{base}{html.escape(p)}</loc></url>\n" for p in paths)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-            f"{urls}</urlset>\n").encode("utf-8")
+            f"{urls}</urlset>\n").encode()
 
 
 def _robots(paths: Iterable[str]) -> str:

@@ -27,12 +27,12 @@ from __future__ import annotations
 import html
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Callable
 
-from crawler.localsite import StaticSite
-from crawler.replay import ServedNetwork
+from newsclean.demo.localsite import StaticSite
+from newsclean.demo.served import ServedNetwork
 
 # ------------------------------------------------------------------------------------- vocabulary
 
@@ -306,7 +306,7 @@ class SiteSpec:
     categories: dict[str, str]
     article_path: Callable[[str, str, date], str]
     index_paths: Callable[[str], tuple[str, str]]
-    render: "Template"
+    render: Template
     encoding: str
     content_type: str
     with_dek: bool
@@ -635,8 +635,8 @@ def build_site(spec: SiteSpec, seed: int, per_category: int = 10) -> tuple[Stati
 def build_demo_network(seed: int = 0, articles_per_category: int = 10) -> ServedNetwork:
     """The demo network: 3 sites x 2 categories x ``articles_per_category`` articles.
 
-    Returns a :class:`~crawler.replay.ServedNetwork`: ``sites`` (serve them with
-    :class:`~crawler.localsite.LocalSites`), ``start_paths[site][category]`` (the category's first index
+    Returns a :class:`~newsclean.demo.served.ServedNetwork`: ``sites`` (serve them with
+    :class:`~newsclean.demo.localsite.LocalSites`), ``start_paths[site][category]`` (the category's first index
     page), ``gold[site][path]`` (gold article text) and ``sites_toml(base_urls)`` for the crawl.
     Deterministic: the same arguments give byte-identical pages.
     """

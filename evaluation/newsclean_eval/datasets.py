@@ -7,7 +7,7 @@ group), and the gold: plain text, or must-contain / must-not-contain snippets
 (trafilatura-eval). :func:`data_root` finds the unpacked data, running ``unpack.sh`` when needed;
 :func:`decode_gold` is the one decoder of gold files (mixed UTF-8 / cp1252; mojibake repaired).
 
-Used by ``newsclean eval`` (:mod:`pipeline.eval`), the msv-big9 replay (:mod:`crawler.replay`)
+Used by ``newsclean eval`` (:mod:`newsclean_eval`), the msv-big9 replay (:mod:`newsclean_eval.replay`)
 and ``scripts/train_block_classifier.py``. Raises ``FileNotFoundError`` (with the path) when the
 shared data are absent.
 """
@@ -21,14 +21,14 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 import ftfy
 import lxml.html
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 COMMENTS_MARKER = "!@#$%^&*()  COMMENTS"
 _WRAPPER_OPEN = re.compile(rb"^\s*<text\b[^>]*>", re.I)
 _WRAPPER_ID = re.compile(rb"""<text\b[^>]*\bid\s*=\s*["']([^"']*)["']""", re.I)
@@ -66,7 +66,7 @@ def split_of(dataset: str, site: str, tune_share: float = TUNE_SHARE) -> str:
     what is tuned on never leaks a template into what is reported. Single-page data sets have one
     page per "site" (the page id), so they split by page.
     """
-    digest = hashlib.sha1(f"{dataset}:{site}".encode("utf-8")).digest()
+    digest = hashlib.sha1(f"{dataset}:{site}".encode()).digest()
     return "tune" if int.from_bytes(digest[:8], "big") / 2**64 < tune_share else "test"
 
 

@@ -107,7 +107,7 @@ class LocalSites:
         self.base_urls: dict[str, str] = {}
         self._servers: list[ThreadingHTTPServer] = []
 
-    def __enter__(self) -> "LocalSites":
+    def __enter__(self) -> LocalSites:
         for i, site in enumerate(self.sites):
             handler = type(f"Handler_{i}", (_Handler,), {"site": site})
             server = _Server((loopback_host(i), 0), handler)

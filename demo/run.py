@@ -1,9 +1,9 @@
 """``newsclean demo``: generate a news network, serve it on loopback, crawl it, clean it, score it.
 
-Nothing leaves 127.0.0.0/8: the sites come from :mod:`crawler.demo_network` and are served by
-:class:`crawler.localsite.LocalSites` on 127.0.0.2, 127.0.0.3, ...; the crawl runs as a child process
-(``python -m crawler.run``: Twisted's reactor runs once per process, so the demo can be called from any
-process), the cleaning pipeline in this process (:func:`pipeline.clean.run_clean`, DirectRunner unless Beam
+Nothing leaves 127.0.0.0/8: the sites come from :mod:`newsclean.demo.network` and are served by
+:class:`newsclean.demo.localsite.LocalSites` on 127.0.0.2, 127.0.0.3, ...; the crawl runs as a child process
+(``python -m newsclean.crawler.run``: Twisted's reactor runs once per process, so the demo can be called from any
+process), the cleaning pipeline in this process (:func:`newsclean.pipeline.clean.run_clean`, DirectRunner unless Beam
 flags say otherwise). The output folder holds::
 
     OUT/sites.toml        the crawl config used (the ports are gone once the demo ends)
@@ -12,7 +12,7 @@ flags say otherwise). The output folder holds::
     OUT/score.md          precision/recall/F1 of the article text against the generated gold text
 
 The generic flow (:func:`crawl_clean_score`) also serves ``scripts/eval_crawl.py`` and the real-data
-integration test, with a :class:`crawler.replay.ServedNetwork` built from a data set instead.
+integration test, with a :class:`newsclean.demo.served.ServedNetwork` built from a data set instead.
 """
 
 from __future__ import annotations
@@ -23,15 +23,24 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
-from crawler.localsite import LocalSites
-from crawler.replay import ServedNetwork
-from pipeline.errors import NewscleanError
-from pipeline.evaluation import PageScore, Summary, by_site, macro, markdown_table, pair_with_gold
-from pipeline.evaluation import read_articles, read_reject_urls, score_pages
+from newsclean.demo.localsite import LocalSites
+from newsclean.demo.scoring import (
+    PageScore,
+    Summary,
+    by_site,
+    macro,
+    markdown_table,
+    pair_with_gold,
+    read_articles,
+    read_reject_urls,
+    score_pages,
+)
+from newsclean.demo.served import ServedNetwork
+from newsclean.pipeline.errors import NewscleanError
 
 #: ``[crawl]`` options for loopback sites we serve ourselves: no AutoThrottle start delay (5 s per
 #: domain by default), more parallel requests. robots.txt is still obeyed.
@@ -72,17 +81,17 @@ DemoResult = RunResult
 
 def run_crawl_step(network: ServedNetwork, out_dir: Path, crawl_options: Mapping[str, object],
                    log_level: str = "WARNING", timeout: float | None = 600) -> dict[str, str]:
-    """Serve ``network`` on loopback (and :meth:`~crawler.replay.ServedNetwork.bind` it), write
+    """Serve ``network`` on loopback (and :meth:`~newsclean.demo.served.ServedNetwork.bind` it), write
     ``out_dir/sites.toml`` and crawl into ``out_dir/warc``.
 
-    Runs ``python -m crawler.run`` as a child process (its summary goes to this process's stdout).
+    Runs ``python -m newsclean.crawler.run`` as a child process (its summary goes to this process's stdout).
     Returns the base URL per site as served. Raises RuntimeError when the crawl fails.
     """
     config = out_dir / "sites.toml"
     with LocalSites(network.sites) as served:
         network.bind(served.base_urls)
         config.write_text(network.sites_toml(served.base_urls, crawl=dict(crawl_options)), encoding="utf-8")
-        cmd = [sys.executable, "-m", "crawler.run", "--config", str(config), "--out", str(out_dir / "warc"),
+        cmd = [sys.executable, "-m", "newsclean.crawler.run", "--config", str(config), "--out", str(out_dir / "warc"),
                "--log-level", log_level]
         sys.stdout.flush()
         result = subprocess.run(cmd, check=False, timeout=timeout)  # noqa: S603 (our own module)
@@ -94,13 +103,13 @@ def run_crawl_step(network: ServedNetwork, out_dir: Path, crawl_options: Mapping
 def clean_command(warc: Path, out: Path, extra: Sequence[str] = ()) -> list[str]:
     """The ``newsclean clean`` command line for this interpreter (no need for the console script on PATH).
 
-    Uses ``pipeline.cli`` when it is installed, else ``python -m pipeline.clean`` (same flags).
+    Uses ``newsclean.pipeline.cli`` when it is installed, else ``python -m newsclean.pipeline.clean`` (same flags).
     """
-    if importlib.util.find_spec("pipeline.cli") is not None:
-        launcher = "import sys; from pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
+    if importlib.util.find_spec("newsclean.pipeline.cli") is not None:
+        launcher = "import sys; from newsclean.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
         head = [sys.executable, "-c", launcher, "clean"]
     else:
-        head = [sys.executable, "-m", "pipeline.clean"]
+        head = [sys.executable, "-m", "newsclean.pipeline.clean"]
     return [*head, "--warc", str(warc), "--out", str(out), *extra]
 
 
@@ -108,7 +117,7 @@ def run_clean_step(warc_dir: Path, clean_dir: Path, extra: Sequence[str] = (), *
                    timeout: float | None = 900) -> str:
     """Run the cleaning pipeline on ``warc_dir`` into ``clean_dir``; return its printed summary.
 
-    ``in_process``: call :func:`pipeline.clean.run_clean` here (DirectRunner unless ``extra`` names
+    ``in_process``: call :func:`newsclean.pipeline.clean.run_clean` here (DirectRunner unless ``extra`` names
     another runner); otherwise run ``newsclean clean`` as a child process (``timeout`` in seconds).
     ``extra``: Beam flags and ``--neighbour-sample``/``--chain``. Raises RuntimeError when it fails.
     """
@@ -124,9 +133,9 @@ def run_clean_step(warc_dir: Path, clean_dir: Path, extra: Sequence[str] = (), *
 def _clean_in_process(warc_dir: Path, clean_dir: Path, extra: Sequence[str]) -> str:
     from apache_beam.options.pipeline_options import PipelineOptions  # noqa: PLC0415
 
-    from pipeline.clean import run_clean  # noqa: PLC0415
-    from pipeline.errors import NewscleanError  # noqa: PLC0415
-    from pipeline.options import clean_config_from_options  # noqa: PLC0415
+    from newsclean.pipeline.clean import run_clean  # noqa: PLC0415
+    from newsclean.pipeline.errors import NewscleanError  # noqa: PLC0415
+    from newsclean.pipeline.options import clean_config_from_options  # noqa: PLC0415
 
     options = PipelineOptions(["--warc", str(warc_dir), "--out", str(clean_dir), *extra])
     try:
@@ -188,10 +197,10 @@ def run_demo(out_dir: Path, *, seed: int = 0, articles_per_category: int = 10,
              clean_args: Sequence[str] = (), echo: Callable[[str], None] = print) -> DemoResult:
     """Build the demo network (``seed``), serve it, crawl, clean, score; print the summary and the scores.
 
-    Returns the :class:`RunResult`. Raises :class:`pipeline.errors.NewscleanError` (which ``newsclean``
+    Returns the :class:`RunResult`. Raises :class:`newsclean.pipeline.errors.NewscleanError` (which ``newsclean``
     reports in one line) when the crawl or the clean step fails.
     """
-    from crawler.demo_network import build_demo_network  # noqa: PLC0415
+    from newsclean.demo.network import build_demo_network  # noqa: PLC0415
 
     network = build_demo_network(seed, articles_per_category)
     echo(f"demo: {len(network.sites)} sites, {network.article_count()} articles, serving on 127.0.0.x; "
@@ -205,7 +214,7 @@ def run_demo(out_dir: Path, *, seed: int = 0, articles_per_category: int = 10,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.demo [--out DIR] [--seed N]``: run the demo; exit status 0 on success."""
+    """``python -m newsclean.demo.run [--out DIR] [--seed N]``: run the demo; exit status 0 on success."""
     parser = argparse.ArgumentParser(prog="newsclean demo", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder (default: demo-out)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated network (default: 0)")

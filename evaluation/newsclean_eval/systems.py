@@ -2,14 +2,14 @@
 
 A :class:`System` is one row of the tables. Three kinds:
 
-* ``config``: every named configuration of :data:`transforms.chain.CONFIGS` (``default``, ``paper``, ...),
+* ``config``: every named configuration of :data:`newsclean.transforms.chain.CONFIGS` (``default``, ``paper``, ...),
   and ``crossfit`` (:func:`crossfit_systems`): the default with each split scored by a classifier
   trained on the other.
 * ``ablation``: a base configuration (``default``, and the papers' chain when the default uses the
   learned classifier: :func:`default_ablation_bases`) with one thing changed, built with
   ``ChainConfig.with_`` and the stages' parameter dataclasses (:func:`ablations`): each stage off
   in turn (a learned base also without its boilerplate lexicon, as on a page in a language the
-  lexicon never saw, and with the short-output fallback of ``transforms.learned.keep_flags``), the
+  lexicon never saw, and with the short-output fallback of ``newsclean.transforms.learned.keep_flags``), the
   other Boilerpipe algorithm, ancestor depth 1-5, link Filters 1-3, and neighbour groups of
   1/3/5/10/20 pages. Values equal to the base's are not repeated (the base's own row is
   that point of each series). Static-noise and neighbour-size ablations only mean something on data
@@ -18,7 +18,7 @@ A :class:`System` is one row of the tables. Three kinds:
   boilerpy3, resiliparse; the ``[eval]`` install extra). A peer whose library does not import is
   skipped with a note (:func:`resolve_peers`).
 
-Every system gets the same input: the page decoded to text once by :func:`transforms.parse.decode_html`
+Every system gets the same input: the page decoded to text once by :func:`newsclean.transforms.parse.decode_html`
 (HTTP charset absent, so BOM, meta, then detection), so that the comparison measures extraction, not
 charset guessing. Peers run with their documented defaults, except trafilatura, which runs as its own
 benchmark runs it (comments and formatting off, tables on: ``tests/eval_common.py`` upstream).
@@ -28,13 +28,17 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
-from transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
-from transforms.learned import CROSSFIT_MODELS, DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
+from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+
+CROSSFIT_MODELS = Path(__file__).with_name("models") / "crossfit"
+"""The shipped model's three files trained on the *test* split instead, for ``newsclean eval``'s cross-fitted
+row only (:func:`crossfit_systems`); never used to clean, not in the newsclean wheel."""
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site (also the pipeline's default).
 DEFAULT_NEIGHBOURS = 10

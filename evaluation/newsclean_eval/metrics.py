@@ -1,7 +1,7 @@
 """Scores of ``newsclean eval``: bag-of-words per page, the trafilatura snippet metric, bootstrap intervals.
 
-Bag of words (per page, macro-averaged over pages): :func:`pipeline.evaluation.tokens` and
-:func:`pipeline.evaluation.prf` (lowercased Unicode ``\\w+`` tokens after NFC, multiset overlap;
+Bag of words (per page, macro-averaged over pages): :func:`newsclean.demo.scoring.tokens` and
+:func:`newsclean.demo.scoring.prf` (lowercased Unicode ``\\w+`` tokens after NFC, multiset overlap;
 the empty cases are defined there). This module adds what only the evaluation run needs.
 
 Snippet metric (trafilatura-eval, as its benchmark scores it: ``tests/eval_common.py`` of
@@ -21,8 +21,9 @@ between systems get a paired interval (:func:`macro_diff_interval`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 

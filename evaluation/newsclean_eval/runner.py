@@ -1,13 +1,13 @@
 """Run every system over every page of the data sets, in parallel over neighbour groups.
 
-Neighbour groups are the data set's :attr:`~pipeline.datasets.EvalPage.group` (msv-big9: site and
+Neighbour groups are the data set's :attr:`~newsclean_eval.datasets.EvalPage.group` (msv-big9: site and
 year; dragnet: site; cleanportaleval: site section; the single-page sets: one page each). One task is
 one group with every system to run on it, so a group's pages are decoded once and its static-noise
 signatures learnt once per (sample, parameters) in the worker.
 
 Static-noise signature of a page (StaDyNoT §3.1 needs neighbour pages of the same site and category):
 learnt from a sample of at most N pages of the page's group, the N with the smallest SHA-1 of their
-page id, as ``pipeline.stages.LearnStaticNoise`` samples the N smallest SHA-1s of the URL. By default
+page id, as ``newsclean.pipeline.stages.LearnStaticNoise`` samples the N smallest SHA-1s of the URL. By default
 the signature is the group's, as in production: **the target page is part of the sample** whenever it
 is among those N (always, for groups of at most N pages). With ``exclude_target`` every page gets its
 own signature from N pages of its group *other than itself* (leave-one-out; N learning runs per page).
@@ -36,14 +36,14 @@ import sys
 import time
 import warnings
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import get_context
-from typing import Callable, Iterable, Sequence
 
-from pipeline.datasets import NEIGHBOUR_SETS, EvalPage
-from pipeline.eval.metrics import SnippetCounts, snippet_counts
-from pipeline.eval.systems import DEFAULT_NEIGHBOURS, PEERS, System
-from pipeline.evaluation import prf, tokens
+from newsclean.demo.scoring import prf, tokens
+from newsclean_eval.datasets import NEIGHBOUR_SETS, EvalPage
+from newsclean_eval.metrics import SnippetCounts, snippet_counts
+from newsclean_eval.systems import DEFAULT_NEIGHBOURS, PEERS, System
 
 QUIET_LOGGERS = ("trafilatura", "htmldate", "courlan", "readability", "readability.readability", "boilerpy3",
                  "justext", "charset_normalizer")
@@ -160,9 +160,9 @@ def quiet_worker() -> None:
 
 
 def decode_page(page: EvalPage) -> str:
-    """The page's HTML as text (:func:`transforms.parse.decode_html`), "" for an empty payload."""
-    from transforms.errors import ExtractionError
-    from transforms.parse import decode_html
+    """The page's HTML as text (:func:`newsclean.transforms.parse.decode_html`), "" for an empty payload."""
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.parse import decode_html
 
     try:
         return decode_html(page.html)[0]
@@ -179,7 +179,7 @@ class _Signatures:
 
     def get(self, sample: Sequence[EvalPage], params):
         """``(signature, learning seconds)`` for the sample's pages and ``StaticNoiseParams``; learnt once."""
-        from transforms.chain import learn_static_noise
+        from newsclean.transforms.chain import learn_static_noise
 
         key = (tuple(p.page_id for p in sample), params)
         if key not in self.memo:
@@ -206,8 +206,8 @@ def _chain_signatures(task: GroupTask, system: System, sigs: _Signatures) -> lis
 
 def _run_chain(html: str, signature, config) -> tuple[str, str]:
     """``(text, error)`` of the chain on one decoded page."""
-    from transforms.chain import extract_article
-    from transforms.errors import ExtractionError
+    from newsclean.transforms.chain import extract_article
+    from newsclean.transforms.errors import ExtractionError
 
     if not html:
         return "", "empty_body"
@@ -232,7 +232,7 @@ def _run_peer(name: str, html: str) -> tuple[str, str]:
 def score_text(page: EvalPage, text: str, gold_tokens: list[str] | None) -> tuple[float, float, float, int, SnippetCounts | None]:
     """``(P, R, F1, predicted tokens, snippet counts)`` of ``text`` for ``page``.
 
-    Text gold: bag-of-words :func:`pipeline.evaluation.prf` (``gold_tokens`` are the page's gold tokens).
+    Text gold: bag-of-words :func:`newsclean.demo.scoring.prf` (``gold_tokens`` are the page's gold tokens).
     Snippet gold (``page.gold`` None): the page's snippet scores, and its counts.
     """
     pred = tokens(text)
@@ -258,7 +258,7 @@ def warm_up(system: System) -> None:
         return
     _warmed.add(system.id)
     if system.is_chain:
-        from transforms.chain import learn_static_noise
+        from newsclean.transforms.chain import learn_static_noise
 
         signature = learn_static_noise([WARM_UP_HTML] * 2, system.config.static) if system.config.static else None
         _run_chain(WARM_UP_HTML, signature, system.config)
@@ -315,7 +315,7 @@ class Runner:
             raise ValueError(f"jobs must be >= 1, got {jobs}")
         self.jobs, self.progress, self.pool = jobs, progress, None
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         if self.jobs > 1:
             # Not "fork": a child forked after LightGBM's OpenMP threads ran in this process hangs.
             self.pool = get_context("forkserver" if sys.platform == "linux" else "spawn").Pool(self.jobs, initializer=quiet_worker)

@@ -6,7 +6,7 @@
     newsclean eval --split test --out /tmp/eval.md  # report the held-out half only
 
 ``--configs`` takes a comma list of system ids and groups: ``all`` (named configs and every ablation),
-``named`` (the configs of ``transforms.chain.CONFIGS``), ``ablations``, an ablation group (``stages``,
+``named`` (the configs of ``newsclean.transforms.chain.CONFIGS``), ``ablations``, an ablation group (``stages``,
 ``algorithm``, ``depth``, ``filters``, ``neighbours``), single ids (``default``, ``no-static``, ``filter1``,
 ``n5``, ``heuristic:depth3``, ...) or ``none``. Ablations are of the configurations ``--ablate`` names
 (default: ``default``, plus the papers' chain when the default uses the learned classifier).
@@ -22,18 +22,18 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Sequence
 
-from pipeline.datasets import LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
-from pipeline.errors import NewscleanError, UsageError
-from pipeline.eval import report
-from pipeline.eval.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
-from pipeline.eval.runner import DatasetRun, Runner, build_tasks, default_jobs
-from transforms.chain import CONFIGS
-from pipeline.eval.systems import (
+from newsclean.pipeline.errors import NewscleanError, UsageError
+from newsclean.transforms.chain import CONFIGS
+from newsclean_eval import report
+from newsclean_eval.datasets import LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
+from newsclean_eval.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from newsclean_eval.runner import DatasetRun, Runner, build_tasks, default_jobs
+from newsclean_eval.systems import (
     ABLATION_GROUPS,
     DEFAULT_NEIGHBOURS,
     PEERS,
@@ -47,7 +47,7 @@ from pipeline.eval.systems import (
     resolve_peers,
 )
 
-DEFAULT_OUT = Path("docs/eval.md")
+DEFAULT_OUT = Path("eval-out/eval.md")
 DEFAULT_CSV = Path("out/eval/pages.csv")
 
 
@@ -91,7 +91,7 @@ def _items(text: str) -> list[str]:
 def resolve_bases(spec: str | None) -> list[str]:
     """Configuration names to ablate for ``--ablate`` (None: :func:`default_ablation_bases`).
 
-    Raises UsageError for a name not in ``transforms.chain.CONFIGS``.
+    Raises UsageError for a name not in ``newsclean.transforms.chain.CONFIGS``.
     """
     names = _items(spec) if spec else default_ablation_bases()
     unknown = [n for n in names if n not in CONFIGS]
@@ -175,7 +175,7 @@ def run_eval(opts: EvalOptions, loader: Callable[[str], list[EvalPage]] = load,
              progress: Callable[[str], None] = _stderr) -> EvalResult:
     """Run every system of ``opts`` on its data sets and aggregate; writes nothing.
 
-    ``loader(name)`` gives a data set's pages (default :func:`pipeline.datasets.load`). Raises
+    ``loader(name)`` gives a data set's pages (default :func:`newsclean_eval.datasets.load`). Raises
     FileNotFoundError when the shared data are absent.
     """
     runs, start = [], time.perf_counter()
@@ -198,7 +198,7 @@ def run_eval(opts: EvalOptions, loader: Callable[[str], list[EvalPage]] = load,
 
 def _glance(run: DatasetRun) -> str:
     """``; default F1 0.961, trafilatura 0.945`` style summary of one data set (macro F1 or snippet micro F1)."""
-    from pipeline.eval.report import aggregate
+    from newsclean_eval.report import aggregate
 
     agg = aggregate(run.results, resamples=1)
     shown = [s for s in ("default", "trafilatura", "readability") if agg.get(run.dataset, "all", s)]
@@ -276,7 +276,7 @@ def _split_words(split: str) -> str:
 
 def _header(opts: EvalOptions, result: EvalResult) -> str:
     peers = [s for s in opts.systems if s.kind == "peer"]
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     signature = ("learnt for each page from N pages of its group **other than the page itself** (leave-one-out)"
                  if opts.exclude_target else
                  "learnt once per neighbour group from its N pages with the smallest SHA-1 of the page id (as the "
@@ -301,7 +301,7 @@ def _header(opts: EvalOptions, result: EvalResult) -> str:
         "must-not-contain found = FP, absent = TN; whitespace-collapsed substring match).",
         f"- **95 % CI**: percentile bootstrap over pages ({opts.resamples} resamples, seed {opts.seed}), "
         "the same resamples for every system of a data set and split (paired differences in the targets table).",
-        f"- **Split**: `tune` / `test` by SHA-1 of `dataset:site` (`pipeline.datasets.split_of`, tune share "
+        f"- **Split**: `tune` / `test` by SHA-1 of `dataset:site` (`newsclean_eval.datasets.split_of`, tune share "
         f"{TUNE_SHARE:.0%}), so every page of a site, hence of all its neighbour groups, falls on one side; the "
         "single-page sets split per page. Tune on `tune`, report on `test` (the learned block classifier is trained "
         "on `tune` only; the `crossfit` row scores `tune` pages with a second classifier trained on `test` only, "

@@ -14,8 +14,8 @@ recomputed from the mean P and R). :func:`by_site` groups pages per site; the ov
 site), which equals the mean of the site rows when sites have equally many pages, as in msv-big9.
 
 Also here: readers of the pipeline's Parquet output (:func:`read_articles`, :func:`read_reject_urls`).
-Gold files are decoded by :func:`pipeline.datasets.decode_gold` (the one gold decoder); ``newsclean eval``
-(:mod:`pipeline.eval`) scores with :func:`tokens` and :func:`prf` from here.
+Gold files are decoded by :func:`newsclean_eval.datasets.decode_gold` (the one gold decoder); ``newsclean eval``
+(:mod:`newsclean_eval`) scores with :func:`tokens` and :func:`prf` from here.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 _TOKEN = re.compile(r"\w+")

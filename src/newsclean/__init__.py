@@ -1,0 +1,70 @@
+"""newsclean: news web sites -> a clean, deduplicated article corpus (crawl with Scrapy, clean with Beam).
+
+The one-page API, for notebooks and scripts (no Beam, no Scrapy involved)::
+
+    import newsclean
+    signature = newsclean.learn_signature(neighbour_pages)      # once per site/category, reusable
+    article = newsclean.extract(html, url=url, signature=signature)
+    print(article.title, article.text[:200])
+
+Subpackages: :mod:`newsclean.transforms` (the algorithms over lxml trees), :mod:`newsclean.pipeline`
+(the Beam pipeline and the ``newsclean`` command), :mod:`newsclean.crawler` (the Scrapy crawler),
+:mod:`newsclean.schemas` (the stored records), :mod:`newsclean.demo` (the built-in loopback demo),
+:mod:`newsclean.contract` (the crawl -> clean contract both sides import).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
+
+from newsclean.transforms.chain import CONFIGS, ChainConfig, Extraction, extract_article
+from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.parse import decode_html
+from newsclean.transforms.static_noise import StaticNoiseParams, StaticNoiseSignature, learn_static_noise
+
+try:
+    __version__ = version("newsclean")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "extract", "learn_signature", "Extraction", "ExtractionError", "StaticNoiseSignature", "ChainConfig",
+    "CONFIGS", "__version__",
+]
+
+
+def _as_text(page: str | bytes) -> str:
+    """Decoded HTML: ``str`` as given; ``bytes`` decoded as the pipeline does (BOM, ``<meta charset>``, sniffing)."""
+    return page if isinstance(page, str) else decode_html(page)[0]
+
+
+def learn_signature(neighbours: Iterable[str | bytes],
+                    params: StaticNoiseParams = StaticNoiseParams()) -> StaticNoiseSignature:
+    """Learn a site's static-noise signature (StaDyNoT §3.1) from its neighbour pages.
+
+    ``neighbours``: HTML pages (``str``, or ``bytes`` to be decoded) of the same site and category,
+    typically 5–20. The result is small (a set of 64-bit key digests), picklable and reusable for
+    every page of that site/category. Raises :class:`ExtractionError` for a page that is empty.
+    """
+    return learn_static_noise([_as_text(page) for page in neighbours], params)
+
+
+def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str | bytes] | None = None,
+            chain: str | ChainConfig = "default",
+            signature: StaticNoiseSignature | None = None) -> Extraction:
+    """Clean one page: the article's title, text, cleaned HTML, dates, language and per-stage counts.
+
+    ``html``: the page (``str``, or ``bytes`` decoded as the pipeline does). ``neighbours``: other pages of
+    the same site/category whose shared nodes are static noise (StaDyNoT §3.1); or pass a ``signature``
+    learned once with :func:`learn_signature` (``neighbours`` is then ignored). ``chain``: a name of
+    :data:`CONFIGS` (``default``, ``paper``, ``heuristic``, …) or a :class:`ChainConfig`.
+
+    Returns an :class:`Extraction` (``text``: kept text blocks, one per line; ``word_count`` in words).
+    Raises :class:`ExtractionError` (``reason``: ``empty_body``, ``parse_error``, ``no_content``,
+    ``too_short``) and ``KeyError`` for an unknown chain name.
+    """
+    config = chain if isinstance(chain, ChainConfig) else CONFIGS[chain]
+    if signature is None and neighbours is not None:
+        signature = learn_signature(neighbours)
+    return extract_article(_as_text(html), signature, config, url=url)
