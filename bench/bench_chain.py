@@ -1,34 +1,59 @@
-"""Throughput of the cleaning chain's configurations against trafilatura, on real pages (run by hand).
+"""Throughput of the cleaning chain against trafilatura and a bare lxml parse, on real pages (run by hand).
 
-    python bench/bench_chain.py [--dataset msv-big9] [--pages 90] [--repeat 2]
+    python bench/bench_chain.py [--datasets all] [--pages N] [--rounds 3] [--no-stages]
 
-One process, one core: pages are decoded once up front, static noise is learnt per neighbour
-group (counted in the chain's time), then each system extracts every page ``--repeat`` times.
-Prints pages/s per system and the ratio to the baseline (trafilatura when installed, else the
-``paper`` configuration) measured in the same run.
+One process, one core: pages are decoded once up front (untimed), static noise is learnt per
+neighbour group from up to 10 of its pages (counted in the chain's time), then every system
+extracts every page, ``--rounds`` times, the systems interleaved round by round so that they share
+the machine's load; pages/s is the median round. Systems: ``lxml parse`` (``lxml.html`` parse of
+the decoded text, nothing else: the floor every extractor pays), the chain's ``default`` and
+``paper`` configurations and ``trafilatura`` (with its defaults, when installed). Prints pages/s per
+system, the ratio default / trafilatura (issue #11's target: >= 3) and default / lxml parse, then
+the default chain's time per page by stage, from one more pass with the chain's stage functions
+wrapped by timers (``--no-stages`` skips it).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+
+import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from newsclean.transforms import chain, learned  # noqa: E402
 from newsclean.transforms.chain import CONFIGS, extract_article, learn_static_noise  # noqa: E402
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
 from newsclean.transforms.parse import decode_html  # noqa: E402
-from newsclean_eval.datasets import load  # noqa: E402
+from newsclean_eval.datasets import LOADERS, load  # noqa: E402
+
+NEIGHBOURS = 10
+Groups = dict[str, list[str]]
 
 
-def chain_runner(config):
-    def run(groups):
+def load_groups(datasets: list[str], pages: int | None) -> Groups:
+    """Decoded HTML per neighbour group (``dataset/group``), at most ``pages`` pages per data set."""
+    groups: Groups = defaultdict(list)
+    for name in datasets:
+        for page in load(name)[:pages]:
+            try:
+                groups[f"{name}/{page.group}"].append(decode_html(page.html)[0])
+            except ExtractionError:
+                continue
+    return groups
+
+
+def chain_runner(config) -> Callable[[Groups], None]:
+    def run(groups: Groups) -> None:
         for htmls in groups.values():
-            signature = learn_static_noise(htmls[:10])
+            signature = learn_static_noise(htmls[:NEIGHBOURS]) if len(htmls) > 1 else None
             for html in htmls:
                 try:
                     extract_article(html, signature, config)
@@ -37,45 +62,122 @@ def chain_runner(config):
     return run
 
 
-def trafilatura_runner():
+def lxml_runner(groups: Groups) -> None:
+    for htmls in groups.values():
+        for html in htmls:
+            try:
+                lxml.html.document_fromstring(html)
+            except (ValueError, lxml.etree.ParserError):
+                pass
+
+
+def trafilatura_runner() -> Callable[[Groups], None] | None:
     try:
         import trafilatura
     except ImportError:
         return None
 
-    def run(groups):
+    def run(groups: Groups) -> None:
         for htmls in groups.values():
             for html in htmls:
                 trafilatura.extract(html)
     return run
 
 
+def measure(systems: dict[str, Callable[[Groups], None]], groups: Groups, rounds: int) -> dict[str, float]:
+    """Median pages/s of each system over ``rounds`` rounds, systems interleaved within a round."""
+    n = sum(map(len, groups.values()))
+    for run in systems.values():
+        run({k: v[:1] for k, v in list(groups.items())[:20]})  # warm-up: imports, model loading
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(rounds):
+        for name, run in systems.items():
+            t0 = time.perf_counter()
+            run(groups)
+            times[name].append(time.perf_counter() - t0)
+    return {name: n / statistics.median(ts) for name, ts in times.items()}
+
+
+# Stage functions of the chain (module, attribute, stage label), wrapped by timers in stage_table().
+STAGES = (
+    (chain, "parse_html", "parse"), (chain, "read_metadata", "metadata"), (chain, "apply_link_filter", "link filter"),
+    (chain, "mark_static_noise", "static noise mark"), (chain, "mark_dynamic_noise", "dynamic noise mark"),
+    (chain, "remove_noise", "noise removal"), (chain, "remove_non_informative", "non-informative removal"),
+    (chain, "extract_blocks", "text blocks"), (learned, "block_features", "block features"),
+    (learned, "context_groups", "stage-2 context"), (learned, "context_features", "stage-2 context"),
+    (chain, "blocks_text", "output text"), (chain, "cleaned_html", "output HTML"),
+    (chain, "learn_static_noise", "static noise learning"),
+)
+
+
+def stage_table(groups: Groups, config=CONFIGS["default"]) -> list[tuple[str, float]]:
+    """(stage, ms per page) of one pass of ``config`` over ``groups``, stages as :data:`STAGES` plus the
+    two model predictions; ``other`` is the rest of the chain's time."""
+    spent: dict[str, float] = defaultdict(float)
+    saved = [(mod, attr, getattr(mod, attr)) for mod, attr, _ in STAGES]
+    predict = learned.ModelEnsemble.predict
+
+    def timed(fn, label):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - t0
+        return wrapper
+
+    def timed_predict(self, rows):
+        t0 = time.perf_counter()
+        try:
+            return predict(self, rows)
+        finally:
+            spent["stage-1 predict" if len(rows) == 0 or len(rows[0]) == len(learned.FEATURE_NAMES) else
+                  "stage-2 predict"] += time.perf_counter() - t0
+
+    try:
+        for mod, attr, label in STAGES:
+            setattr(mod, attr, timed(getattr(mod, attr), label))
+        learned.ModelEnsemble.predict = timed_predict
+        t0 = time.perf_counter()
+        chain_runner(config)(groups)
+        total = time.perf_counter() - t0
+    finally:
+        for mod, attr, fn in saved:
+            setattr(mod, attr, fn)
+        learned.ModelEnsemble.predict = predict
+    n = sum(map(len, groups.values()))
+    rows = sorted(spent.items(), key=lambda kv: -kv[1])
+    rows.append(("other", total - sum(spent.values())))
+    return [(label, 1000 * s / n) for label, s in rows] + [("total", 1000 * total / n)]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", default="msv-big9")
-    ap.add_argument("--pages", type=int, default=90)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--datasets", default="all", help=f"comma list of data sets (default all: {', '.join(LOADERS)})")
+    ap.add_argument("--pages", type=int, help="at most N pages per data set (default all)")
+    ap.add_argument("--rounds", type=int, default=3, help="timed rounds per system; the median counts (default 3)")
+    ap.add_argument("--no-stages", action="store_true", help="skip the per-stage table of the default chain")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
-    groups: dict[str, list[str]] = defaultdict(list)
-    for page in load(args.dataset)[: args.pages]:
-        groups[page.group].append(decode_html(page.html)[0])
-    n = sum(map(len, groups.values())) * args.repeat
-    systems = {name: chain_runner(cfg) for name, cfg in CONFIGS.items() if name != "learned"}
+    datasets = list(LOADERS) if args.datasets == "all" else args.datasets.split(",")
+    groups = load_groups(datasets, args.pages)
+    systems = {"lxml parse": lxml_runner, "default": chain_runner(CONFIGS["default"]),
+               "paper": chain_runner(CONFIGS["paper"])}
     traf = trafilatura_runner()
     if traf:
         systems["trafilatura"] = traf
-    baseline = "trafilatura" if traf else "paper"
-    rates = {}
-    for name, run in systems.items():
-        run({k: v[:1] for k, v in groups.items()})  # warm-up: imports, model loading
-        t0 = time.perf_counter()
-        for _ in range(args.repeat):
-            run(groups)
-        rates[name] = n / (time.perf_counter() - t0)
-    print(f"{n} page extractions ({args.dataset}), one process")
+    rates = measure(systems, groups, args.rounds)
+    n = sum(map(len, groups.values()))
+    print(f"{n} pages ({', '.join(datasets)}), one process, median of {args.rounds} rounds")
     for name, rate in rates.items():
-        print(f"{name:12s} {rate:7.1f} pages/s   x{rate / rates[baseline]:.2f} vs {baseline}")
+        print(f"  {name:12s} {rate:8.1f} pages/s")
+    if traf:
+        print(f"default / trafilatura: x{rates['default'] / rates['trafilatura']:.2f} (target x3)")
+    print(f"default / lxml parse: x{rates['default'] / rates['lxml parse']:.3f}")
+    if not args.no_stages:
+        print("\ndefault chain, ms per page by stage (one instrumented pass):")
+        for label, ms in stage_table(groups):
+            print(f"  {label:26s} {ms:7.2f}")
     return 0
 
 

@@ -41,9 +41,14 @@ class CrawlOptions:
         depth_limit: link hops followed from a start page; 0 fetches the start pages only. Child
             sitemaps of a sitemap index or of robots.txt do not count as hops.
         max_pages_per_category: cap on requests issued per (site, category), start pages
-            included; 0 means unlimited.
+            included; 0 means unlimited. Default 5000: a trap (calendar, faceted search) ends there.
+        max_pages_per_host: cap on requests issued per host name over the whole crawl (a per-host
+            page budget, as Heritrix's queue budgets); 0 means unlimited.
         download_maxsize: largest response body accepted, in bytes (Scrapy ``DOWNLOAD_MAXSIZE``;
             0 means no limit). Larger downloads are cancelled and reported as ``too_large``.
+        max_header_bytes, max_headers: bounds on a response's header section, in bytes (status
+            line included) and in header lines; a response past either is given up and reported as
+            ``too_large`` (:mod:`newsclean.crawler.fetch`).
         download_timeout: seconds a download may take (Scrapy ``DOWNLOAD_TIMEOUT``).
         retry_times: extra attempts after a timeout, a connection error or a 5xx/429 response.
         max_retry_after: longest ``Retry-After`` (seconds) of a 429/503 that is waited for before
@@ -51,8 +56,11 @@ class CrawlOptions:
         max_redirects: redirect hops followed per request (Scrapy ``REDIRECT_MAX_TIMES``).
         warc_max_bytes: a WARC file is closed and a new one started once it reaches this many
             (compressed) bytes.
-        concurrent_requests_per_domain: simultaneous requests to one site.
-        download_delay: seconds between requests to one site (AutoThrottle's floor when on).
+        concurrent_requests_per_domain: simultaneous requests to one site (default 2).
+        download_delay: seconds between requests to one site, a floor (AutoThrottle's minimum when
+            on); default 1.0, as StormCrawler's ``fetcher.server.delay``.
+        max_crawl_delay: a robots.txt ``Crawl-delay`` is honoured up to this many seconds (a longer
+            one is cut to it).
         autothrottle: adapt the delay to the server's latency (Scrapy AutoThrottle).
         obey_robots: honour robots.txt (for every request, sitemaps and feeds included).
         allow_private_networks: allow hosts that resolve to private, loopback, link-local or other
@@ -68,15 +76,19 @@ class CrawlOptions:
     user_agent: str | None = None
     contact_url: str | None = None
     depth_limit: int = 2
-    max_pages_per_category: int = 0
+    max_pages_per_category: int = 5000
+    max_pages_per_host: int = 20000
     download_maxsize: int = 10 * 1024 * 1024
+    max_header_bytes: int = 256 * 1024
+    max_headers: int = 500
     download_timeout: float = 30.0
     retry_times: int = 1
     max_retry_after: float = 60.0
     max_redirects: int = 5
     warc_max_bytes: int = 100 * 1024 * 1024
-    concurrent_requests_per_domain: int = 4
-    download_delay: float = 0.0
+    concurrent_requests_per_domain: int = 2
+    download_delay: float = 1.0
+    max_crawl_delay: float = 30.0
     autothrottle: bool = True
     obey_robots: bool = True
     allow_private_networks: bool = False
@@ -306,13 +318,15 @@ def _check_keys(table: Any, known: set[str], source: str, where: str) -> None:
 # Value kind of each [crawl] key: "bool", "int", "float", "str" (non-empty) or "name" (a safe name).
 _CRAWL_KINDS = {
     "user_agent": "str", "contact_url": "url", "depth_limit": "int", "max_pages_per_category": "int",
+    "max_pages_per_host": "int", "max_header_bytes": "int", "max_headers": "int", "max_crawl_delay": "float",
     "download_maxsize": "int", "download_timeout": "float", "retry_times": "int",
     "max_retry_after": "float", "max_redirects": "int", "warc_max_bytes": "int",
     "concurrent_requests_per_domain": "int", "download_delay": "float", "autothrottle": "bool",
     "obey_robots": "bool", "allow_private_networks": "bool", "state_db": "str",
     "refetch_after_days": "float", "fallback_category": "name",
 }
-_MIN_VALUE = {"concurrent_requests_per_domain": 1, "warc_max_bytes": 1, "max_redirects": 1,
+_MIN_VALUE = {"concurrent_requests_per_domain": 1, "max_header_bytes": 1024, "max_headers": 10,
+              "warc_max_bytes": 1, "max_redirects": 1,
               "download_timeout": 0.1}
 
 

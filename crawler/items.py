@@ -11,7 +11,9 @@ feed, a sitemap or a robots.txt), ``listing`` (a listing page found by a ``listi
 ``article`` and ``sitemap`` (a child of a sitemap index or of robots.txt). Page types (what it
 turned out to be): ``article``, ``listing``, ``feed``, ``sitemap``, ``robots``, ``other``.
 Outcomes: ``stored`` (an article page stored), ``listing`` (a listing, feed, sitemap or robots.txt
-fetched and followed), ``skipped`` and ``failed`` (each with a reason code).
+fetched and followed), ``skipped`` and ``failed`` (each with a reason code). The values are the
+:class:`~newsclean.schemas.contract.Role`, :class:`~newsclean.schemas.contract.PageType` and
+:class:`~newsclean.schemas.contract.Outcome` members of the crawl -> clean contract.
 """
 
 from __future__ import annotations
@@ -20,10 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from newsclean.crawler.store import FrontierEntry
-from newsclean.crawler.warc import Capture
-
-ROLES = ("start", "listing", "article", "sitemap")
-OUTCOMES = ("stored", "listing", "skipped", "failed")
+from newsclean.crawler.warc import Capture, PreviousCapture
 
 
 @dataclass(frozen=True)
@@ -71,6 +70,8 @@ class PageOutcome:
         links: requests the page led to (frontier rows), acknowledged with it.
         fetched_at: time of the final fetch (UTC).
         fields: extra ``(name, value)`` lines for the metadata record (charset, retry-after, ...).
+        previous: the earlier capture a conditional refetch asked about; with outcome ``skipped`` /
+            ``not_modified`` the 304 exchange is written as a ``revisit`` record referring to it.
     """
 
     task: PageTask
@@ -84,6 +85,7 @@ class PageOutcome:
     fetched_at: datetime
     links: list[FrontierEntry] = field(default_factory=list)
     fields: list[tuple[str, str]] = field(default_factory=list)
+    previous: PreviousCapture | None = None
 
     def __repr__(self) -> str:  # Scrapy logs items: keep bodies out of the log
         return (f"PageOutcome({self.url!r}, {self.task.site}/{self.category}, {self.page_type}, "

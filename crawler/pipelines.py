@@ -17,7 +17,7 @@ from scrapy.exceptions import NotConfigured
 from newsclean.crawler.items import PageOutcome
 from newsclean.crawler.state import CrawlState
 from newsclean.crawler.store import PageRow
-from newsclean.crawler.warc import PageFacts, RecordFactory, WarcFiles, warcinfo_fields
+from newsclean.crawler.warc import HTTP_HEADER_FIDELITY_SHORT, PageFacts, RecordFactory, WarcFiles, warcinfo_fields
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -56,6 +56,7 @@ class ArchivePipeline:
         if self.state is None:
             raise NotConfigured("ArchivePipeline needs the newsclean.crawler.state.CrawlState extension")
         self.files = WarcFiles(self.out_dir, self.max_bytes, self.info, self.state.store, self.state.job)
+        self.state.warc_totals = self.files.totals
 
     def close_spider(self) -> None:
         """Close every WARC file."""
@@ -67,33 +68,44 @@ class ArchivePipeline:
         if not isinstance(item, PageOutcome):
             return item
         task, state = item.task, self.state
-        warc_file = offset = digest = acked = None
+        warc_file = offset = digest = acked = written = None
         if item.captures:
             group, response_id = self._write(item)
-            warc_file, acked = group.path, group.end
-            offset = group.offsets[-3]  # the final response record (metadata and request follow it)
+            warc_file, acked = self.files.relative(group.path), group.end
+            written = warc_file
+            offset = group.offsets[group.final_response]
             digest = response_id
         status = item.captures[-1].status if item.captures else None
+        if item.reason == "not_modified" and item.previous is not None:  # the stored capture stays the page's
+            warc_file, offset, digest, status = (item.previous.warc_file, item.previous.warc_offset,
+                                                 item.previous.payload_digest, 200)
         row = PageRow(urls=tuple(dict.fromkeys((task.key, *item.chain))), site=task.site, category=item.category,
                       page_type=item.page_type, status=status, fetched_at=item.fetched_at, warc_file=warc_file,
                       warc_offset=offset, payload_digest=digest, outcome=item.reason or item.outcome)
-        state.store.ack(state.job, row, item.links, warc_file=warc_file, acked_bytes=acked)
+        state.store.ack(state.job, row, item.links, warc_file=written, acked_bytes=acked)
         state.release(row.urls)
         state.report.add_outcome(task.site, item.category, item.outcome, item.reason,
                                  [c.status for c in item.captures], sum(len(c.body) for c in item.captures))
         return item
 
     def _write(self, item: PageOutcome):
-        """Write the page group; returns ``(WrittenGroup, payload digest of the final response)``."""
+        """Write the page group; returns ``(WrittenGroup, payload digest of the final response)``; the
+        group's ``final_response`` is the position of the final response record in it."""
         facts = PageFacts(item.task.site, item.category, item.task.depth, item.page_type, tuple(self._fields(item)))
         records = []
+        final = None
         for capture in item.captures:
-            records += self.records.exchange(capture, facts)
-        final = records[-2]
+            if capture.status == 304 and item.previous is not None:  # not modified: a revisit record
+                final, request = self.records.revisit(capture, facts, item.previous)
+            else:
+                final, request = self.records.exchange(capture, facts)
+            records += (final, request)
+        final_position = records.index(final)
         final_id = final.rec_headers.get_header("WARC-Record-ID")
         final_capture = item.captures[-1]
         records.append(self.records.metadata(final_capture.url, final_capture.started, final_id, facts))
         group = self.files.write_group(item.task.site, item.category, records)
+        group.final_response = final_position
         return group, final.rec_headers.get_header("WARC-Payload-Digest")
 
     @staticmethod
@@ -110,5 +122,7 @@ class ArchivePipeline:
         if len(item.captures) > 1:
             fields += [("fetch", f"{c.status} {c.url}") for c in item.captures]
         fields += item.fields
+        if item.captures:
+            fields.append(("http-header-fidelity", HTTP_HEADER_FIDELITY_SHORT))
         fields.append(("outlinks", str(len(item.links))))
         return fields

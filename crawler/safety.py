@@ -14,6 +14,11 @@ Two layers, because a host name is only known to be safe once it is resolved:
   a lookup whose answer is not a public address with :class:`PrivateAddressError`. Checking at
   resolution time, the address actually connected to, also defeats DNS rebinding.
 
+* :class:`ProxyTargetMiddleware` (order 760, after Scrapy's ``HttpProxyMiddleware``): behind an HTTP
+  proxy (``http_proxy``/``https_proxy`` or ``meta["proxy"]``) the crawler resolves only the
+  proxy's name, so the target's name is resolved here first and the request refused
+  (``private_address``) when it is not a public address.
+
 ``allow_private_networks = true`` in ``[crawl]`` (or ``--allow-private-networks``) lifts the address
 checks, for tests, the demo and intranet sites; domains and schemes are always checked.
 """
@@ -107,6 +112,43 @@ class SafetyMiddleware:
         if not self.allow_private and ip_literal(host) and not is_public_address(host):
             raise RefusedRequest("private_address", f"refused {url}: {host} is not a public address "
                                                     "(allow_private_networks is off)")
+
+
+class ProxyTargetMiddleware:
+    """Downloader middleware (order 760): check the *target* host of a request sent through a proxy
+    (see the module docstring). Settings: ``NEWSCLEAN_ALLOW_PRIVATE_NETWORKS`` (then it does nothing).
+    Raises :class:`RefusedRequest` with ``private_address``, or ``dns`` when the name does not resolve."""
+
+    def __init__(self, allow_private: bool) -> None:
+        self.allow_private = allow_private
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ProxyTargetMiddleware:
+        """Build from the crawler's settings."""
+        return cls(crawler.settings.getbool("NEWSCLEAN_ALLOW_PRIVATE_NETWORKS"))
+
+    async def process_request(self, request: Request) -> None:
+        """Let a proxied request through only when its host resolves to a public address."""
+        if self.allow_private or not request.meta.get("proxy"):
+            return
+        from scrapy.utils.defer import maybe_deferred_to_future  # noqa: PLC0415
+        from twisted.internet import reactor  # noqa: PLC0415
+
+        host = _host(request.url)
+        if ip_literal(host):
+            address = host
+        else:
+            try:
+                address = await maybe_deferred_to_future(reactor.resolve(host))
+            except Exception as exc:  # noqa: BLE001 (refused or unresolvable: either way not sent)
+                if is_private_address_failure(exc, host):
+                    address = "0.0.0.0"  # noqa: S104 (a marker: not public)
+                else:
+                    raise RefusedRequest("dns", f"refused {request.url}: {host} does not resolve "
+                                                "(checked before sending it to the proxy)") from exc
+        if not is_public_address(address):
+            raise RefusedRequest("private_address", f"refused {request.url} via proxy: {host} resolves to "
+                                                    f"{address}, not a public address (allow_private_networks is off)")
 
 
 def _host(url: str) -> str:

@@ -13,10 +13,13 @@ pages are fetched first and keep the category of the nearest start page.
 Components (all built with ``from_crawler``):
 
 ========================================  ====  ============================================
+``newsclean.crawler.politeness.HostPolitenessMiddleware`` 40  downloader: delay floor, Crawl-delay, Retry-After holds
 ``newsclean.crawler.safety.SafetyMiddleware``         50  downloader: own site's domains, http(s), public
                                                 addresses (replaces Scrapy's OffsiteMiddleware)
 ``newsclean.crawler.state.JobDedupMiddleware``        60  downloader: each URL once per job
+``newsclean.crawler.robots.RobotsMiddleware``        100  downloader: robots.txt per RFC 9309
 ``newsclean.crawler.politeness.RetryAfterMiddleware`` 550  downloader: Scrapy's retries + ``Retry-After``
+``newsclean.crawler.safety.ProxyTargetMiddleware``   760  downloader: target address check behind a proxy
 ``newsclean.crawler.warc.CaptureMiddleware``         950  downloader: raw captures for the WARC records
 ``newsclean.crawler.pipelines.ArchivePipeline``      300  item pipeline: WARC page groups, store, report
 ``newsclean.crawler.state.CrawlState``               (ext) store, job, report, output lock, recovery
@@ -26,11 +29,14 @@ Components (all built with ``from_crawler``):
 from __future__ import annotations
 
 import importlib.util
+import logging
 from pathlib import Path
 
 from scrapy.settings import Settings
 
 from newsclean.crawler.config import SitesConfig
+
+logger = logging.getLogger(__name__)
 
 #: Order of :class:`newsclean.crawler.warc.CaptureMiddleware` in ``DOWNLOADER_MIDDLEWARES``: above
 #: RetryMiddleware (550), HttpCompressionMiddleware (590) and RedirectMiddleware (600), so its
@@ -57,6 +63,9 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
     :mod:`newsclean.crawler.state`). ``summary_json``: an extra path for the JSON crawl report.
     """
     crawl = config.crawl
+    if not crawl.user_agent and not crawl.contact_url:
+        logger.warning("[crawl] contact_url is not set: the User-Agent names the placeholder %r; site operators "
+                       "cannot reach you (set contact_url to a page about your crawl)", crawl.agent())
     values = {
         "BOT_NAME": "newsclean",
         "SPIDER_MODULES": ["newsclean.crawler.spiders"],
@@ -67,6 +76,14 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
         "DOWNLOAD_DELAY": crawl.download_delay,
         "DOWNLOAD_SLOTS": site_slots(config),
         "DOWNLOAD_MAXSIZE": crawl.download_maxsize,
+        "DOWNLOAD_HANDLERS": {"http": "newsclean.crawler.fetch.GuardedHTTP11DownloadHandler",
+                              "https": "newsclean.crawler.fetch.GuardedHTTP11DownloadHandler"},
+        "NEWSCLEAN_MAX_HEADER_BYTES": crawl.max_header_bytes,
+        "NEWSCLEAN_MAX_HEADERS": crawl.max_headers,
+        # download_delay is a floor, not an average (Scrapy would wait 0.5-1.5 times it).
+        "DOWNLOAD_DELAY_JITTER": 0.0,
+        "AUTOTHROTTLE_START_DELAY": crawl.download_delay,
+        "NEWSCLEAN_MAX_CRAWL_DELAY": crawl.max_crawl_delay,
         "DOWNLOAD_TIMEOUT": crawl.download_timeout,
         "DEFAULT_REQUEST_HEADERS": {
             "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
@@ -87,10 +104,14 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
         "REMOTE_CONTROL_ENABLED": False,
         "DOWNLOADER_MIDDLEWARES": {
             "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+            "newsclean.crawler.politeness.HostPolitenessMiddleware": 40,
             "newsclean.crawler.safety.SafetyMiddleware": 50,
             "newsclean.crawler.state.JobDedupMiddleware": 60,
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "newsclean.crawler.robots.RobotsMiddleware": 100,
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
             "newsclean.crawler.politeness.RetryAfterMiddleware": 550,
+            "newsclean.crawler.safety.ProxyTargetMiddleware": 760,
             "newsclean.crawler.warc.CaptureMiddleware": WARC_MIDDLEWARE_ORDER,
         },
         "ITEM_PIPELINES": {"newsclean.crawler.pipelines.ArchivePipeline": 300},

@@ -19,10 +19,11 @@ and releases the lock.
 whatever Scrapy's own queue files replay: a request for a URL completed in this job, or in flight
 for another request, is refused (``duplicate_in_job``).
 
-JOBDIR and the store divide the work: Scrapy persists its scheduler queue there on a graceful
-stop (Ctrl-C, one SIGTERM), which a resume replays; the store's frontier, written in the same
-transaction as each acknowledged page, also survives a hard kill (SIGKILL, OOM, power loss of the
-machine aside), after which Scrapy's queue files are stale.
+JOBDIR and the store divide the work: JOBDIR names the job (``newsclean-job.json``); the store's
+frontier, written in the same transaction as each acknowledged page, holds what is left to do and
+survives a hard kill (SIGKILL, OOM; power loss of the machine aside). Scrapy's own queue files in
+JOBDIR are stale after a hard kill, so they are discarded at every start
+(:func:`discard_scheduler_queue`) and never replayed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import fcntl
 import json
 import logging
 import os
+import shutil
 import time
 import uuid
 from dataclasses import replace
@@ -44,7 +46,7 @@ from scrapy.utils.job import job_dir
 from newsclean.crawler.report import CrawlReport, CrawlSummary, RecoveredWarc
 from newsclean.crawler.safety import RefusedRequest
 from newsclean.crawler.store import CrawlStore, canonical_url
-from newsclean.crawler.warc import recover_open_files
+from newsclean.crawler.warc import PreviousCapture, WarcTotals, read_previous_capture, recover_open_files
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -97,6 +99,20 @@ def write_job_file(jobdir: str | Path, job: str, finished: bool) -> None:
     os.replace(tmp, path)
 
 
+def discard_scheduler_queue(jobdir: str | Path) -> None:
+    """Remove Scrapy's disk queue (``JOBDIR/requests.queue``) before the scheduler opens it.
+
+    The store's frontier holds every request the queue could (it is written in the same transaction
+    as the page that led to it), and the spider re-issues its pending rows on resume. The queue files
+    are only consistent after a graceful stop: after a SIGKILL their index (``active.json``, queuelib's
+    ``info.json``) is stale, and repeated kills made a stale record come out in place of a live request,
+    which was then lost (issue #14). So the queue is never replayed.
+    """
+    queue = Path(jobdir) / "requests.queue"
+    if queue.exists():
+        shutil.rmtree(queue)
+
+
 class CrawlState:
     """Scrapy extension holding one crawl's store, job, report and in-flight requests.
 
@@ -117,6 +133,8 @@ class CrawlState:
         self.report = CrawlReport()
         self.inflight: dict[str, str] = {}
         self.summary: CrawlSummary | None = None
+        #: The WARC files closed so far; the item pipeline hands over its own (no import of it here).
+        self.warc_totals: WarcTotals | None = None
         self._started = time.monotonic()
         self._lock = lock_output(out_dir)
         try:
@@ -151,6 +169,7 @@ class CrawlState:
         resumed = self.store.start_job(job)
         if self.jobdir:
             write_job_file(self.jobdir, job, finished=False)
+            discard_scheduler_queue(self.jobdir)
         if resumed:
             logger.info("resuming crawl job %s (JOBDIR %s)", job, self.jobdir)
         return job, resumed
@@ -172,6 +191,13 @@ class CrawlState:
         """Drop the claims on ``urls`` (the page was acknowledged or given up)."""
         for url in urls:
             self.inflight.pop(url, None)
+
+    def previous_capture(self, url: str) -> PreviousCapture | None:
+        """The stored 2xx article capture of canonical ``url`` (for a conditional refetch), or ``None``."""
+        row = self.store.page(url)
+        if not row or row["page_type"] != "article" or not (200 <= (row["status"] or 0) < 300) or not row["warc_file"]:
+            return None
+        return read_previous_capture(self.out_dir, row["warc_file"], row["warc_offset"])
 
     def is_known_article(self, url: str) -> bool:
         """Whether canonical ``url`` is an article the store knows (within ``refetch_after_days``)."""
@@ -196,10 +222,7 @@ class CrawlState:
 
     def build_summary(self, reason: str | None) -> CrawlSummary:
         """The :class:`CrawlSummary` of this process so far."""
-        from newsclean.crawler.pipelines import ArchivePipeline  # noqa: PLC0415 (import cycle)
-
-        pipeline = self.crawler.get_item_pipeline(ArchivePipeline)
-        totals = pipeline.files.totals if pipeline is not None and pipeline.files is not None else None
+        totals = self.warc_totals
         stats = self.crawler.stats.get_stats()
         categories = dict(sorted(self.report.categories.items()))
         return CrawlSummary(

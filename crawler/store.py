@@ -32,13 +32,15 @@ Not thread-safe: one :class:`CrawlStore` per crawl process, used from the reacto
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from w3lib.url import canonicalize_url
+from w3lib.url import canonicalize_url, url_query_cleaner
 
 SCHEMA_VERSION = 1
 
@@ -86,9 +88,33 @@ CREATE TABLE IF NOT EXISTS jobs (
 """
 
 
+#: Query parameters that name a session or track a click, not a page: dropped from the store's key so that
+#: ``?sid=`` variants of one page (a crawler trap that grows 10^depth) are one URL. Session ids as in
+#: Heritrix's canonicalisation rules (``StripSessionIDs``, ``StripSessionCFIDs``); tracking parameters of
+#: the common analytics and ad platforms.
+SESSION_AND_TRACKING_PARAMS = (
+    "sid", "sessionid", "session_id", "session", "jsessionid", "phpsessid", "aspsessionid", "cfid", "cftoken",
+    "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "utm_id", "utm_name",
+    "fbclid", "gclid", "dclid", "gclsrc", "msclkid", "yclid", "mc_cid", "mc_eid", "_ga", "igshid", "ref_src",
+)
+_PATH_SESSION = re.compile(r";(?:jsessionid|phpsessid|sid|sessionid)=[^/?#;]*", re.IGNORECASE)
+
+
 def canonical_url(url: str) -> str:
     """The store's key for ``url``: :func:`w3lib.url.canonicalize_url` (sorted query, no fragment,
-    normalised percent-encoding)."""
+    normalised percent-encoding) after dropping the :data:`SESSION_AND_TRACKING_PARAMS` from the query
+    (:func:`w3lib.url.url_query_cleaner`, names compared case-insensitively) and ``;jsessionid=``-style
+    path parameters. The URL requested keeps them; only the key (dedup, store) loses them."""
+    parts = urlsplit(url)
+    path = _PATH_SESSION.sub("", parts.path)
+    query = parts.query
+    if query:
+        names = {name for name, _ in parse_qsl(query, keep_blank_values=True)
+                 if name.lower() in SESSION_AND_TRACKING_PARAMS}
+        if names:
+            query = urlsplit(url_query_cleaner(url, sorted(names), remove=True, keep_fragments=True)).query
+    if path != parts.path or query != parts.query:
+        url = urlunsplit(parts._replace(path=path, query=query))
     return canonicalize_url(url)
 
 

@@ -45,6 +45,7 @@ from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParser
 from warcio.warcwriter import WARCWriter
 
 from newsclean.crawler.config import SAFE_NAME
+from newsclean.schemas.contract import CATEGORY_HEADER, DEPTH_HEADER, PAGE_TYPE_HEADER, SITE_HEADER
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -55,13 +56,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 WARC_VERSION = "WARC/1.1"
-SITE_HEADER = "WARC-Newsclean-Site"
-CATEGORY_HEADER = "WARC-Newsclean-Category"
-DEPTH_HEADER = "WARC-Newsclean-Depth"
-PAGE_TYPE_HEADER = "WARC-Newsclean-Page-Type"
 OPEN_SUFFIX = ".open"
 #: ``Request.meta`` key of the capture list.
 CAPTURES_KEY = "newsclean_captures"
+
+#: What differs from the bytes on the wire in a response record's HTTP head (Scrapy parses the head and
+#: hands over no raw bytes); in every warcinfo record, and in short in every page's metadata record (WARC 1.1
+#: has no header for "re-serialised", and WARC-Truncated is for bodies).
+HTTP_HEADER_FIDELITY = ("re-serialised: reason phrase from the status code; header names as Scrapy "
+                        "normalises them and grouped by name; non-ASCII values percent-encoded by warcio; "
+                        "Transfer-Encoding, chunk extensions and trailers dropped; body bytes as received")
+#: The per-page form (metadata records), pointing at the warcinfo field.
+HTTP_HEADER_FIDELITY_SHORT = "re-serialised (see the warcinfo record's http-header-fidelity)"
 
 #: Response headers not stored: Scrapy hands over de-chunked bytes, so the framing header would lie.
 DROPPED_RESPONSE_HEADERS = frozenset({"transfer-encoding"})
@@ -170,8 +176,11 @@ class Capture:
 
 def capture_exchange(request: Request, response: Response) -> Capture:
     """A :class:`Capture` of ``request`` and its raw ``response`` (call it before any middleware
-    decodes the body). The start time is now minus Scrapy's ``download_latency``."""
-    started = datetime.now(UTC) - timedelta(seconds=request.meta.get("download_latency", 0.0))
+    decodes the body). The start time is when the download handler began the request
+    (``meta["newsclean_fetch_started"]``, :mod:`newsclean.crawler.fetch`), else now minus Scrapy's
+    ``download_latency`` (which ends when the headers arrived, not the body)."""
+    started = request.meta.get("newsclean_fetch_started") or (
+        datetime.now(UTC) - timedelta(seconds=request.meta.get("download_latency", 0.0)))
     ip = str(response.ip_address) if response.ip_address is not None else None
     return Capture(response.url, started, http_request_headers(request), request.body or b"",
                    response.status, http_response_headers(response), response.body, ip)
@@ -195,6 +204,49 @@ class CaptureMiddleware:
 
 
 # ------------------------------------------------------------------------------------- records
+
+#: ``WARC-Profile`` of a revisit record for a 304 answer to a conditional request (WARC 1.1 §6.7.2).
+SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
+
+@dataclass(frozen=True)
+class PreviousCapture:
+    """An earlier capture of a URL, read back from its response record, for a conditional refetch.
+
+    ``uri``, ``warc_date`` and ``record_id`` of the response record (the revisit's ``WARC-Refers-To-*``);
+    its ``etag`` and ``last_modified`` response headers (the ``If-None-Match`` / ``If-Modified-Since``
+    values); where it is (``warc_file`` relative to ``OUT``, ``warc_offset``) and its ``payload_digest``.
+    """
+
+    uri: str
+    warc_date: str
+    record_id: str
+    etag: str | None
+    last_modified: str | None
+    warc_file: str
+    warc_offset: int
+    payload_digest: str | None
+
+
+def read_previous_capture(out_dir: str | Path, warc_file: str, offset: int) -> PreviousCapture | None:
+    """The :class:`PreviousCapture` of the response record at ``offset`` in ``out_dir / warc_file``;
+    ``None`` when the file is gone or the record there is not a response."""
+    from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415
+
+    try:
+        with open(Path(out_dir) / warc_file, "rb") as fh:
+            fh.seek(offset)
+            record = next(iter(ArchiveIterator(fh)), None)
+            if record is None or record.rec_type != "response":
+                return None
+            head, http_head = record.rec_headers, record.http_headers
+            return PreviousCapture(head.get_header("WARC-Target-URI"), head.get_header("WARC-Date"),
+                                   head.get_header("WARC-Record-ID"), http_head.get_header("ETag"),
+                                   http_head.get_header("Last-Modified"), warc_file, offset,
+                                   head.get_header("WARC-Payload-Digest"))
+    except (OSError, ValueError):
+        return None
+
 
 
 @dataclass(frozen=True)
@@ -234,6 +286,21 @@ class RecordFactory:
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
         return response, request
 
+    def revisit(self, capture: Capture, facts: PageFacts, previous: PreviousCapture) -> tuple[ArcWarcRecord, ArcWarcRecord]:
+        """``(revisit, request)`` records of a 304 answer to a conditional request: the revisit record
+        (profile :data:`SERVER_NOT_MODIFIED`) holds the 304's HTTP head and refers to ``previous``."""
+        date = warc_date(capture.started)
+        extra = {**facts.headers(), "WARC-Profile": SERVER_NOT_MODIFIED,
+                 "WARC-Refers-To": previous.record_id, "WARC-Refers-To-Target-URI": previous.uri,
+                 "WARC-Refers-To-Date": previous.warc_date}
+        if capture.ip_address:
+            extra["WARC-IP-Address"] = capture.ip_address
+        revisit = self._record("revisit", capture.url, date, extra, capture.response_head, b"")
+        request = self._record("request", capture.url, date, facts.headers(), capture.request_line,
+                               capture.request_body)
+        request.rec_headers.add_header("WARC-Concurrent-To", revisit.rec_headers.get_header("WARC-Record-ID"))
+        return revisit, request
+
     def metadata(self, url: str, date: datetime, concurrent_to: str | None, facts: PageFacts) -> ArcWarcRecord:
         """The ``metadata`` record (``application/warc-fields``) of a page: site, category, page type,
         depth, then ``facts.fields``. ``concurrent_to``: the final response's record id, if any."""
@@ -269,11 +336,14 @@ def _field_value(value: str) -> str:
 @dataclass
 class WrittenGroup:
     """Where a page group went: the (``.open``) ``path``, the byte ``offsets`` of its records in
-    write order, and ``end``, the file size after it."""
+    write order, ``end``, the file size after it, and ``final_response``, the position of the final
+    response record among them."""
 
     path: str
     offsets: list[int]
     end: int
+    #: Position (in ``offsets``) of the page's final response record, set by its writer.
+    final_response: int = 0
 
 
 class RotatingWarcFile:
@@ -369,6 +439,7 @@ def warcinfo_fields(user_agent: str, obey_robots: bool) -> dict[str, str]:
         "http-header-user-agent": user_agent,
         "description": "HTTP bodies stored as received (Content-Encoding kept); Transfer-Encoding dropped "
                        "(bodies are de-chunked); one metadata record per page with the crawl facts",
+        "http-header-fidelity": HTTP_HEADER_FIDELITY,
     }
 
 
@@ -418,19 +489,30 @@ class WarcFiles:
                                                   info, self._opened, self._closed)
         return self._outputs[key]
 
+    def relative(self, path: str | Path) -> str:
+        """``path`` as the crawl store keeps it: relative to ``out_dir`` (see :func:`store_path`)."""
+        return store_path(self.out_dir, path)
+
     def _opened(self, path: str, size: int) -> None:
         if self.store is not None:
-            self.store.warc_opened(self.job or "", path, size)
+            self.store.warc_opened(self.job or "", self.relative(path), size)
 
     def _closed(self, open_path: str, final_path: str, size: int) -> None:
         self.totals.paths.append(final_path)
         self.totals.bytes += size
         logger.info("closed WARC file %s (%d bytes)", final_path, size)
         if self.store is not None:
-            self.store.warc_closed(open_path, final_path)
+            self.store.warc_closed(self.relative(open_path), self.relative(final_path))
 
 
 # ------------------------------------------------------------------------------------ recovery
+
+
+def store_path(out_dir: str | Path, path: str | Path) -> str:
+    """The crawl store's name for the WARC file ``path`` under ``out_dir``: relative to ``out_dir``, so that
+    it does not depend on the working directory or on how ``--out`` was spelled (``warc/`` vs its absolute
+    path) and survives moving the output folder. Both are made absolute first (``os.path.abspath``)."""
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(out_dir))
 
 
 @dataclass(frozen=True)
@@ -503,7 +585,8 @@ def recover_open_files(out_dir: str | Path, store: CrawlStore | None = None) -> 
     recovered = []
     for path in sorted(Path(out_dir).rglob("*" + OPEN_SUFFIX)):
         end, first_end = complete_members_end(path)
-        acked = store.acked_bytes(str(path)) if store is not None else None
+        key = store_path(out_dir, path)
+        acked = store.acked_bytes(key) if store is not None else None
         keep = min(end, acked) if acked is not None else end
         size = path.stat().st_size
         final = path.with_name(path.name[: -len(OPEN_SUFFIX)])
@@ -511,7 +594,7 @@ def recover_open_files(out_dir: str | Path, store: CrawlStore | None = None) -> 
             path.unlink()
             final_name, keep = None, 0
             if store is not None:
-                store.forget_warc(str(path))
+                store.forget_warc(key)
         else:
             with open(path, "r+b") as fh:
                 fh.truncate(keep)
@@ -519,7 +602,7 @@ def recover_open_files(out_dir: str | Path, store: CrawlStore | None = None) -> 
             os.replace(path, final)
             final_name = str(final)
             if store is not None:
-                store.warc_closed(str(path), final_name)
+                store.warc_closed(key, store_path(out_dir, final))
         logger.warning("recovered WARC leftover %s: kept %d bytes, dropped %d", path, keep, size - keep)
         recovered.append(RecoveredFile(str(path), final_name, keep, size - keep))
     return recovered

@@ -7,6 +7,7 @@ graph alone, e.g. for a test or another driver) and :func:`main` for
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -18,8 +19,26 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.runner import PipelineState
 
+from newsclean.pipeline.dedup import DUPLICATES_DIR, NearDedup, WriteDuplicates
 from newsclean.pipeline.errors import AccountingError, NewscleanError, NoInputError
+from newsclean.pipeline.incremental import (
+    INDEX_DIR,
+    WriteIndex,
+    add_corpus_dedup,
+    corpus_of,
+    plan_run,
+    record_run,
+    run_incremental,
+)
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
+from newsclean.pipeline.output import (
+    discard_staging,
+    new_staging,
+    partition_articles,
+    prepare_output,
+    publish_output,
+)
+from newsclean.pipeline.progress import PROGRESS, CountProgress
 from newsclean.pipeline.stages import (
     ARTICLES_DIR,
     COUNTS_DIR,
@@ -32,7 +51,15 @@ from newsclean.pipeline.stages import (
     WriteCounts,
     WriteParquet,
 )
-from newsclean.pipeline.summary import SUMMARY_FILE, RunSummary, summarize_output, write_summary
+from newsclean.pipeline.summary import (
+    CARD_FILE,
+    LEGACY_SUMMARY_FILE,
+    SUMMARY_FILE,
+    RunSummary,
+    summarize_output,
+    write_dataset_card,
+    write_summary,
+)
 
 log = logging.getLogger(__name__)
 
@@ -108,25 +135,6 @@ def resolve_warc_patterns(warc: str) -> list[str]:
     return patterns
 
 
-def prepare_output(out: str) -> str:
-    """Create ``out`` (local: made absolute) and delete the outputs of an earlier run in it.
-
-    Deleted: ``articles/*``, ``rejects/*``, ``_counts/*`` and ``summary.json``; nothing else
-    under ``out`` is touched (so ``newsclean run`` keeps ``OUT/warc``). Returns the output path.
-    """
-    if not _is_url(out):
-        out = os.path.abspath(os.path.expanduser(out))
-        os.makedirs(out, exist_ok=True)
-    stale = [FileSystems.join(out, SUMMARY_FILE)] if FileSystems.exists(FileSystems.join(out, SUMMARY_FILE)) else []
-    for name in (ARTICLES_DIR, REJECTS_DIR, COUNTS_DIR):
-        pattern = FileSystems.join(out, name, "*")
-        stale += [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
-    if stale:
-        log.info("deleting %d outputs of an earlier run under %s", len(stale), out)
-        FileSystems.delete(stale)
-    return out
-
-
 def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -> None:
     """Add the cleaning graph to ``p``: ReadWarc -> FilterResponses -> LearnStaticNoise /
     CleanPages -> DedupExact -> WriteParquet + WriteCounts (labels are stable for update/drain).
@@ -136,11 +144,23 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     read = p | "ReadWarc" >> ReadWarc(patterns)
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     signatures = filtered["pages"] | "LearnStaticNoise" >> LearnStaticNoise(config.neighbour_sample, config.chain)
-    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(signatures, config.chain)
+    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(signatures, config.chain, config.min_words)
     dedup = cleaned["articles"] | "DedupExact" >> DedupExact()
+    kept, corpus_counts, corpus = dedup["articles"], [], None
+    if config.incremental:  # pipeline/incremental.py: exact dedup and versions against OUT's corpus index
+        kept, counts, corpus = add_corpus_dedup(p, kept, corpus_of(config.out))
+        corpus_counts = [counts]
+    near = kept | "NearDedup" >> NearDedup(existing=corpus)  # pipeline/dedup.py: MinHash LSH, Jaccard 0.8
+    _ = near["articles"] | "WriteIndex" >> WriteIndex(config.out)
+    _ = near["duplicates"] | "WriteDuplicates" >> WriteDuplicates(config.out)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
-    _ = {"articles": dedup["articles"], "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
-    _ = (read["counts"], dedup["counts"]) | "WriteCounts" >> WriteCounts(config.out)
+    _ = {"articles": near["articles"], "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
+    _ = (read["counts"], dedup["counts"], near["counts"], *corpus_counts) | "WriteCounts" >> WriteCounts(config.out)
+    # Progress on stderr (pipeline/progress.py): side branches that count and output nothing.
+    for label, pcoll, what in (("ProgressRead", read["pages"], "read"), ("ProgressReadRejects", read["rejects"], "read"),
+                               ("ProgressArticles", cleaned["articles"], "articles"),
+                               ("ProgressRejects", rejects, "rejects")):
+        _ = pcoll | label >> beam.ParDo(CountProgress(what))
 
 
 def _as_options(beam_args: Sequence[str] | PipelineOptions | None) -> PipelineOptions:
@@ -149,9 +169,24 @@ def _as_options(beam_args: Sequence[str] | PipelineOptions | None) -> PipelineOp
     return PipelineOptions(list(beam_args or []))
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) is a KeyboardInterrupt wrapped by the runner."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt) or "KeyboardInterrupt" in str(exc)[:2000]:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 def run_clean(config: CleanConfig, beam_args: Sequence[str] | PipelineOptions | None = None,
-              *, check: bool = True) -> RunSummary:
-    """Run the cleaning pipeline to completion and write ``OUT/summary.json``.
+              *, check: bool = True, progress: bool = False) -> RunSummary:
+    """Run the cleaning pipeline to completion and publish its output folder (pipeline/output.py).
+
+    The job writes into ``OUT/_staging-<id>/``; only when it finished are ``articles/``, ``rejects/``,
+    ``duplicates/``, ``_counts/``, ``_summary.json`` and the dataset card ``README.md`` replaced
+    (``--partition-by``: articles rewritten Hive-partitioned first). A failed, cancelled or interrupted
+    run leaves the earlier output as it was. ``progress``: print progress lines on stderr.
 
     Args:
         config: ``--warc``, ``--out``, ``--neighbour-sample``, ``--chain``.
@@ -164,28 +199,60 @@ def run_clean(config: CleanConfig, beam_args: Sequence[str] | PipelineOptions | 
     Raises:
         NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain``.
         NewscleanError: the job did not finish (failed or cancelled), with the runner's message.
+        KeyboardInterrupt: Ctrl-C (also when the runner reports it as its own error).
     """
     patterns = resolve_warc_patterns(config.warc)
     resolve_chain_config(config.chain)  # fail before launching when the chain is unavailable
     out = prepare_output(config.out)
-    config = CleanConfig(warc=config.warc, out=out, neighbour_sample=config.neighbour_sample, chain=config.chain)
-    p = beam.Pipeline(options=_as_options(beam_args))
-    build_pipeline(p, patterns, config)
+    plan = plan_run(out, patterns, config.incremental)  # pipeline/incremental.py: the manifest of cleaned files
+    if config.incremental:
+        summary = run_incremental(config, out, plan, beam_args, progress, run_staged=_run_staged)
+        if check and not summary.balanced:
+            raise AccountingError(f"accounting mismatch over the corpus: {summary.accounted} != {summary.records_read}")
+        return summary
+    staging = new_staging(out)
     try:
-        state = p.run().wait_until_finish()
-    except Exception as exc:
-        log.debug("pipeline failed", exc_info=True)
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise NewscleanError(f"pipeline failed: {type(exc).__name__}: {first}") from exc
-    if state not in (PipelineState.DONE, None):
-        raise NewscleanError(f"pipeline ended in state {state}")
-    summary = summarize_output(out, warc=config.warc)
-    write_summary(summary)
+        summary = _run_staged(dataclasses.replace(config, out=staging), patterns, beam_args, progress)
+        if config.partition_by:
+            partition_articles(FileSystems.join(staging, ARTICLES_DIR), config.partition_by)
+        summary.out = out
+        write_summary(dataclasses.replace(summary, out=staging))
+        write_dataset_card(dataclasses.replace(summary, out=staging), config.partition_by)
+    except BaseException:
+        discard_staging(staging)
+        raise
+    publish_output(staging, out, (ARTICLES_DIR, REJECTS_DIR, DUPLICATES_DIR, COUNTS_DIR, INDEX_DIR),
+                   (SUMMARY_FILE, CARD_FILE), stale=(LEGACY_SUMMARY_FILE,))
+    record_run(out, plan, summary)
     if check and not summary.balanced:
         raise AccountingError(
             f"accounting mismatch: {summary.articles_written} articles + {summary.rejects_total} rejects + "
             f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read")
     return summary
+
+
+def _run_staged(config: CleanConfig, patterns: list[str], beam_args, progress: bool) -> RunSummary:
+    """Run the job into ``config.out`` (the staging folder) and read its summary back."""
+    p = beam.Pipeline(options=_as_options(beam_args))
+    build_pipeline(p, patterns, config)
+    PROGRESS.reset()
+    PROGRESS.enabled = progress
+    try:
+        state = p.run().wait_until_finish()
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
+        log.debug("pipeline failed", exc_info=True)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise NewscleanError(f"pipeline failed: {type(exc).__name__}: {first}") from exc
+    finally:
+        PROGRESS.finish()
+        PROGRESS.enabled = False
+    if state not in (PipelineState.DONE, None):
+        raise NewscleanError(f"pipeline ended in state {state}")
+    return summarize_output(config.out, warc=config.warc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

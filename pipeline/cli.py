@@ -58,6 +58,18 @@ def _setup_logging(verbose: bool) -> None:
     root.setLevel(logging.INFO if verbose else logging.WARNING)
 
 
+def _version() -> str:
+    """The installed distribution's version (``newsclean --version``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("newsclean")
+    except PackageNotFoundError:  # a source tree on sys.path without an install
+        from newsclean.schemas.records import PIPELINE_VERSION
+
+        return PIPELINE_VERSION
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval)."""
     from newsclean.pipeline.options import add_clean_arguments
@@ -70,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log INFO messages and show tracebacks")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     crawl = sub.add_parser(
@@ -84,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
         "clean", allow_abbrev=False, help="clean WARC files into articles/ and rejects/ Parquet",
         description="Run the Beam cleaning pipeline: read WARC response records, learn static noise per "
                     "(site, category) from neighbour pages, clean every page, drop exact duplicates, and "
-                    "write DIR/articles/*.parquet, DIR/rejects/*.parquet and DIR/summary.json.",
+                    "write DIR/articles/*.parquet, DIR/rejects/*.parquet, DIR/_summary.json and the dataset card "
+                    "DIR/README.md (the earlier output is replaced only when the run succeeds).",
         epilog=_EPILOG_BEAM)
     add_clean_arguments(clean, require=True)
     clean.set_defaults(subparser=clean)
@@ -115,6 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
         description=EXPLAIN_DESCRIPTION)
     add_explain_arguments(explain)
     explain.set_defaults(subparser=explain)
+
+    summarize = sub.add_parser(
+        "summarize", allow_abbrev=False, help="publish a --no-wait run's outputs and write OUT/_summary.json",
+        description="After 'newsclean clean --no-wait' (or a flex template job) finished: publish its staged "
+                    "outputs into OUT and write OUT/_summary.json from what the job wrote; with nothing pending, "
+                    "rebuild the summary from OUT. Exit 1 when the job has not finished or the counts do not balance.")
+    summarize.add_argument("out", metavar="OUT", help="the output folder of the run (local or gs://...)")
+    summarize.set_defaults(subparser=summarize)
     return parser
 
 
@@ -186,12 +208,32 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def quiet_workers(beam_args: list[str], verbose: bool) -> list[str]:
+    """``beam_args`` plus ``--default_sdk_harness_log_level=ERROR`` unless ``verbose`` or already given.
+
+    Beam's SDK worker processes (``--direct_running_mode multi_processing``, portable runners) log at
+    INFO to the terminal, and warn "Discarding unparseable args" for newsclean's own flags, which they
+    parse without newsclean's options class; the worker applies this level before it parses the options
+    (``apache_beam.runners.worker.sdk_worker_main.create_harness``), so both stay quiet; errors still show.
+    """
+    if verbose or any(a.startswith("--default_sdk_harness_log_level") for a in beam_args):
+        return list(beam_args)
+    return [*beam_args, "--default_sdk_harness_log_level=ERROR"]
+
+
 def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) -> int:
     from newsclean.pipeline.clean import run_clean
     from newsclean.pipeline.options import CleanConfig
 
-    config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain)
-    summary = run_clean(config, beam_args)
+    config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain,
+                         min_words=args.min_words, partition_by=args.partition_by, incremental=args.incremental)
+    beam_args = quiet_workers(beam_args, args.verbose)
+    if args.no_wait:  # pipeline/launch.py: submit, print the job id, exit
+        from newsclean.pipeline.launch import launch_clean
+
+        print(f"job id: {launch_clean(config, beam_args)}\nwhen it is done: newsclean summarize {out}")
+        return EXIT_OK
+    summary = run_clean(config, beam_args, progress=True)
     print(summary.format())
     return EXIT_OK
 
@@ -226,37 +268,71 @@ EVAL_MISSING = ("newsclean eval needs the evaluation harness, which the newsclea
                 "from a source checkout, pip install -e ./evaluation (or make eval)")
 
 
+#: Entry-point group through which another distribution adds a subcommand (the product never imports it):
+#: the evaluation harness declares ``eval = "newsclean_eval.command"`` there (evaluation/pyproject.toml).
+COMMANDS_GROUP = "newsclean.commands"
+
+
+def plugin_command(name: str):
+    """The module registered as subcommand ``name`` in :data:`COMMANDS_GROUP`, or None when no installed
+    distribution registers it. The module provides ``add_eval_arguments(parser)``,
+    ``cmd_eval(args, argv) -> int``, ``EVAL_DESCRIPTION`` and ``EVAL_EPILOG``."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=COMMANDS_GROUP, name=name):
+        return entry.load()
+    return None
+
+
 def _add_eval_parser(sub) -> None:
-    """The ``eval`` subcommand: the harness's own arguments when ``newsclean_eval`` is installed, else a stub
-    whose run explains how to install it."""
-    try:
-        from newsclean_eval.command import EVAL_DESCRIPTION, EVAL_EPILOG, add_eval_arguments
-    except ImportError:
+    """The ``eval`` subcommand: the harness's own arguments when it is installed, else a stub whose run
+    explains how to install it."""
+    harness = plugin_command("eval")
+    if harness is None:
         evaluate = sub.add_parser("eval", help="(needs the evaluation harness: pip install -e ./evaluation)",
                                   description=EVAL_MISSING)
         evaluate.set_defaults(subparser=evaluate)
         return
     evaluate = sub.add_parser(
         "eval", allow_abbrev=False, help="measure the chain, its ablations and peer extractors on the shared data",
-        description=EVAL_DESCRIPTION, epilog=EVAL_EPILOG)
-    add_eval_arguments(evaluate)
+        description=harness.EVAL_DESCRIPTION, epilog=harness.EVAL_EPILOG)
+    harness.add_eval_arguments(evaluate)
     evaluate.set_defaults(subparser=evaluate)
 
 
 def cmd_eval(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """``newsclean eval``: measure on the shared data sets (``newsclean_eval.command``, a separate
-    distribution in ``evaluation/``). Raises :class:`UsageError` where it is not installed."""
-    try:
-        from newsclean_eval.command import cmd_eval as run_eval_command
-    except ImportError as exc:
-        raise UsageError(EVAL_MISSING) from exc
+    """``newsclean eval``: measure on the shared data sets (the harness in ``evaluation/``, a separate
+    distribution found through :data:`COMMANDS_GROUP`). Raises :class:`UsageError` where it is not installed."""
+    harness = plugin_command("eval")
+    if harness is None:
+        raise UsageError(EVAL_MISSING)
+    return harness.cmd_eval(args, argv[argv.index("eval") + 1:] if "eval" in argv else [])
 
-    return run_eval_command(args, argv[argv.index("eval") + 1:] if "eval" in argv else [])
+
+#: Flags of the top-level parser that may also be written after the subcommand (``newsclean clean -v ...``).
+GLOBAL_FLAGS = ("-v", "--verbose", "--version")
+
+
+def hoist_global_flags(argv: list[str]) -> list[str]:
+    """``argv`` with :data:`GLOBAL_FLAGS` moved before the subcommand (argparse reads them only there).
+
+    Words after a ``--`` separator are left alone.
+    """
+    end = argv.index("--") if "--" in argv else len(argv)
+    flags = [a for a in argv[:end] if a in GLOBAL_FLAGS]
+    rest = [a for a in argv[:end] if a not in GLOBAL_FLAGS]
+    return [*dict.fromkeys(flags), *rest, *argv[end:]]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``newsclean`` console script. Returns the exit status (0, 1 or 2)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Entry point of the ``newsclean`` console script. Returns the exit status (0, 1, 2 or 130)."""
+    try:
+        return _main(hoist_global_flags(list(sys.argv[1:] if argv is None else argv)))
+    except KeyboardInterrupt:  # also while Beam and the parser are being imported
+        return _interrupted()
+
+
+def _main(argv: list[str]) -> int:
     _setup_logging("-v" in argv or "--verbose" in argv)
     parser = build_parser()
     try:
@@ -277,6 +353,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from newsclean.pipeline.explain import cmd_explain
 
             return cmd_explain(args)
+        if args.command == "summarize":
+            from newsclean.pipeline.launch import summarize_out
+
+            print(summarize_out(args.out).format())
+            return EXIT_OK
         return cmd_demo(args, beam_args)
     except UsageError as exc:
         getattr(args, "subparser", parser).print_usage(sys.stderr)
@@ -288,8 +369,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"newsclean: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
-        print("newsclean: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line on stderr, exit status 130 (128 + SIGINT); later log records of runner threads
+    that are still shutting down are dropped instead of printing their tracebacks."""
+    logging.disable(logging.CRITICAL)
+    print("\nnewsclean: interrupted", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

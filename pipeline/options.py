@@ -1,6 +1,6 @@
 """Command-line options of the cleaning pipeline, shared by ``newsclean clean`` and Beam.
 
-newsclean's own flags are ``--warc GLOB --out DIR --neighbour-sample N --chain NAME``
+newsclean's own flags are ``--warc GLOB --out DIR --neighbour-sample N --chain NAME --min-words N``
 (:func:`add_clean_arguments`); every other flag is a Beam pipeline option (``--runner``,
 ``--direct_running_mode``, ``--project``, ``--temp_location``, ...). DirectRunner is the default.
 
@@ -19,21 +19,30 @@ from dataclasses import dataclass
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
 from newsclean.pipeline.errors import UsageError
+from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # the names ``--chain`` accepts
+from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site.
 DEFAULT_NEIGHBOUR_SAMPLE = 10
-from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # noqa: E402 (names accepted by ``--chain``)
 
 
-def _positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _int_at_least(minimum: int):
+    """An argparse ``type``: the text as an integer >= ``minimum``, else ``ArgumentTypeError``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+_positive_int = _int_at_least(1)
+_non_negative_int = _int_at_least(0)
 
 
 def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = False,
@@ -54,8 +63,8 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
     if with_out:
         parser.add_argument(
             "--out", dest="out", required=require, metavar="DIR",
-            help="output directory (local or gs://...): articles/*.parquet, rejects/*.parquet, summary.json. "
-                 "Earlier outputs in articles/, rejects/ and _counts/ are replaced.")
+            help="output directory (local or gs://...): articles/*.parquet, rejects/*.parquet, _summary.json, "
+                 "README.md (dataset card). Earlier outputs are replaced only when the run succeeds.")
     parser.add_argument(
         "--neighbour-sample", "--neighbour_sample", dest="neighbour_sample", type=_positive_int,
         default=DEFAULT_NEIGHBOUR_SAMPLE, metavar="N",
@@ -66,6 +75,34 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         help="cleaning chain configuration: 'default' (= 'learned': the papers' stages feeding a learned "
              "block classifier), 'paper' (the papers' chain and constants as printed), 'heuristic' "
              "(the papers' chain, inline tags joining text blocks)")
+    parser.add_argument(
+        "--min-words", "--min_words", dest="min_words", type=_non_negative_int, default=MIN_ARTICLE_WORDS,
+        metavar="N",
+        help=f"corpus filter: a page whose cleaned text has fewer than N words becomes a 'too_short' reject "
+             f"(default {MIN_ARTICLE_WORDS}; 0 keeps every non-empty extraction)")
+    parser.add_argument(
+        "--partition-by", "--partition_by", dest="partition_by", choices=["crawl_date", "site"], default=None,
+        help="write articles/ Hive-partitioned: articles/crawl_date=YYYY-MM-DD/ (UTC fetch day) or "
+             "articles/site=NAME/ (default: not partitioned)")
+    # Scale-out flags (issue 15: pipeline/incremental.py, pipeline/launch.py). `--flag` or `--flag=true|false`
+    # (a Dataflow flex template passes every parameter with a value).
+    parser.add_argument(
+        "--incremental", dest="incremental", type=_flag_value, nargs="?", const=True, default=False,
+        help="clean only WARC files not yet listed in OUT/_manifest, append to the corpus and dedup (exact and "
+             "near) against it; the same URL with changed text becomes a new version")
+    parser.add_argument(
+        "--no-wait", "--no_wait", dest="no_wait", type=_flag_value, nargs="?", const=True, default=False,
+        help="submit the job, print its id and exit; 'newsclean summarize OUT' publishes the outputs afterwards")
+
+
+def _flag_value(text: str) -> bool:
+    """argparse type of an optional flag value: true/false, yes/no, 1/0."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1"):
+        return True
+    if value in ("false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 class NewscleanOptions(PipelineOptions):
@@ -85,12 +122,20 @@ class CleanConfig:
         out: output directory, local path or filesystem URL.
         neighbour_sample: neighbour pages sampled per (site, category), >= 1.
         chain: a key of :data:`CHAIN_CONFIGS`.
+        min_words: the corpus filter, in words: a page whose cleaned text is shorter becomes a
+            ``too_short`` reject (0: none). The chain extracts; what is long enough to keep is the pipeline's call.
+
+    Raises:
+        UsageError: a missing ``warc``/``out``, a value out of range, an unknown chain.
     """
 
     warc: str
     out: str
     neighbour_sample: int = DEFAULT_NEIGHBOUR_SAMPLE
     chain: str = "default"
+    min_words: int = MIN_ARTICLE_WORDS
+    partition_by: str | None = None  # None, "crawl_date" or "site" (pipeline/output.py)
+    incremental: bool = False  # --incremental: pipeline/incremental.py
 
     def __post_init__(self):
         if not self.warc:
@@ -99,6 +144,10 @@ class CleanConfig:
             raise UsageError("--out is required")
         if self.neighbour_sample < 1:
             raise UsageError(f"--neighbour-sample must be at least 1, got {self.neighbour_sample}")
+        if self.min_words < 0:
+            raise UsageError(f"--min-words must be at least 0, got {self.min_words}")
+        if self.partition_by not in (None, "crawl_date", "site"):
+            raise UsageError(f"--partition-by must be crawl_date or site, got {self.partition_by!r}")
         if self.chain not in CHAIN_CONFIGS:
             raise UsageError(f"--chain must be one of {sorted(CHAIN_CONFIGS)}, got {self.chain!r}")
 
@@ -107,11 +156,13 @@ def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
     """Read and check newsclean's flags from Beam options. Raises :class:`UsageError` when missing."""
     view = options.view_as(NewscleanOptions)
     return CleanConfig(warc=view.warc or "", out=view.out or "",
-                       neighbour_sample=view.neighbour_sample, chain=view.chain)
+                       neighbour_sample=view.neighbour_sample, chain=view.chain, min_words=view.min_words,
+                       partition_by=getattr(view, "partition_by", None),
+                       incremental=bool(getattr(view, "incremental", False)))
 
 
-def resolve_chain_config(name: str):
-    """The ``newsclean.transforms.chain`` configuration object for ``--chain name``.
+def resolve_chain_config(name: str) -> ChainConfig:
+    """The chain configuration for ``--chain name``.
 
     Raises:
         UsageError: ``name`` is not a key of ``newsclean.transforms.chain.CONFIGS``.

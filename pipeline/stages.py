@@ -14,8 +14,8 @@ metrics. ``Metrics.counter`` counters (namespace ``newsclean``) are kept too: ``
 
 The per-element logic lives in plain functions (:func:`classify_response`,
 :func:`learn_signature`, :func:`clean_page`, :func:`pick_winner`), testable without Beam. lxml
-trees never leave a function: elements between steps are :class:`~schemas.Page`,
-:class:`~schemas.Article`, :class:`~schemas.Reject` and static-noise signatures, all picklable.
+trees never leave a function: elements between steps are :class:`~newsclean.schemas.records.Page`,
+:class:`~newsclean.schemas.records.Article`, :class:`~newsclean.schemas.records.Reject` and static-noise signatures, all picklable.
 Memory per worker is bounded: signatures come from at most N neighbour pages per key (a
 ``Top`` combiner), and duplicates are resolved by a combiner that keeps one article per hash.
 """
@@ -31,7 +31,10 @@ from apache_beam.io.fileio import EmptyMatchTreatment, MatchAll
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
+from newsclean.pipeline.budget import RecordTimeout, time_budget
+from newsclean.pipeline.options import resolve_chain_config
 from newsclean.pipeline.warc_reader import COUNTS_TAG, METRICS_NAMESPACE, REJECTS_TAG, ReadWarcFileFn
+from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES
 from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     REJECT_SCHEMA,
@@ -42,8 +45,11 @@ from newsclean.schemas.records import (
     Stage,
     to_row,
 )
+from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
-from newsclean.transforms.parse import decode_html
+from newsclean.transforms.metadata import Metadata, absolute_url, identify_language, plausible, registered_domain
+from newsclean.transforms.parse import decode_html, looks_binary
+from newsclean.transforms.static_noise import StaticNoiseSignature, learn_static_noise
 from newsclean.transforms.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -52,6 +58,9 @@ log = logging.getLogger(__name__)
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: Longest reject message stored, in characters.
 MAX_MESSAGE = 2000
+#: Wall-clock seconds one page may take to decode, parse and clean (:func:`clean_page`) before it becomes a
+#: ``timeout`` reject (:mod:`newsclean.pipeline.budget`); pages of the shared data take well under 2 s.
+RECORD_TIME_BUDGET_S = 30.0
 #: Name of the articles / rejects / counts outputs under ``--out``.
 ARTICLES_DIR, REJECTS_DIR, COUNTS_DIR = "articles", "rejects", "_counts"
 PARQUET_SUFFIX = ".parquet"
@@ -68,8 +77,15 @@ def _inc(name: str, n: int = 1) -> None:
     Metrics.counter(METRICS_NAMESPACE, name).inc(n)
 
 
+#: ``(site, category)``: the key pages share their static noise under.
+SiteKey = tuple[str, str]
+#: One sampled neighbour page: ``(sort key: hex SHA-1 of the URL, body bytes, HTTP charset or None)``.
+SampleEntry = tuple[str, bytes, str | None]
+
+
 def make_reject(page: Page, stage: Stage, reason: RejectReason, message: str) -> Reject:
-    """A :class:`~schemas.Reject` row for ``page`` (message cut to :data:`MAX_MESSAGE` characters)."""
+    """The one constructor of the pipeline's :class:`~newsclean.schemas.records.Reject` rows for a ``page`` (every stage after
+    reading uses it): provenance copied from the page, ``message`` cut to :data:`MAX_MESSAGE` characters."""
     prov = page.provenance
     return Reject(url=page.url, site=page.site, category=page.category, stage=stage.value,
                   reason=reason.value, message=message[:MAX_MESSAGE], warc_file=prov.warc_file,
@@ -137,9 +153,6 @@ def looks_like_html(body: bytes) -> bool:
     return any(tag in head for tag in (b"<!doctype html", b"<html", b"<head", b"<body"))
 
 
-NOT_ARTICLE_PAGE_TYPES = frozenset({"listing", "feed", "sitemap", "robots"})
-
-
 def classify_response(page: Page) -> tuple[RejectReason, str] | None:
     """Why ``page`` cannot be an article before any parsing, or None when it may be one.
 
@@ -147,7 +160,9 @@ def classify_response(page: Page) -> tuple[RejectReason, str] | None:
     recorded as a listing page, feed, sitemap or robots.txt (``not_article``, from its
     ``WARC-Newsclean-Page-Type``; records without the header, e.g. from other crawlers, and type
     ``other`` go on to the next checks), a ``Content-Type`` that is not HTML (``not_html``; a missing one is
-    accepted when the body sniffs as HTML), and a body of zero bytes or only whitespace (``empty_body``).
+    accepted when the body sniffs as HTML), a body of zero bytes or only whitespace (``empty_body``), and a
+    body that sniffs as binary whatever its Content-Type says (``not_html``,
+    :func:`~newsclean.transforms.parse.looks_binary`).
     """
     if page.status != 200:
         return RejectReason.HTTP_STATUS, f"HTTP status {page.status}"
@@ -159,6 +174,8 @@ def classify_response(page: Page) -> tuple[RejectReason, str] | None:
         return RejectReason.EMPTY_BODY, "payload has no bytes"
     if not page.content_type and not looks_like_html(page.html):
         return RejectReason.NOT_HTML, "no Content-Type and the body does not look like HTML"
+    if looks_binary(page.html):
+        return RejectReason.NOT_HTML, f"Content-Type {page.content_type or 'missing'} but the body is binary data"
     return None
 
 
@@ -186,32 +203,32 @@ class FilterResponses(beam.PTransform):
 # --------------------------------------------------------------------------------------------
 
 
-def site_key(page: Page) -> tuple[str, str]:
+def site_key(page: Page) -> SiteKey:
     """The key pages share their static noise under: ``(site, category)``."""
     return page.site, page.category
 
 
-def _sample_entry(page: Page) -> tuple[tuple[str, str], tuple[str, bytes, str | None]]:
+def _sample_entry(page: Page) -> tuple[SiteKey, SampleEntry]:
     """``((site, category), (sha1(url), body, charset))``; the hash orders a deterministic sample."""
     return site_key(page), (hashlib.sha1(page.url.encode("utf-8")).hexdigest(), page.html, page.charset)
 
 
-def learn_signature(key: tuple[str, str], sample: list[tuple[str, bytes, str | None]], config):
-    """Learn the static-noise signature of ``key`` from its sampled neighbour pages.
+def learn_signature(key: SiteKey, sample: list[SampleEntry],
+                    config: ChainConfig) -> tuple[SiteKey, StaticNoiseSignature | None]:
+    """Learn the static-noise signature (StaDyNoT §3.1) of ``key`` from its sampled neighbour pages.
 
     Args:
         key: ``(site, category)``.
-        sample: ``(sort key, body bytes, HTTP charset)`` of at most N neighbour pages.
-        config: the ``newsclean.transforms.chain.ChainConfig``; its ``static`` parameters (None: static
-            stage off) go to ``learn_static_noise``, which also decides how few pages are too few.
+        sample: at most N neighbour pages (:data:`SampleEntry`); a page that does not decode is skipped.
+        config: the chain; its ``static`` parameters (None: static stage off) go to
+            :func:`~newsclean.transforms.static_noise.learn_static_noise`, which also decides how few
+            pages are too few.
 
     Returns ``(key, StaticNoiseSignature | None)``: None when the static stage is off, or when
     learning fails (logged, counted as ``signature_errors``); pages of that key are then cleaned
     without static-noise removal.
     """
-    from newsclean.transforms.chain import learn_static_noise
-
-    params = getattr(config, "static", None)
+    params = config.static
     if params is None:
         return key, None
     htmls = []
@@ -237,11 +254,9 @@ class _ChainFn(beam.DoFn):
     def __init__(self, chain: str):
         super().__init__()
         self.chain = chain
-        self._config = None
+        self._config: ChainConfig | None = None
 
     def setup(self):
-        from newsclean.pipeline.options import resolve_chain_config
-
         self._config = resolve_chain_config(self.chain)
 
 
@@ -297,57 +312,75 @@ def _utc(dt: datetime | None) -> datetime | None:
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
-def build_article(page: Page, extraction) -> Article:
-    """The :class:`~schemas.Article` row for ``page`` cleaned into ``extraction`` (a ``newsclean.transforms.chain.Extraction``)."""
+def build_article(page: Page, extraction: Extraction) -> Article:
+    """The :class:`~newsclean.schemas.records.Article` row for ``page`` cleaned into ``extraction``: ids and hash of the text,
+    the page's metadata, the identified language and the per-stage counts."""
     text_hash = content_hash(extraction.text)
     counts = extraction.counts
     prov = page.provenance
+    meta = extraction.metadata or Metadata()
+    fetched = _utc(page.fetched_at)
+    language, language_score = identify_language(extraction.text)
     return Article(
         article_id=article_id(page.url, text_hash),
         url=page.url,
         site=page.site,
         category=page.category,
-        fetched_at=_utc(page.fetched_at),
+        fetched_at=fetched,
         title=extraction.title,
-        published_at=_utc(extraction.published_at),
-        language=extraction.language,
+        published_at=plausible(extraction.published_at, now=fetched),
+        language=language,
         text=extraction.text,
         html=extraction.html,
         word_count=int(extraction.word_count),
         content_hash=text_hash,
         static_nodes_removed=counts.static_nodes_removed,
         dynamic_nodes_removed=counts.dynamic_nodes_removed,
+        dynamic_nodes_marked=counts.dynamic_nodes_marked,
         noninformative_nodes_removed=counts.noninformative_nodes_removed,
         blocks_kept=counts.blocks_kept,
         blocks_total=counts.blocks_total,
         warc_file=prov.warc_file,
         warc_record_id=prov.record_id,
         warc_offset=prov.offset,
+        authors=tuple(meta.authors),
+        description=meta.description,
+        image_url=absolute_url(page.url, meta.image_url),
+        canonical_url=absolute_url(page.url, meta.canonical_url),
+        domain=registered_domain(page.url),
+        site_name=meta.site_name,
+        modified_at=plausible(meta.modified_at, now=fetched),
+        section=meta.section,
+        tags=tuple(meta.tags),
+        language_score=language_score,
+        declared_language=extraction.language,
     )
 
 
-def clean_page(page: Page, signature, config) -> Article | Reject:
-    """Decode, clean and extract one page: an :class:`~schemas.Article`, or a :class:`~schemas.Reject`.
+def clean_page(page: Page, signature: StaticNoiseSignature | None, config: ChainConfig,
+               min_words: int = MIN_ARTICLE_WORDS) -> Article | Reject:
+    """Decode, clean and extract one page: an :class:`~newsclean.schemas.records.Article`, or a :class:`~newsclean.schemas.records.Reject`.
 
     Args:
         page: an HTML 200 page with a body (after :class:`FilterResponses`).
         signature: the static-noise signature of the page's (site, category), or None.
-        config: a ``newsclean.transforms.chain.ChainConfig``.
+        config: the chain.
+        min_words: the corpus filter (``CleanConfig.min_words``): fewer kept words is a ``too_short`` reject.
 
     Never raises: :class:`~newsclean.transforms.errors.ExtractionError` becomes a reject with its reason
     (stage ``decode`` from :func:`~newsclean.transforms.parse.decode_html`, ``clean`` from the chain); any
-    other exception becomes ``internal_error`` with the exception's type and message.
+    other exception becomes ``internal_error`` with the exception's type and message; running over
+    :data:`RECORD_TIME_BUDGET_S` (read at call time) becomes ``timeout``.
     """
-    from newsclean.transforms.chain import extract_article
-
     stage = Stage.DECODE
     try:
-        html, _codec = decode_html(page.html, page.charset)
-        stage = Stage.CLEAN
-        extraction = extract_article(html, signature, config, url=page.url)
-        if not extraction.text.strip():
-            return make_reject(page, Stage.CLEAN, RejectReason.NO_CONTENT, "the chain kept no text")
-        return build_article(page, extraction)
+        with time_budget(RECORD_TIME_BUDGET_S):
+            html, _codec = decode_html(page.html, page.charset)
+            stage = Stage.CLEAN
+            extraction = extract_article(html, signature, config, url=page.url, min_words=min_words)
+            return build_article(page, extraction)
+    except RecordTimeout:
+        return make_reject(page, stage, RejectReason.TIMEOUT, f"cleaning took over {RECORD_TIME_BUDGET_S} s")
     except ExtractionError as exc:
         return make_reject(page, stage, exc.reason, exc.message)
     except Exception as exc:  # a bug must cost one page, not the job
@@ -358,8 +391,12 @@ def clean_page(page: Page, signature, config) -> Article | Reject:
 class CleanPageFn(_ChainFn, _RejectCountingFn):
     """``Page`` (+ side input ``{(site, category): signature}``) -> Article or reject (``REJECTS_TAG``)."""
 
+    def __init__(self, chain: str, min_words: int = MIN_ARTICLE_WORDS):
+        super().__init__(chain)
+        self.min_words = min_words
+
     def process(self, page: Page, signatures):
-        out = clean_page(page, signatures.get(site_key(page)), self._config)
+        out = clean_page(page, signatures.get(site_key(page)), self._config, self.min_words)
         if isinstance(out, Article):
             yield out
         else:
@@ -372,17 +409,19 @@ class CleanPages(beam.PTransform):
     Args:
         signatures: PCollection of ``((site, category), signature | None)`` from :class:`LearnStaticNoise`,
             used as ``beam.pvalue.AsDict`` (one small signature per key).
-        chain: ``--chain`` name (``default`` or ``paper``).
+        chain: ``--chain`` name (a key of ``newsclean.transforms.chain.CONFIGS``).
+        min_words: ``--min-words``, the corpus filter (fewer kept words: a ``too_short`` reject).
     """
 
-    def __init__(self, signatures, chain: str = "default"):
+    def __init__(self, signatures, chain: str = "default", min_words: int = MIN_ARTICLE_WORDS):
         super().__init__()
         self.signatures = signatures
         self.chain = chain
+        self.min_words = min_words
 
     def expand(self, pages):
         out = pages | "Extract" >> beam.ParDo(
-            CleanPageFn(self.chain), signatures=beam.pvalue.AsDict(self.signatures)
+            CleanPageFn(self.chain, self.min_words), signatures=beam.pvalue.AsDict(self.signatures)
         ).with_outputs(REJECTS_TAG, main="articles")
         return {"articles": out.articles, "rejects": out[REJECTS_TAG]}
 

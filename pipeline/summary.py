@@ -3,7 +3,10 @@
 Runner metrics are not available on every runner (or arrive late), so the summary is read
 back from what the job wrote: row counts of ``OUT/articles/*.parquet``, reject reasons of
 ``OUT/rejects/*.parquet`` and the ``records_read`` / ``duplicates_dropped`` totals of
-``OUT/_counts/counts.jsonl``. All I/O goes through Beam's ``FileSystems``, so ``OUT`` may be a
+``OUT/_counts/counts.jsonl``. The summary goes to ``OUT/_summary.json``: a name that Spark, pandas,
+``pyarrow.dataset``, DuckDB and HF ``datasets`` skip (they ignore names starting with ``_`` or ``.``), so
+``OUT`` opens as a dataset; :func:`write_dataset_card` adds ``OUT/README.md`` (YAML ``configs:`` for the
+``articles`` and ``rejects`` configs, read by ``datasets.load_dataset(OUT)`` and the Hub viewer). All I/O goes through Beam's ``FileSystems``, so ``OUT`` may be a
 ``gs://`` URL as well as a local directory.
 
 The accounting check: ``articles_written + sum(rejects) + duplicates_dropped == records_read``.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import collections
 import json
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
@@ -22,7 +26,13 @@ from apache_beam.io.filesystems import FileSystems
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
 from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION
 
-SUMMARY_FILE = "summary.json"
+SUMMARY_FILE = "_summary.json"
+#: Name of the summary before schema version 2 (deleted from an output folder when found there).
+LEGACY_SUMMARY_FILE = "summary.json"
+#: Name of the dataset card in the output folder (Hugging Face dataset card conventions).
+CARD_FILE = "README.md"
+#: Sites named one by one on the console ("articles by site"); the rest are counted as "N others".
+TOP_SITES = 10
 
 
 @dataclass
@@ -44,6 +54,8 @@ class RunSummary:
     duplicates_dropped: int
     articles_by_site: dict[str, int] = field(default_factory=dict)
     warc: str = ""
+    #: ``duplicates_dropped`` by reason: ``exact_duplicate`` (same content hash), ``near_duplicate`` (MinHash LSH).
+    duplicates: dict[str, int] = field(default_factory=dict)
     out: str = ""
 
     @property
@@ -62,16 +74,17 @@ class RunSummary:
         return self.accounted == self.records_read
 
     def to_dict(self) -> dict:
-        """The JSON object written to ``summary.json``."""
+        """The JSON object written to ``_summary.json`` (``articles_by_site``: every site, most articles first)."""
         return {
             "records_read": self.records_read,
             "articles_written": self.articles_written,
             "rejects": dict(sorted(self.rejects.items())),
             "rejects_total": self.rejects_total,
             "duplicates_dropped": self.duplicates_dropped,
+            "duplicates": dict(sorted(self.duplicates.items())),
             "accounted": self.accounted,
             "balanced": self.balanced,
-            "articles_by_site": dict(sorted(self.articles_by_site.items())),
+            "articles_by_site": dict(sorted(self.articles_by_site.items(), key=lambda kv: (-kv[1], kv[0]))),
             "warc": self.warc,
             "out": self.out,
             "pipeline_version": PIPELINE_VERSION,
@@ -87,9 +100,10 @@ class RunSummary:
             f"  {'duplicates dropped':<{width + 2}} {self.duplicates_dropped:>7}",
             f"  {'rejects':<{width + 2}} {self.rejects_total:>7}",
         ]
+        lines[3:3] = [f"    {reason:<{width}} {n:>7}" for reason, n in sorted(self.duplicates.items()) if n]
         lines += [f"    {reason:<{width}} {n:>7}" for reason, n in sorted(self.rejects.items())]
         if self.articles_by_site:
-            lines.append("  articles by site: " + ", ".join(f"{s} {n}" for s, n in sorted(self.articles_by_site.items())))
+            lines.append("  articles by site: " + top_sites(self.articles_by_site))
         mark = "ok" if self.balanced else "MISMATCH"
         lines.append(f"  check: {self.articles_written} + {self.rejects_total} + {self.duplicates_dropped} = "
                      f"{self.accounted} vs {self.records_read} read: {mark}")
@@ -98,10 +112,21 @@ class RunSummary:
         return "\n".join(lines)
 
 
+def top_sites(by_site: dict[str, int], top: int = TOP_SITES) -> str:
+    """``"a 12, b 7, ... and N others (M articles)"``: the ``top`` sites with most articles (ties by name),
+    then how many sites and articles the line leaves out (their counts are in ``_summary.json``)."""
+    ranked = sorted(by_site.items(), key=lambda kv: (-kv[1], kv[0]))
+    line = ", ".join(f"{s} {n}" for s, n in ranked[:top])
+    rest = ranked[top:]
+    if rest:
+        line += f" and {len(rest)} others ({sum(n for _, n in rest)} articles; all in {SUMMARY_FILE})"
+    return line
+
+
 def _files(out: str, name: str, suffix: str) -> list[str]:
-    """Paths of ``OUT/<name>/*<suffix>``, sorted."""
-    pattern = FileSystems.join(out, name, "*" + suffix)
-    return sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
+    """Paths of ``OUT/<name>/*<suffix>`` and of Hive partitions ``OUT/<name>/<key>=<value>/*<suffix>``, sorted."""
+    patterns = [FileSystems.join(out, name, "*" + suffix), FileSystems.join(out, name, "*=*", "*" + suffix)]
+    return sorted({m.path for r in FileSystems.match(patterns) for m in r.metadata_list})
 
 
 def _open(path: str):
@@ -109,11 +134,27 @@ def _open(path: str):
                             compression_type=CompressionTypes.UNCOMPRESSED)
 
 
+def _partition_value(path: str, column: str) -> str | None:
+    """The value of ``column`` in a Hive partition path (``.../site=bbc/part-0.parquet`` -> ``bbc``)."""
+    for part in path.replace("\\", "/").split("/")[:-1]:
+        key, eq, value = part.partition("=")
+        if eq and key == column:
+            return unquote(value)
+    return None
+
+
 def _column_counts(paths: list[str], column: str) -> tuple[int, collections.Counter]:
-    """Total rows of the Parquet files ``paths`` and the value counts of ``column``."""
+    """Total rows of the Parquet files ``paths`` and the value counts of ``column`` (read from the
+    partition path where the files are partitioned by it)."""
     rows, counts = 0, collections.Counter()
     for path in paths:
         with _open(path) as f:
+            value = _partition_value(path, column)
+            if value is not None:
+                n = pq.read_metadata(f).num_rows
+                rows += n
+                counts[value] += n
+                continue
             table = pq.read_table(f, columns=[column])
         rows += table.num_rows
         counts.update(table.column(column).to_pylist())
@@ -141,7 +182,9 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
     n_articles, by_site = _column_counts(_files(out, ARTICLES_DIR, PARQUET_SUFFIX), "site")
     _, reasons = _column_counts(_files(out, REJECTS_DIR, PARQUET_SUFFIX), "reason")
     counts = read_counts(out)
+    near = counts.get("near_duplicates_dropped", 0)
     return RunSummary(
+        duplicates={"exact_duplicate": counts.get("duplicates_dropped", 0) - near, "near_duplicate": near},
         records_read=counts.get("records_read", 0),
         articles_written=n_articles,
         rejects=dict(reasons),
@@ -153,9 +196,61 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
 
 
 def write_summary(summary: RunSummary) -> str:
-    """Write ``summary`` as JSON to ``OUT/summary.json``; returns that path."""
+    """Write ``summary`` as JSON to ``OUT/_summary.json``; returns that path."""
     path = FileSystems.join(summary.out, SUMMARY_FILE)
     with FileSystems.create(path, mime_type="application/json",
                             compression_type=CompressionTypes.UNCOMPRESSED) as f:
         f.write((json.dumps(summary.to_dict(), indent=2) + "\n").encode("utf-8"))
+    return path
+
+
+def _yaml_str(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid YAML flow scalar
+
+
+def dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
+    """The text of ``OUT/README.md``: a Hugging Face dataset card whose YAML header declares the configs
+    ``articles`` (default) and ``rejects`` (Hugging Face Hub docs, "Manual configuration"), then the
+    columns of both tables with their descriptions (the Arrow field metadata) and the run's counts."""
+    from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
+
+    glob = "**/*.parquet" if partition_by else "*.parquet"
+    lines = [
+        "---",
+        "configs:",
+        "- config_name: articles",
+        f"  data_files: {_yaml_str(f'{ARTICLES_DIR}/{glob}')}",
+        "  default: true",
+        "- config_name: rejects",
+        f"  data_files: {_yaml_str(f'{REJECTS_DIR}/*.parquet')}",
+        "tags:",
+        "- newsclean",
+        "---",
+        "",
+        "# newsclean output",
+        "",
+        f"Cleaned news articles written by newsclean {PIPELINE_VERSION} (schema version {SCHEMA_VERSION}) from "
+        f"`{summary.warc}`: {summary.articles_written} articles, {summary.rejects_total} rejects, "
+        f"{summary.duplicates_dropped} duplicates dropped, {summary.records_read} WARC response records read.",
+        "",
+        "Open it with `datasets.load_dataset(\"<this folder>\", \"articles\")`, `pandas.read_parquet(\"articles\")`, "
+        "`pyarrow.dataset.dataset(\"articles\")` or DuckDB `read_parquet('articles/**/*.parquet')`. "
+        "Run counts are in `_summary.json`.",
+    ]
+    if partition_by:
+        lines += ["", f"`articles/` is Hive-partitioned by `{partition_by}` (folders `{partition_by}=<value>/`)."]
+    for title, schema in (("articles", ARTICLE_SCHEMA), ("rejects", REJECT_SCHEMA)):
+        lines += ["", f"## `{title}` columns", "", "| column | type | description |", "|---|---|---|"]
+        for f in schema:
+            desc = (f.metadata or {}).get(b"description", b"").decode()
+            lines.append(f"| `{f.name}` | {f.type} | {desc.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
+    """Write :func:`dataset_card` to ``OUT/README.md``; returns that path."""
+    path = FileSystems.join(summary.out, CARD_FILE)
+    with FileSystems.create(path, mime_type="text/markdown",
+                            compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        f.write(dataset_card(summary, partition_by).encode("utf-8"))
     return path

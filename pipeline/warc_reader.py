@@ -6,31 +6,43 @@ without Beam; :class:`ReadWarcFileFn` is the thin Beam ``DoFn`` around it.
 For each WARC response record the reader yields exactly one of:
 
 * a :class:`~schemas.Page`: URL, site, category, fetch time (``WARC-Date``, aware UTC), HTTP
-  status, MIME type and ``charset`` parameter of ``Content-Type``, the body with its
-  ``Content-Encoding`` (gzip, deflate, br) removed, and provenance (file, WARC-Record-ID,
-  byte offset of the record in the compressed file);
-* a :class:`~schemas.Reject` (stage ``read`` or ``decode``, reason ``decode_error``) when the
-  record cannot become a page: no parseable HTTP status line, an unknown or corrupt
-  ``Content-Encoding``, a record shorter than its ``Content-Length``, no target URI or date.
+  status, MIME type and ``charset`` parameter of ``Content-Type``, the body with its chunked
+  ``Transfer-Encoding`` (RFC 9112 §7.1) and its ``Content-Encoding`` (gzip, deflate, br) removed,
+  and provenance (file, WARC-Record-ID, byte offset of the record in the compressed file);
+* a :class:`~schemas.Reject` (stage ``read`` or ``decode``) when the record cannot become a page:
+  ``truncated_record`` (the file ends inside the record), ``too_large`` (payload or decoded body
+  over :data:`MAX_BODY_BYTES`: every decoder stops there, so a decompression bomb costs at most
+  that much memory), ``decode_error`` (no parseable HTTP status line, an unknown or corrupt
+  coding, no target URI or date).
 
-A file that breaks in the middle (corrupt gzip member, garbage instead of a WARC header)
-yields one more ``Reject`` (stage ``read``, record id ``""``, the offset where reading stopped)
-for the unreadable remainder, and reading goes on with the next file. That unit counts as one
-record read (see :class:`ReadStats`) so that the pipeline's accounting stays exact.
+Bytes that are not WARC records are counted too, never dropped: a file (or a remainder after
+some good records) that does not parse as WARC yields one ``not_warc`` reject (stage ``read``,
+record id ``""``, the offset where reading stopped); a file that ends inside a record
+(a cut download: an incomplete last gzip member, or a record header without its ``WARC-Type``)
+yields one ``truncated_record`` reject. Each such unit counts as one record read (see
+:class:`ReadStats`) so that the pipeline's accounting stays exact. Records of other types
+(request, metadata, revisit, resource, ...) are skipped and counted by type
+(``skipped_<type>`` counts).
 
 Site and category come, in order of preference, from the record's ``WARC-Newsclean-Site`` /
 ``WARC-Newsclean-Category`` headers, from the same headers on the file's ``warcinfo`` record,
-from the path ``.../<site>/<category>/<file>``, else ``"unknown"`` (docs/CONTRACTS.md).
+else (a WARC from another crawler: Common Crawl, wget, Heritrix, ...) from the record's URL:
+site = the registered domain (tldextract with its bundled Public Suffix List snapshot, no
+network), category = the first segment of the URL path when the path has more than one segment,
+else the page's ``article:section`` meta tag (Open Graph), else ``"unknown"`` (docs/CONTRACTS.md).
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import BinaryIO
+from urllib.parse import unquote, urlsplit
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -38,6 +50,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
+from newsclean.schemas.contract import CATEGORY_HEADER, PAGE_TYPE_HEADER, SITE_HEADER, UNKNOWN
 from newsclean.schemas.records import Page, Provenance, Reject, RejectReason, Stage
 
 try:  # brotli is optional: without it a ``Content-Encoding: br`` body becomes a decode_error reject
@@ -45,13 +58,15 @@ try:  # brotli is optional: without it a ``Content-Encoding: br`` body becomes a
 except ImportError:  # pragma: no cover - depends on the environment
     _brotli = None
 
-SITE_HEADER = "WARC-Newsclean-Site"
-CATEGORY_HEADER = "WARC-Newsclean-Category"
-PAGE_TYPE_HEADER = "WARC-Newsclean-Page-Type"
-UNKNOWN = "unknown"
-
-#: Largest body accepted after removing Content-Encoding, in bytes (guards against decompression bombs).
-MAX_DECODED_BYTES = 64 * 1024 * 1024
+#: Largest HTTP payload accepted, in bytes, both as stored in the record and after removing its
+#: transfer and content codings (a decompression bomb stops there): a reject ``too_large`` beyond.
+#: Parsing and cleaning cost grows with the page (a 31 MB page took 85 s and 1.25 GB, issue #13);
+#: real news article pages are well under 5 MB.
+MAX_BODY_BYTES = 10 * 1024 * 1024
+#: Kept for callers of the earlier name: the decoders' cap is :data:`MAX_BODY_BYTES`.
+MAX_DECODED_BYTES = MAX_BODY_BYTES
+#: Bytes at the start of a body searched for an ``article:section`` meta tag.
+SECTION_SNIFF_BYTES = 64 * 1024
 
 #: Tag of the reject output of :class:`ReadWarcFileFn`; the main output holds pages.
 REJECTS_TAG = "rejects"
@@ -65,19 +80,27 @@ class ContentDecodingError(ValueError):
     """A body's ``Content-Encoding`` is unknown, unsupported here, or its data is corrupt."""
 
 
+class BodyTooLargeError(ContentDecodingError):
+    """A payload, or what decoding it gives, is larger than :data:`MAX_BODY_BYTES`."""
+
+
 @dataclass
 class ReadStats:
     """Counts of one :func:`iter_warc_file` call, filled in while the generator runs.
 
     Attributes:
-        records_read: WARC response records read, plus one for an unreadable file remainder.
+        records_read: WARC response records read, plus one per unreadable unit (a file or
+            remainder that is not WARC, a truncated tail).
         pages: records that became :class:`~schemas.Page`.
-        rejects: records (and unreadable remainders) that became :class:`~schemas.Reject`.
+        rejects: records (and unreadable units) that became :class:`~schemas.Reject`.
+        skipped: WARC records of other types, by type name (``request``, ``metadata``, ``revisit``,
+            ``resource``, ``unknown``, ...); not part of the accounting (not compared in ``==``).
     """
 
     records_read: int = 0
     pages: int = 0
     rejects: int = 0
+    skipped: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,22 +127,47 @@ def parse_content_type(value: str | None) -> tuple[str, str | None]:
     return mime, charset
 
 
-def _bounded_decompress(data: bytes, wbits: int) -> bytes:
-    """zlib-decompress ``data`` (all concatenated members for gzip), at most :data:`MAX_DECODED_BYTES`."""
+def _bounded_decompress(data: bytes, wbits: int, limit: int = MAX_BODY_BYTES) -> bytes:
+    """zlib-decompress ``data`` (all concatenated members for gzip), at most ``limit`` bytes out.
+
+    Raises BodyTooLargeError beyond ``limit``; ContentDecodingError for truncated data; zlib.error for corrupt data.
+    """
     out: list[bytes] = []
     size = 0
     while data:
         d = zlib.decompressobj(wbits)
-        chunk = d.decompress(data, MAX_DECODED_BYTES - size + 1)
+        chunk = d.decompress(data, limit - size + 1)
         size += len(chunk)
         out.append(chunk)
-        if size > MAX_DECODED_BYTES or d.unconsumed_tail:
-            raise ContentDecodingError(f"decoded body exceeds {MAX_DECODED_BYTES} bytes")
+        if size > limit or d.unconsumed_tail:
+            raise BodyTooLargeError(f"decoded body exceeds {limit} bytes")
         if not d.eof:
             raise ContentDecodingError("compressed data is truncated")
         data = d.unused_data if wbits & 16 else b""  # gzip may hold several members
         if data and not data.startswith(b"\x1f\x8b"):
             break  # trailing garbage after the last gzip member: ignored, as browsers do
+    return b"".join(out)
+
+
+def _bounded_brotli(data: bytes, limit: int = MAX_BODY_BYTES) -> bytes:
+    """Brotli-decompress ``data`` (RFC 7932) with the streaming ``Decompressor``, at most ``limit`` bytes out.
+
+    The output buffer is bounded on every call, so a bomb (1 KB -> 1 GiB) stops after ``limit``
+    bytes instead of being inflated first and measured after.
+    """
+    d = _brotli.Decompressor()
+    out = [d.process(data, output_buffer_limit=limit + 1)]
+    size = len(out[0])
+    while size <= limit and not d.is_finished() and not d.can_accept_more_data():
+        chunk = d.process(b"", output_buffer_limit=limit + 1 - size)
+        if not chunk:
+            break
+        out.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        raise BodyTooLargeError(f"decoded body exceeds {limit} bytes")
+    if not d.is_finished():
+        raise ContentDecodingError("brotli data is truncated")
     return b"".join(out)
 
 
@@ -136,10 +184,7 @@ def _decode_one(body: bytes, coding: str) -> bytes:
         if coding == "br":
             if _brotli is None:
                 raise ContentDecodingError("Content-Encoding br needs the 'brotli' module, not installed")
-            decoded = _brotli.decompress(body)
-            if len(decoded) > MAX_DECODED_BYTES:
-                raise ContentDecodingError(f"decoded body exceeds {MAX_DECODED_BYTES} bytes")
-            return decoded
+            return _bounded_brotli(body)
     except (zlib.error, gzip.BadGzipFile, EOFError) as exc:
         raise ContentDecodingError(f"corrupt {coding} data: {exc}") from exc
     except ContentDecodingError:
@@ -157,8 +202,9 @@ def decode_content_encoding(body: bytes, content_encoding: str | None) -> bytes:
     An empty body is returned as it is whatever the header says (a HEAD-like empty reply).
 
     Raises:
+        BodyTooLargeError: a result larger than :data:`MAX_BODY_BYTES` (decoding stops there).
         ContentDecodingError: unknown coding, ``br`` without the ``brotli`` module, corrupt or
-            truncated compressed data, or a result larger than :data:`MAX_DECODED_BYTES`.
+            truncated compressed data.
     """
     if not content_encoding or not body:
         return body
@@ -168,6 +214,65 @@ def decode_content_encoding(body: bytes, content_encoding: str | None) -> bytes:
             continue
         body = _decode_one(body, coding)
     return body
+
+
+_CHUNK_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")
+
+
+def decode_chunked(body: bytes, limit: int = MAX_BODY_BYTES) -> bytes:
+    """Undo HTTP/1.1 chunked transfer coding (RFC 9112 §7.1): ``size-hex[;ext] CRLF data CRLF ... 0 CRLF``.
+
+    A body whose first line is not a chunk-size line is returned as it is: many crawlers store the
+    de-chunked body but keep the ``Transfer-Encoding: chunked`` header. Bare LF line ends are
+    accepted (RFC 9112 §2.2); trailer fields after the last chunk are ignored. A body that ends
+    before its last (zero-size) chunk keeps the chunks it has, as a browser shows a cut page.
+
+    Raises:
+        BodyTooLargeError: the data grows over ``limit`` bytes.
+        ContentDecodingError: a chunk without its CRLF, or a malformed size line after the first.
+    """
+    if not _CHUNK_SIZE_LINE.match(body):
+        return body
+    out: list[bytes] = []
+    size = pos = 0
+    while pos < len(body):
+        m = _CHUNK_SIZE_LINE.match(body, pos)
+        if m is None:
+            raise ContentDecodingError(f"malformed chunk-size line at byte {pos}")
+        n = int(m.group(1), 16)
+        pos = m.end()
+        if n == 0:
+            break
+        size += n
+        if size > limit:
+            raise BodyTooLargeError(f"decoded body exceeds {limit} bytes")
+        out.append(body[pos:pos + n])
+        pos += n
+        if pos >= len(body):
+            break  # cut inside or right after the last chunk's data
+        if body.startswith(b"\r\n", pos):
+            pos += 2
+        elif body.startswith(b"\n", pos):
+            pos += 1
+        else:
+            raise ContentDecodingError(f"chunk of {n} bytes not followed by CRLF at byte {pos}")
+    return b"".join(out)
+
+
+def decode_http_body(body: bytes, transfer_encoding: str | None, content_encoding: str | None) -> bytes:
+    """Remove the transfer coding (only ``chunked`` is in use, RFC 9112 §7), then the content codings.
+
+    Raises BodyTooLargeError / ContentDecodingError as :func:`decode_chunked` and
+    :func:`decode_content_encoding` do.
+    """
+    codings = [c.strip().lower() for c in (transfer_encoding or "").split(",") if c.strip()]
+    if codings and codings[-1] == "chunked":
+        body = decode_chunked(body)
+        codings.pop()
+    for coding in reversed(codings):  # a transfer coding other than chunked (gzip): rare, undo it too
+        if coding != "identity":
+            body = _decode_one(body, coding)
+    return decode_content_encoding(body, content_encoding)
 
 
 def site_category_from_path(path: str) -> tuple[str, str]:
@@ -206,6 +311,65 @@ def parse_warc_date(value: str | None) -> datetime | None:
     return dt.astimezone(UTC)
 
 
+@lru_cache(maxsize=1)
+def _tld_extract():
+    """A tldextract extractor on the Public Suffix List snapshot bundled with the package (no network, no cache
+    dir), private suffixes included: ``a.blogspot.com`` and ``b.blogspot.com`` are two sites."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
+
+
+def site_from_url(url: str) -> str:
+    """The registered domain of ``url`` (``https://www.bbc.co.uk/news/x`` -> ``bbc.co.uk``), lower-cased.
+
+    Uses the Public Suffix List (tldextract's bundled snapshot), so ``foo.blogspot.com`` is its
+    own site. A host without a public suffix (an IP address, ``localhost``) is its own site;
+    ``"unknown"`` when the URL has no host.
+    """
+    host = (urlsplit(url).hostname or "").strip(".").lower()
+    if not host:
+        return UNKNOWN
+    ext = _tld_extract()(host)
+    domain = getattr(ext, "top_domain_under_public_suffix", None)
+    if domain is None:  # tldextract < 5.3
+        domain = ext.registered_domain
+    return domain or host
+
+
+_SECTION_META = re.compile(
+    rb"""<meta\b[^>]*?\bproperty\s*=\s*["']?article:section["']?[^>]*?\bcontent\s*=\s*["']([^"'<>]{1,80})["']"""
+    rb"""|<meta\b[^>]*?\bcontent\s*=\s*["']([^"'<>]{1,80})["'][^>]*?\bproperty\s*=\s*["']?article:section\b""",
+    re.I,
+)
+_SEGMENT_OK = re.compile(r"^[\w][\w.-]{0,79}$")
+
+
+def _slug(text: str) -> str:
+    return "-".join(text.strip().lower().split())[:80]
+
+
+def category_from_url(url: str, body: bytes = b"") -> str:
+    """A category for a page whose crawler did not record one (issue #13, case 10).
+
+    The first segment of the URL path when the path has at least two segments and the first is a
+    word, not a number (``/politics/2024/story.html`` -> ``politics``; ``/2024/05/x`` has none),
+    else the page's Open Graph ``article:section`` (searched in its first
+    :data:`SECTION_SNIFF_BYTES` bytes, lower-cased, spaces to ``-``), else ``"unknown"``.
+    """
+    segments = [unquote(seg) for seg in urlsplit(url).path.split("/") if seg]
+    if len(segments) >= 2:
+        first = segments[0].lower()
+        if _SEGMENT_OK.match(first) and not first.replace("-", "").replace("_", "").isdigit() and "." not in first:
+            return first[:80]
+    m = _SECTION_META.search(body[:SECTION_SNIFF_BYTES]) if body else None
+    if m:
+        section = _slug((m.group(1) or m.group(2)).decode("utf-8", "replace"))
+        if section:
+            return section
+    return UNKNOWN
+
+
 # --------------------------------------------------------------------------------------------
 # The reader
 # --------------------------------------------------------------------------------------------
@@ -219,13 +383,14 @@ def _record_date(record) -> datetime | None:
     return parse_warc_date(record.headers.get("WARC-Date"))
 
 
-def _reject(url: str, site: str, category: str, prov: Provenance, stage: Stage, message: str) -> Reject:
+def _reject(url: str, site: str, category: str, prov: Provenance, stage: Stage, message: str,
+            reason: RejectReason = RejectReason.DECODE_ERROR) -> Reject:
     return Reject(
         url=url,
         site=site,
         category=category,
         stage=stage.value,
-        reason=RejectReason.DECODE_ERROR.value,
+        reason=reason.value,
         message=message[:2000],
         warc_file=prov.warc_file,
         warc_record_id=prov.record_id,
@@ -233,39 +398,56 @@ def _reject(url: str, site: str, category: str, prov: Provenance, stage: Stage, 
     )
 
 
-def record_to_page(record, path: str, default_site: str, default_category: str) -> Page | Reject:
-    """Turn one fastwarc response record (HTTP already parsed) into a Page, or a decode_error Reject.
+def record_to_page(record, path: str, default_site: str | None = None,
+                   default_category: str | None = None) -> Page | Reject:
+    """Turn one fastwarc response record (HTTP already parsed) into a Page, or a Reject.
 
-    ``default_site`` / ``default_category`` are used when the record lacks the
-    ``WARC-Newsclean-*`` headers. Reads the record's payload (consumes its reader).
+    ``default_site`` / ``default_category`` (from the file's warcinfo record) are used when the
+    record lacks the ``WARC-Newsclean-*`` headers; when both are missing too, site and category
+    come from the URL (:func:`site_from_url`, :func:`category_from_url`). Reads the record's
+    payload (consumes its reader), at most :data:`MAX_BODY_BYTES` + 1 bytes.
+    Rejects: ``too_large``, ``truncated_record`` (stage ``read``), ``decode_error`` (``read``/``decode``).
     """
     headers = record.headers
     url = (headers.get("WARC-Target-URI") or "").strip().strip("<>")
     site = headers.get(SITE_HEADER) or default_site
     category = headers.get(CATEGORY_HEADER) or default_category
     prov = Provenance(warc_file=path, record_id=record.record_id or "", offset=int(record.stream_pos))
+    from_url = not site or not category
 
-    def reject(stage: Stage, message: str) -> Reject:
-        return _reject(url, site, category, prov, stage, message)
+    def reject(stage: Stage, message: str, reason: RejectReason = RejectReason.DECODE_ERROR) -> Reject:
+        return _reject(url, site or site_from_url(url), category or category_from_url(url), prov, stage,
+                       message, reason)
 
     if not url:
         return reject(Stage.READ, "WARC response record has no WARC-Target-URI")
     fetched_at = _record_date(record)
     if fetched_at is None:
         return reject(Stage.READ, f"missing or invalid WARC-Date {headers.get('WARC-Date')!r}")
+    if record.content_length > MAX_BODY_BYTES + 64 * 1024:  # the HTTP head is part of the block
+        return reject(Stage.READ, f"record block of {record.content_length} bytes exceeds {MAX_BODY_BYTES}",
+                      RejectReason.TOO_LARGE)
     http = record.http_headers if record.is_http_parsed else None
     status = http.status_code if http is not None else None
     if status is None:
         line = (http.status_line if http is not None else None) or ""
         return reject(Stage.READ, f"HTTP response head could not be parsed (status line {line[:80]!r})")
-    raw = record.reader.read()
+    raw = record.reader.read(MAX_BODY_BYTES + 1)
+    if len(raw) > MAX_BODY_BYTES:
+        return reject(Stage.READ, f"payload exceeds {MAX_BODY_BYTES} bytes", RejectReason.TOO_LARGE)
     if len(raw) < record.content_length:
-        return reject(Stage.READ, f"record truncated: {len(raw)} of {record.content_length} payload bytes")
+        return reject(Stage.READ, f"record truncated: {len(raw)} of {record.content_length} payload bytes",
+                      RejectReason.TRUNCATED_RECORD)
     try:
-        body = decode_content_encoding(raw, http.get("Content-Encoding"))
+        body = decode_http_body(raw, http.get("Transfer-Encoding"), http.get("Content-Encoding"))
+    except BodyTooLargeError as exc:
+        return reject(Stage.DECODE, str(exc), RejectReason.TOO_LARGE)
     except ContentDecodingError as exc:
         return reject(Stage.DECODE, str(exc))
     mime, charset = parse_content_type(http.get("Content-Type"))
+    if from_url:
+        site = site or site_from_url(url)
+        category = category or category_from_url(url, body)
     return Page(
         url=url,
         site=site,
@@ -280,6 +462,43 @@ def record_to_page(record, path: str, default_site: str, default_category: str) 
     )
 
 
+def _record_type_name(record_type) -> str:
+    """``WarcRecordType.response`` -> ``"response"``."""
+    return str(record_type).rpartition(".")[2].lower()
+
+
+def gzip_tail_complete(stream: BinaryIO, offset: int) -> bool | None:
+    """Whether the gzip members from byte ``offset`` of ``stream`` to its end are all complete.
+
+    A ``.warc.gz`` holds one gzip member per record (WARC 1.1 annex D); a cut download ends in
+    an incomplete member, which fastwarc reads as a short record or as the end of the file.
+    Bytes after the last member other than NUL or whitespace padding make it incomplete too.
+    Returns None when ``stream`` cannot seek or the bytes at ``offset`` are not gzip (an
+    uncompressed WARC). Reads from ``offset`` to the end (normally the last record only).
+    """
+    try:
+        if not stream.seekable():
+            return None
+        stream.seek(offset)
+        data = stream.read()
+    except (OSError, ValueError):
+        return None
+    if not data.startswith(b"\x1f\x8b"):
+        return None
+    while data.startswith(b"\x1f\x8b"):
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            while not d.eof and (data or d.unconsumed_tail):  # inflate in bounded steps (memory)
+                d.decompress(d.unconsumed_tail or data, 1 << 20)
+                data = b""
+        except zlib.error:
+            return False
+        if not d.eof:
+            return False
+        data = d.unused_data
+    return not data.strip(b"\x00\r\n\t ")  # bytes left that are no gzip member: a cut member header
+
+
 def iter_warc_file(path: str, stream: BinaryIO | None = None,
                    stats: ReadStats | None = None) -> Iterator[Page | Reject]:
     """Yield one :class:`~schemas.Page` or :class:`~schemas.Reject` per WARC response record of ``path``.
@@ -291,45 +510,66 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
             ``FileSystems`` (no transparent decompression, so offsets are file offsets) when None.
         stats: if given, updated with the counts while iterating.
 
-    Yields pages and rejects in file order. Never raises for bad records or a broken file
-    remainder (see the module docstring); raises ``OSError`` only when the file cannot be opened.
+    Yields pages and rejects in file order, plus one ``not_warc`` or ``truncated_record`` reject
+    for bytes that are not (complete) WARC records (see the module docstring). Never raises for
+    bad records or a broken file; raises ``OSError`` only when the file cannot be opened.
     """
     stats = stats if stats is not None else ReadStats()
-    path_site, path_category = site_category_from_path(path)
     own = stream is None
     if own:
         stream = FileSystems.open(path, mime_type="application/octet-stream",
                                   compression_type=CompressionTypes.UNCOMPRESSED)
     info_site = info_category = None
     last_offset = 0
+    records_seen = 0
+    last_truncated = False  # the last record was already rejected as truncated_record
+
+    def unit(reason: RejectReason, message: str) -> Reject:
+        stats.records_read += 1
+        stats.rejects += 1
+        return _reject("", info_site or UNKNOWN, info_category or UNKNOWN, Provenance(path, "", last_offset),
+                       Stage.READ, message, reason)
+
     try:
-        records = ArchiveIterator(stream, record_types=WarcRecordType.response | WarcRecordType.warcinfo,
-                                  parse_http=True)
-        it = iter(records)
+        it = iter(ArchiveIterator(stream, record_types=WarcRecordType.any_type, parse_http=True))
         while True:
             try:
                 record = next(it)
             except StopIteration:
-                return
+                break
             except Exception as exc:  # corrupt gzip member, invalid WARC header, I/O error
-                stats.records_read += 1
-                stats.rejects += 1
-                prov = Provenance(path, "", last_offset)
-                yield _reject("", info_site or path_site, info_category or path_category, prov, Stage.READ,
-                              f"unreadable WARC data after offset {last_offset}: {type(exc).__name__}: {exc}")
+                reason = RejectReason.NOT_WARC
+                yield unit(reason, f"{'no WARC record' if not records_seen else 'unreadable WARC data'} "
+                                   f"after offset {last_offset}: {type(exc).__name__}: {exc}")
                 return
+            records_seen += 1
             last_offset = int(record.stream_pos)
+            last_truncated = False
+            kind = _record_type_name(record.record_type)
             if record.record_type == WarcRecordType.warcinfo:
                 info_site = record.headers.get(SITE_HEADER) or info_site
                 info_category = record.headers.get(CATEGORY_HEADER) or info_category
                 continue
+            if record.record_type == WarcRecordType.unknown and not record.headers.get("WARC-Type"):
+                # fastwarc's reading of a header cut before its WARC-Type line: the file ends here
+                yield unit(RejectReason.TRUNCATED_RECORD,
+                           f"the file ends inside a WARC record header at offset {last_offset}")
+                return
+            if record.record_type != WarcRecordType.response:
+                stats.skipped[kind] = stats.skipped.get(kind, 0) + 1
+                continue
             stats.records_read += 1
-            out = record_to_page(record, path, info_site or path_site, info_category or path_category)
+            out = record_to_page(record, path, info_site, info_category)
             if isinstance(out, Page):
                 stats.pages += 1
             else:
                 stats.rejects += 1
+                last_truncated = out.reason == RejectReason.TRUNCATED_RECORD.value
             yield out
+        if not last_truncated and gzip_tail_complete(stream, last_offset) is False:
+            yield unit(RejectReason.TRUNCATED_RECORD,
+                       f"the file ends inside the gzip member {'of the record ' if records_seen else ''}"
+                       f"at offset {last_offset}")
     finally:
         if own:
             stream.close()
@@ -338,15 +578,14 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
 class ReadWarcFileFn(beam.DoFn):
     """Beam ``DoFn``: WARC file path (``str``) -> pages (main output) and rejects (``REJECTS_TAG``).
 
-    Also emits ``("records_read", n)`` on ``COUNTS_TAG`` once per file, for the run summary,
-    and increments the ``newsclean`` counters ``records_read``, ``pages_read`` and
-    ``rejects_decode_error``.
+    Also emits, once per file, ``("records_read", n)`` and ``("skipped_<type>", n)`` for each
+    skipped WARC record type on ``COUNTS_TAG``, for the run summary, and increments the
+    ``newsclean`` counters ``records_read``, ``pages_read`` and ``rejects_<reason>``.
     """
 
     def setup(self):
         self._records = Metrics.counter(METRICS_NAMESPACE, "records_read")
         self._pages = Metrics.counter(METRICS_NAMESPACE, "pages_read")
-        self._rejects = Metrics.counter(METRICS_NAMESPACE, f"rejects_{RejectReason.DECODE_ERROR.value}")
 
     def process(self, path: str):
         stats = ReadStats()
@@ -354,8 +593,10 @@ class ReadWarcFileFn(beam.DoFn):
             if isinstance(item, Page):
                 yield item
             else:
+                Metrics.counter(METRICS_NAMESPACE, f"rejects_{item.reason}").inc()
                 yield beam.pvalue.TaggedOutput(REJECTS_TAG, item)
         self._records.inc(stats.records_read)
         self._pages.inc(stats.pages)
-        self._rejects.inc(stats.rejects)
         yield beam.pvalue.TaggedOutput(COUNTS_TAG, ("records_read", stats.records_read))
+        for kind, n in sorted(stats.skipped.items()):
+            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (f"skipped_{kind}", n))

@@ -1,22 +1,10 @@
-"""pyarrow schemas and mirroring dataclasses of the records newsclean stores (versioned)."""
+"""The records newsclean stores and the crawl -> clean contract.
 
-from newsclean.schemas.records import (
-    ARTICLE_SCHEMA,
-    PIPELINE_VERSION,
-    REJECT_SCHEMA,
-    SCHEMA_VERSION,
-    Article,
-    Page,
-    Provenance,
-    Reject,
-    RejectReason,
-    Stage,
-    StageCounts,
-    from_row,
-    to_row,
-)
+* :mod:`newsclean.schemas.records`: pyarrow schemas (versioned) and the dataclasses that mirror them
+  (``Page``, ``Article``, ``Reject``, ``StageCounts``, ...).
+* :mod:`newsclean.schemas.contract`: WARC extension header names, page types, roles, outcomes and
+  reject reasons, imported by both the crawler and the pipeline.
 
-__all__ = [
-    "ARTICLE_SCHEMA", "PIPELINE_VERSION", "REJECT_SCHEMA", "SCHEMA_VERSION", "Article", "Page",
-    "Provenance", "Reject", "RejectReason", "Stage", "StageCounts", "from_row", "to_row",
-]
+Import from those modules (``from newsclean.schemas.records import Article``); this package
+re-exports nothing.
+"""

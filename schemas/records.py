@@ -19,24 +19,13 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+# Reject reasons are part of the crawl -> clean contract; re-exported here for the records that carry them.
+from newsclean.schemas.contract import RejectReason as RejectReason
+
+SCHEMA_VERSION = "2"  # 2: article metadata columns (authors ... declared_language), column descriptions, dynamic_nodes_marked
 PIPELINE_VERSION = "0.1.0"
 
 _TS = pa.timestamp("us", tz="UTC")
-
-
-class RejectReason(str, enum.Enum):
-    """Closed set of reasons a WARC response record does not become an article."""
-
-    HTTP_STATUS = "http_status"  # status other than 200 (404, 500, redirects kept as records)
-    NOT_ARTICLE = "not_article"  # the crawler recorded a listing page, feed, sitemap or robots.txt
-    NOT_HTML = "not_html"  # Content-Type is not an HTML type
-    EMPTY_BODY = "empty_body"  # zero bytes (or only whitespace) of payload
-    DECODE_ERROR = "decode_error"  # payload or Content-Encoding could not be decoded
-    PARSE_ERROR = "parse_error"  # lxml could not build a tree
-    NO_CONTENT = "no_content"  # the cleaning chain kept no text block
-    TOO_SHORT = "too_short"  # kept text below the minimum article length
-    INTERNAL_ERROR = "internal_error"  # unexpected exception inside a stage (bug: report it)
 
 
 class Stage(str, enum.Enum):
@@ -79,6 +68,9 @@ class StageCounts:
 
     static_nodes_removed: int = 0
     dynamic_nodes_removed: int = 0
+    #: nodes marked as dynamic noise (StaDyNoT §3.2); equal to ``dynamic_nodes_removed`` except under the
+    #: learned chain, which keeps them on the tree as a feature of its classifier (and removes none)
+    dynamic_nodes_marked: int = 0
     noninformative_nodes_removed: int = 0
     blocks_total: int = 0
     blocks_kept: int = 0
@@ -109,6 +101,27 @@ class Article:
     warc_record_id: str
     warc_offset: int
     pipeline_version: str = PIPELINE_VERSION
+    # Near-dedup and versions (pipeline/dedup.py, pipeline/incremental.py): the article id of the kept member
+    # of this row's near-duplicate cluster ("" before near-dedup); the URL's text version (1 = first text seen
+    # at this URL; +1 for each changed text in later incremental runs); first and last fetch of this text.
+    cluster_id: str = ""
+    version: int = 1
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    # What the page says about itself (newsclean.transforms.metadata), and the identified language.
+    authors: tuple[str, ...] = ()
+    description: str | None = None
+    image_url: str | None = None
+    canonical_url: str | None = None
+    domain: str | None = None
+    site_name: str | None = None
+    modified_at: datetime | None = None
+    section: str | None = None
+    tags: tuple[str, ...] = ()
+    language_score: float | None = None
+    declared_language: str | None = None
+    # Honest stage count (issue #10): nodes marked as dynamic noise; see StageCounts.
+    dynamic_nodes_marked: int = 0
 
 
 @dataclass(frozen=True)
@@ -127,9 +140,59 @@ class Reject:
     pipeline_version: str = PIPELINE_VERSION
 
 
+#: What each stored column holds: written into the Arrow field metadata (key ``description``), so that
+#: ``pq.read_schema(path).field(name).metadata`` and the dataset card (OUT/README.md) explain every column.
+DESCRIPTIONS: dict[str, str] = {
+    "article_id": "Stable row id: hex SHA-1 of url + newline + content_hash (40 characters).",
+    "url": "URL the page was fetched from (WARC-Target-URI).",
+    "site": "Site name from the crawl config (WARC-Newsclean-Site), else derived from the WARC path or URL.",
+    "category": "Category of the site from the crawl config (WARC-Newsclean-Category), else from the path.",
+    "fetched_at": "When the crawler fetched the page (WARC-Date), UTC.",
+    "title": "Headline: og:title / twitter:title / dc.title meta, JSON-LD headline, <title> or first <h1>.",
+    "published_at": "First publication time, UTC: JSON-LD datePublished or article:published_time meta "
+                    "(time kept), else htmldate's original date (midnight UTC); null when none in 1995..fetch+1 day.",
+    "language": "Language of the article text identified by py3langid (ISO 639-1 code, e.g. 'en').",
+    "text": "Cleaned article text: kept text blocks, one paragraph per line.",
+    "html": "Cleaned HTML of the kept content (formatting tags kept).",
+    "word_count": "Words of text (tokens with a letter or digit; Han/Kana characters counted by word boundaries).",
+    "content_hash": "Hex SHA-1 of the whitespace-normalised text (exact-duplicate key).",
+    "static_nodes_removed": "DOM nodes removed as static noise learned from neighbour pages (StaDyNoT).",
+    "dynamic_nodes_removed": "DOM nodes removed as dynamic noise (StaDyNoT §3.2); 0 under the learned chain, "
+                             "which keeps them on the tree as a classifier feature (see dynamic_nodes_marked).",
+    "dynamic_nodes_marked": "DOM nodes marked as dynamic noise (StaDyNoT §3.2), removed or not.",
+    "noninformative_nodes_removed": "DOM nodes removed as non-informative (scripts, styles, forms, ...).",
+    "blocks_kept": "Text blocks kept as article content.",
+    "blocks_total": "Text blocks of the page after noise removal.",
+    "warc_file": "WARC file the record was read from.",
+    "warc_record_id": "WARC-Record-ID of the response record.",
+    "warc_offset": "Byte offset of the record in the (compressed) WARC file.",
+    "pipeline_version": "newsclean version that wrote the row.",
+    "cluster_id": "article_id of the kept member of this row's near-duplicate cluster ('' before near-dedup).",
+    "version": "Text version of this URL (1 = first text seen; +1 for each changed text in later runs).",
+    "first_seen": "First fetch of this text of the URL, UTC.",
+    "last_seen": "Last fetch of this text of the URL, UTC.",
+    "authors": "Author names: JSON-LD/microdata author, else author meta tags ('By ' removed); empty when none.",
+    "description": "Summary the page gives: JSON-LD description, og:description or description meta.",
+    "image_url": "Lead image: JSON-LD image, og:image or twitter:image, absolute URL.",
+    "canonical_url": "Canonical URL: <link rel=canonical>, og:url or JSON-LD url, absolute.",
+    "domain": "Registered domain of url (Public Suffix List, e.g. 'bbc.co.uk'); the host for IP addresses.",
+    "site_name": "Publication name: og:site_name, JSON-LD publisher name or application-name meta.",
+    "modified_at": "Last modification time, UTC: JSON-LD dateModified or article:modified_time meta.",
+    "section": "Section of the site the page gives: JSON-LD articleSection or article:section meta.",
+    "tags": "Keywords: JSON-LD keywords, else article:tag / news_keywords / keywords meta.",
+    "language_score": "py3langid's probability of language, in [0, 1].",
+    "declared_language": "Language the page declares (<html lang>, content-language, og:locale) as a "
+                         "lowercased BCP 47 tag; null when absent or not a language tag (e.g. a charset).",
+    "stage": "Pipeline stage that rejected the record: read, filter, decode or clean.",
+    "reason": "Why the record is not an article (a RejectReason value, e.g. http_status, no_content).",
+    "message": "Details of the reject, for a person (at most 2,000 characters).",
+}
+
+
 def _schema(fields: list[tuple[str, pa.DataType, bool]], name: str) -> pa.Schema:
     meta = {b"newsclean.record": name.encode(), b"newsclean.schema_version": SCHEMA_VERSION.encode()}
-    return pa.schema([pa.field(n, t, nullable=nl) for n, t, nl in fields], metadata=meta)
+    return pa.schema([pa.field(n, t, nullable=nl, metadata={b"description": DESCRIPTIONS.get(n, "").encode()})
+                      for n, t, nl in fields], metadata=meta)
 
 
 ARTICLE_SCHEMA = _schema(
@@ -155,6 +218,22 @@ ARTICLE_SCHEMA = _schema(
         ("warc_record_id", pa.string(), False),
         ("warc_offset", pa.int64(), False),
         ("pipeline_version", pa.string(), False),
+        ("cluster_id", pa.string(), False),
+        ("version", pa.int32(), False),
+        ("first_seen", _TS, True),
+        ("last_seen", _TS, True),
+        ("authors", pa.list_(pa.string()), False),
+        ("description", pa.string(), True),
+        ("image_url", pa.string(), True),
+        ("canonical_url", pa.string(), True),
+        ("domain", pa.string(), True),
+        ("site_name", pa.string(), True),
+        ("modified_at", _TS, True),
+        ("section", pa.string(), True),
+        ("tags", pa.list_(pa.string()), False),
+        ("language_score", pa.float64(), True),
+        ("declared_language", pa.string(), True),
+        ("dynamic_nodes_marked", pa.int32(), False),
     ],
     "article",
 )
@@ -184,5 +263,6 @@ def to_row(record: Article | Reject) -> dict[str, Any]:
 
 
 def from_row(cls: type, row: dict[str, Any]):
-    """Build ``cls`` (Article or Reject) from a Parquet row dict; extra keys raise ``TypeError``."""
-    return cls(**row)
+    """Build ``cls`` (Article or Reject) from a Parquet row dict (list columns become tuples); extra keys
+    raise ``TypeError``."""
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items()})

@@ -10,12 +10,10 @@ pages whose site falls in the ``tune`` split (``newsclean_eval.datasets.split_of
 Blocks come from the ``learned`` chain configuration up to classification (static noise learnt
 from up to 10 neighbour pages of the same group, as in the pipeline). A block's label is 1 when
 at least half of its tokens are matched by an in-order alignment (difflib) of the page's tokens
-with the gold tokens. (An earlier rule, "half of its word trigrams occur anywhere in the gold",
-gave test-half F1 0.984 / 0.931 / 0.930 / 0.924 / 0.868 / 0.919 on msv-big9 / dragnet /
-cleanportaleval / cleaneval / readability / trafilatura-eval; alignment gives 0.986 / 0.937 /
-0.926 / 0.925 / 0.871 / 0.928: short boilerplate such as "Filed under" is no longer labelled
-content because its words occur somewhere in the article. Soft labels, the matched fraction with
-a cross-entropy objective, measured no better.) Each block is weighted by its share
+with the gold tokens. (It measured better than the earlier rule, "half of its word trigrams occur
+anywhere in the gold": short boilerplate such as "Filed under" is no longer labelled content because
+its words occur somewhere in the article; soft labels measured no better. Figures:
+docs/DECISIONS.md, "Block labels".) Each block is weighted by its share
 of the page's words, so that every page weighs the same, as in the macro-averaged metric.
 
 The boilerplate lexicon (``transforms/lexicon.py``) is learnt from the same labelled blocks; its
@@ -25,6 +23,11 @@ K boosters per stage with seeds SEED..SEED+K-1 and averages them (K = 3 measured
 on either half, at three times the prediction time; one is shipped). ``--train-split test`` trains
 the swapped direction into ``transforms/models/crossfit/``: ``newsclean eval``'s ``crossfit`` row
 scores tune pages with it, so that every page is scored by a model that never saw its site.
+``--holdout-set NAME`` (or ``all``) trains leave-one-data-set-out models into ``out/lodo/NAME/``:
+the same recipe on the tune pages of the five other sets, printing the block accuracy on the held-out
+set's tune pages; ``newsclean eval --lodo out/lodo --split tune`` scores each set with the model that
+never saw it, beside trafilatura (issue #11's selection protocol: choices are made on that table,
+the test halves are scored once per release).
 Requires lightgbm (the ``[train]`` extra). Prints the tune/test block accuracy.
 """
 
@@ -42,6 +45,8 @@ from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -55,6 +60,7 @@ from newsclean.transforms.features import (  # noqa: E402
     block_features,
     context_features,
     context_groups,
+    feature_columns,
 )
 from newsclean.transforms.learned import (  # noqa: E402
     DEFAULT_CONTEXT_MODEL,
@@ -98,12 +104,17 @@ class PageRows:
     key: str  # dataset:site, for the tune/test split and the stage-1 folds
     page_id: str
     split: str
-    feats: list
+    feats: np.ndarray  # blocks x FEATURE_NAMES (newsclean.transforms.features.block_features)
     labels: list
     weights: list
     groups: list
     words: list
     terms: list  # per block: newsclean.transforms.lexicon.block_terms
+
+    @property
+    def dataset(self) -> str:
+        """The data set the page comes from (the part of ``key`` before the first colon)."""
+        return self.key.split(":", 1)[0]
 
 
 def group_rows(pages: list[EvalPage]) -> list[PageRows]:
@@ -193,10 +204,13 @@ def _lexicon(pages: list[PageRows]) -> dict[str, float]:
     return learn_lexicon([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
 
+_LEXICAL_COLUMNS = feature_columns(LEXICON_FEATURE_NAMES)
+
+
 def _set_lexical(page: PageRows, lexicon: dict[str, float]) -> None:
-    k = len(LEXICON_FEATURE_NAMES)
-    for f, t in zip(page.feats, page.terms):
-        f[-k:] = lexicon_features(t, lexicon)
+    """Fill the lexicon features' columns (by name) of ``page``'s rows from ``lexicon``."""
+    for row, t in zip(page.feats, page.terms):
+        row[_LEXICAL_COLUMNS] = lexicon_features(t, lexicon)
 
 
 def _lexicon_dropped(key: str) -> bool:
@@ -222,12 +236,12 @@ def fill_lexical_features(train_pages: list[PageRows], other_pages: list[PageRow
 
 
 def _matrix(pages: list[PageRows], extra=None):
-    import numpy as np
-
-    X = [f + (extra[i][j] if extra else []) for i, p in enumerate(pages) for j, f in enumerate(p.feats)]
+    """Rows of every page's blocks (stage 1 features, then ``extra[i]``'s columns for page i), labels, weights."""
+    X = np.vstack([np.hstack([p.feats, np.asarray(extra[i], dtype=float).reshape(len(p.feats), -1)]) if extra else p.feats
+                   for i, p in enumerate(pages)])
     y = [lab for p in pages for lab in p.labels]
     w = [wt for p in pages for wt in p.weights]
-    return np.array(X, dtype=float), np.array(y), np.array(w)
+    return X, np.array(y), np.array(w)
 
 
 def _fit(pages, names, extra=None, seeds=(PARAMS["seed"],)) -> list:
@@ -241,8 +255,6 @@ def _fit(pages, names, extra=None, seeds=(PARAMS["seed"],)) -> list:
 
 def _predict(boosters, pages, extra=None) -> list[list[float]]:
     """Per page, the members' mean probability per block."""
-    import numpy as np
-
     X, _, _ = _matrix(pages, extra)
     flat = list(np.mean([b.predict(X) for b in boosters], axis=0))
     out, i = [], 0
@@ -293,10 +305,18 @@ def save(boosters, path: Path) -> None:
 
 
 def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path, split: str = "tune",
-          seeds=(PARAMS["seed"],)) -> None:
-    """Fit the lexicon and both stages on the pages of ``split``, write them, print the accuracy on the other split."""
-    tune = [p for p in pages if p.split == split]
-    test = [p for p in pages if p.split != split]
+          seeds=(PARAMS["seed"],), holdout: str | None = None) -> None:
+    """Fit the lexicon and both stages on the pages of ``split``, write them, print the accuracy on the other split.
+
+    ``holdout``: a data set left out (leave-one-data-set-out): the model is fitted on the ``split`` pages
+    of the other sets only and the accuracy printed is on the held-out set's pages of ``split``.
+    """
+    if holdout is None:
+        tune = [p for p in pages if p.split == split]
+        test = [p for p in pages if p.split != split]
+    else:
+        tune = [p for p in pages if p.split == split and p.dataset != holdout]
+        test = [p for p in pages if p.split == split and p.dataset == holdout]
     lexicon = fill_lexical_features(tune, test)
     stage1 = _fit(tune, FEATURE_NAMES, seeds=seeds)
     stage2 = _fit(tune, FEATURE_NAMES + CONTEXT_FEATURE_NAMES, _context(tune, out_of_fold(tune, seeds)), seeds=seeds)
@@ -307,8 +327,27 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
     if test:
         p1 = _predict(stage1, test)
         p2 = _predict(stage2, test, _context(test, p1))
-        print(f"held-out split: {sum(len(p.feats) for p in test)} blocks, word-weighted accuracy "
+        print(f"held-out {'split' if holdout is None else holdout + ' (' + split + ' pages)'}: {sum(len(p.feats) for p in test)} blocks, word-weighted accuracy "
               f"stage 1 {accuracy(p1, test):.3f}, stage 2 {accuracy(p2, test):.3f}")
+
+
+LODO_DIR = REPO / "out" / "lodo"
+
+
+def train_lodo(args: argparse.Namespace) -> int:
+    """Leave-one-data-set-out models: for each held-out set (``args.holdout_set``, or every set for
+    ``all``), the three model files trained without it, in ``args.lodo_dir/<set>/``."""
+    t0 = time.time()
+    pages = collect(args.jobs)
+    print(f"{len(pages)} pages, {sum(len(p.feats) for p in pages)} blocks in {time.time() - t0:.0f} s", file=sys.stderr)
+    seeds = tuple(range(args.seed, args.seed + args.ensemble))
+    for name in TRAIN_SETS if args.holdout_set == "all" else (args.holdout_set,):
+        folder = args.lodo_dir / name
+        copies = [PageRows(**{**vars(p), "feats": p.feats.copy()}) for p in pages]  # lexical columns are rewritten
+        train(copies, folder / DEFAULT_MODEL.name, folder / DEFAULT_CONTEXT_MODEL.name, folder / DEFAULT_LEXICON.name,
+              args.train_split, seeds, holdout=name)
+        print(f"{name} held out: models in {folder} after {time.time() - t0:.0f} s", flush=True)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -323,7 +362,15 @@ def main(argv=None) -> int:
     ap.add_argument("--train-split", choices=("tune", "test"), default="tune",
                     help="split to train on (test: the swapped direction; its default files go to "
                          f"{CROSSFIT_MODELS.relative_to(REPO)}/, for newsclean eval's cross-fitted row only)")
+    ap.add_argument("--holdout-set", metavar="NAME", choices=(*TRAIN_SETS, "all"),
+                    help="leave-one-data-set-out: train on the --train-split pages of the other sets only and "
+                         "write to LODO_DIR/NAME/ (all: one model per set, features collected once); "
+                         "score with newsclean eval --lodo LODO_DIR")
+    ap.add_argument("--lodo-dir", type=Path, default=LODO_DIR,
+                    help=f"folder of the leave-one-data-set-out models (default {LODO_DIR.relative_to(REPO)})")
     args = ap.parse_args(argv)
+    if args.holdout_set:
+        return train_lodo(args)
     folder = CROSSFIT_MODELS if args.train_split == "test" else DEFAULT_MODEL.parent
     args.out = args.out or folder / DEFAULT_MODEL.name
     args.context_out = args.context_out or folder / DEFAULT_CONTEXT_MODEL.name

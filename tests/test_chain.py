@@ -4,8 +4,10 @@ import pytest
 
 from newsclean.schemas.records import RejectReason
 from newsclean.transforms.chain import (
+    CONFIGS,
     DEFAULT_CONFIG,
     HEURISTIC_CONFIG,
+    MIN_ARTICLE_WORDS,
     PAPER_CONFIG,
     extract_article,
     learn_static_noise,
@@ -62,7 +64,9 @@ def test_chain_counts_what_each_stage_removed(signature, config):
     html, _ = PAGES[0]
     counts = extract_article(html, signature, config).counts
     assert counts.static_nodes_removed >= 4  # Home, World, Sports, share bar, footer, "Related"
-    assert counts.dynamic_nodes_removed >= 1  # the related-links list (marked, for the learned chain)
+    assert counts.dynamic_nodes_marked >= 1  # the related-links list
+    # Honest counts: the learned chain keeps marked dynamic noise on the tree (a feature), the papers' removes it.
+    assert counts.dynamic_nodes_removed == (0 if config.learned else counts.dynamic_nodes_marked)
     assert counts.noninformative_nodes_removed >= 1  # the script
     assert 0 < counts.blocks_kept <= counts.blocks_total
 
@@ -94,20 +98,20 @@ def test_page_without_article_is_rejected_with_a_reason():
         extract_article(LINKS_ONLY, None, HEURISTIC_CONFIG)
     assert err.value.reason is RejectReason.NO_CONTENT  # Boilerpipe keeps no link-only block
     with pytest.raises(ExtractionError) as err:
-        extract_article(LINKS_ONLY, None, DEFAULT_CONFIG)
+        extract_article(LINKS_ONLY, None, DEFAULT_CONFIG, min_words=MIN_ARTICLE_WORDS)  # the pipeline's filter
     assert err.value.reason in (RejectReason.NO_CONTENT, RejectReason.TOO_SHORT)
 
 
 def test_short_extraction_is_rejected_as_too_short():
     body = "<p>" + " ".join(["word"] * 60) + "</p><p>" + " ".join(["word"] * 60) + "</p>"
     with pytest.raises(ExtractionError) as err:
-        extract_article(f"<html><body>{body}</body></html>", None, DEFAULT_CONFIG.with_(min_words=500))
+        extract_article(f"<html><body>{body}</body></html>", None, DEFAULT_CONFIG, min_words=500)
     assert err.value.reason is RejectReason.TOO_SHORT
 
 
 def test_stages_can_be_switched_off():
     html, _ = PAGES[0]
-    everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None, min_words=0)
+    everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None)
     text = extract_article(html, None, everything).text
     assert "Another headline" in text and "Copyright" in text
 
@@ -116,7 +120,35 @@ def test_text_and_title_come_out_in_nfc():
     # "Cafe" + combining acute (decomposed) and Bengali U+09DC (NFC decomposes it to U+09A1 U+09BC).
     body = "<p>" + "Cafe\u0301 \u09dc " * 20 + "</p>"
     html = f"<html><head><title>Cafe\u0301</title></head><body>{body}</body></html>"
-    everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None, min_words=0)
+    everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None)
     out = extract_article(html, None, everything)
     assert "Caf\u00e9 \u09a1\u09bc" in out.text and "\u0301" not in out.text and "\u09dc" not in out.text
     assert out.title == "Caf\u00e9"
+
+
+def test_a_config_refuses_settings_its_block_decision_would_ignore():
+    from newsclean.transforms.boilerpipe import BoilerpipeParams
+    from newsclean.transforms.learned import LearnedParams
+
+    # The learned classifier decides: Boilerpipe/ancestor parameters would do nothing, so they are refused.
+    with pytest.raises(ValueError, match="'boilerpipe' would be ignored"):
+        DEFAULT_CONFIG.with_(boilerpipe=BoilerpipeParams(algorithm=1))
+    with pytest.raises(ValueError, match="'boilerpipe' and 'ancestor' would be ignored"):
+        HEURISTIC_CONFIG.with_(learned=LearnedParams())
+    with pytest.raises(ValueError, match="link_filter"):
+        HEURISTIC_CONFIG.with_(link_filter=4)
+    # The papers' decision with its stages, or the learned one without them, are fine.
+    assert HEURISTIC_CONFIG.with_(learned=LearnedParams(), boilerpipe=None, ancestor=None).learned is not None
+    assert DEFAULT_CONFIG.boilerpipe is None and DEFAULT_CONFIG.ancestor is None
+    assert all(c.name == name for name, c in CONFIGS.items())  # every shipped configuration passes the check
+
+
+def test_min_words_is_an_argument_not_a_chain_setting():
+    body = "<p>" + " ".join(["word"] * 12) + "</p>"
+    html = f"<html><body>{body}</body></html>"
+    everything = HEURISTIC_CONFIG.with_(static=None, dynamic=None, boilerpipe=None, ancestor=None)
+    assert extract_article(html, None, everything).word_count == 12  # the chain alone filters nothing
+    with pytest.raises(ExtractionError) as err:
+        extract_article(html, None, everything, min_words=13)
+    assert err.value.reason is RejectReason.TOO_SHORT
+    assert not hasattr(everything, "min_words")

@@ -116,6 +116,7 @@ def config_text(base: str, beta: str) -> str:
         contact_url = "https://example.org/newsclean-tests"
         depth_limit = 2
         autothrottle = false
+        download_delay = 0.0
         concurrent_requests_per_domain = 8
         allow_private_networks = true
         download_timeout = 1.5

@@ -43,6 +43,7 @@ def write_config(path: Path, base: str, extra: str = "") -> Path:
     path.write_text(textwrap.dedent(f"""\
         [crawl]
         autothrottle = false
+        download_delay = 0.0
         allow_private_networks = true
         concurrent_requests_per_domain = 2
         download_timeout = 10
@@ -120,7 +121,7 @@ def test_second_run_skips_known_articles_and_refetch_after_revisits(tmp_path):
     row = store.page(canonical_url(f"{base}/a/one.html"))
     store.close()
     assert row["page_type"] == "article" and row["status"] == 200 and row["first_fetch"] < row["last_fetch"]
-    assert row["payload_digest"].startswith("sha1:") and Path(row["warc_file"]).is_file()
+    assert row["payload_digest"].startswith("sha1:") and (out / row["warc_file"]).is_file()  # relative to OUT
     assert row["warc_file"].endswith(".warc.gz") and row["job"] == third.job
 
 
@@ -177,3 +178,48 @@ def test_killed_crawl_resumes_without_loss_or_duplicates(tmp_path, sig):
     check_warcs(out)
     job = json.loads((jobdir / "newsclean-job.json").read_text(encoding="utf-8"))
     assert job == {"job": resumed.job, "finished": True}
+
+
+def pending_rows(store_path: Path) -> int:
+    db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT COUNT(*) FROM frontier WHERE state = 'pending'").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_three_sigkills_with_out_spelled_three_ways_lose_and_repeat_nothing(tmp_path):
+    """Issue #14 items 2 and 4: kill, resume, kill, resume, kill, resume to the end, ``--out`` given as an absolute
+    path, a relative one and a relative one with ``..``: every article stored exactly once, nothing left pending."""
+    from fastwarc.warc import ArchiveIterator
+
+    names = [f"k{i:02d}" for i in range(40)]
+    site = news_site(names, delay=0.05)
+    out, jobdir = tmp_path / "warc", tmp_path / "job"
+    spellings = [str(out), "warc", "job/../warc"]  # run with cwd=tmp_path
+    with LocalSites([site]) as servers:
+        base = servers.base_urls["solo"]
+        config = write_config(tmp_path / "sites.toml", base)
+        for kill, spelled in enumerate(spellings):
+            proc = subprocess.Popen(crawl_cmd(config, Path(spelled), "--jobdir", str(jobdir)), cwd=tmp_path,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            deadline = time.monotonic() + 60
+            while len(acked_articles(out / "crawl-state.sqlite3")) < 6 * (kill + 1) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            proc.kill()
+            _, err = proc.communicate(timeout=60)
+            assert len(acked_articles(out / "crawl-state.sqlite3")) < len(names), err[-2000:]
+        summary = out.parent / "summary.json"
+        proc = subprocess.run([*crawl_cmd(config, Path("warc"), "--jobdir", str(jobdir)), "--summary-json",
+                               str(summary)], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    resumed = CrawlSummary.from_json(summary.read_text(encoding="utf-8"))
+    assert resumed.resumed and resumed.finish_reason == "finished"
+    urls = Counter(r.uri for r in responses(out))
+    assert {u for u in urls if "/a/" in u} == {f"{base}/a/{n}.html" for n in names}  # nothing lost
+    assert max(urls.values()) == 1, [u for u, n in urls.items() if n > 1]  # nothing written twice
+    assert pending_rows(out / "crawl-state.sqlite3") == 0
+    check_warcs(out)
+    for path in warc_files(out):  # a second, independent reader verifies every digest
+        with open(path, "rb") as fh:
+            assert all(rec.verify_block_digest() for rec in ArchiveIterator(fh, parse_http=False)), path

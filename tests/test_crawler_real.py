@@ -57,7 +57,7 @@ def test_real_pages_through_robots_txt_and_a_sitemap_index(tmp_path):
             SiteConfig(name, (url.split("//")[1].split(":")[0],), (CategoryConfig("all", (f"{url}/robots.txt",)),),
                        category_from=("url",), category_pattern=r"^https?://[^/]+/(y\d{4})/")
             for name, url in sorted(served.base_urls.items())),
-            crawl=CrawlOptions(autothrottle=False, allow_private_networks=True, depth_limit=1,
+            crawl=CrawlOptions(autothrottle=False, download_delay=0.0, allow_private_networks=True, depth_limit=1,
                                concurrent_requests_per_domain=8))
         summary = run_crawl_subprocess(config, tmp_path / "warc", log_level="WARNING", timeout=300)
         base_urls = dict(served.base_urls)

@@ -194,21 +194,24 @@ def test_store_known_articles_refetch_window_and_jobs(tmp_path):
     store.close()
 
 
-def test_recovery_cuts_to_the_last_acknowledged_group(tmp_path):
+def test_recovery_cuts_to_the_last_acknowledged_group(tmp_path, monkeypatch):
     store = CrawlStore(tmp_path / "s.sqlite3")
     files, factory = WarcFiles(tmp_path / "out", 10**9, {"software": "t"}, store, "j"), RecordFactory()
     first = files.write_group("s", "c", _group(factory, "http://127.0.0.2:1/1.html"))
-    store.ack("j", PageRow(("u1",), "s", "c", "article", 200, datetime.now(UTC), first.path, 0, None,
-                           "stored"), warc_file=first.path, acked_bytes=first.end)
+    stored_as = files.relative(first.path)
+    assert stored_as == f"s/c/{Path(first.path).name}"  # relative to the output folder, not to the CWD
+    store.ack("j", PageRow(("u1",), "s", "c", "article", 200, datetime.now(UTC), stored_as, 0, None,
+                           "stored"), warc_file=stored_as, acked_bytes=first.end)
     second = files.write_group("s", "c", _group(factory, "http://127.0.0.2:1/2.html"))  # never acknowledged
     files._outputs[("s", "c")]._fh.write(b"\x1f\x8b\x08\x00torn")  # a member cut by the kill
     files._outputs[("s", "c")]._fh.flush()
     path = Path(first.path)
     assert complete_members_end(path)[0] == second.end
-    (done,) = recover_open_files(tmp_path / "out", store)
+    monkeypatch.chdir(tmp_path)  # the resumed crawl spells --out another way: relative to a new CWD
+    (done,) = recover_open_files(Path("out"), store)
     assert done.kept == first.end and done.final and not path.exists()
     assert [r.type for r in read_warc(Path(done.final))] == ["warcinfo", "response", "request", "metadata"]
-    assert store.page("u1")["warc_file"] == done.final
+    assert store.page("u1")["warc_file"] == stored_as.removesuffix(".open")
     # without a store: cut to the last complete record
     other = WarcFiles(tmp_path / "o2", 10**9, {"software": "t"})
     group = other.write_group("s", "c", _group(factory, "http://127.0.0.2:1/3.html"))

@@ -20,11 +20,11 @@ def test_private_addresses_are_refused_unless_allowed(tmp_path):
         config = SitesConfig(sites=(
             SiteConfig("literal", ("127.0.0.2",), (CategoryConfig("news", (f"{base}/news/",)),)),
             SiteConfig("named", ("localhost",), (CategoryConfig("news", (f"http://localhost:{port}/news/",)),)),
-        ), crawl=CrawlOptions(autothrottle=False, retry_times=1))
+        ), crawl=CrawlOptions(autothrottle=False, download_delay=0.0, retry_times=1))
         summary = run_crawl_subprocess(config, tmp_path / "warc", log_level="WARNING", timeout=120)
         assert not site.hits, dict(site.hits)  # never contacted
         allowed = run_crawl_subprocess(
-            SitesConfig(sites=config.sites[:1], crawl=CrawlOptions(autothrottle=False, allow_private_networks=True)),
+            SitesConfig(sites=config.sites[:1], crawl=CrawlOptions(autothrottle=False, download_delay=0.0, allow_private_networks=True)),
             tmp_path / "warc2", log_level="WARNING", timeout=120)
     assert summary.categories[("literal", "news")].failed == {"private_address": 1}
     assert summary.categories[("named", "news")].failed == {"private_address": 1}  # refused at DNS resolution

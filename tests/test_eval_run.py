@@ -194,7 +194,7 @@ def test_ablations_change_one_thing_each():
     other = {s.id: s for s in ablations(PLAIN.with_(name="papers"))}
     assert "papers:depth3" in other and other["papers:depth3"].label == "papers ancestor depth 3"
     # A learned base: Boilerpipe and ancestor filter are features only, so no rows for them.
-    learned = {s.id for s in ablations(PLAIN.with_(name="ml", learned=LearnedParams()))}
+    learned = {s.id for s in ablations(PLAIN.with_(name="ml", learned=LearnedParams(), boilerpipe=None, ancestor=None))}
     assert "ml:no-static" in learned and "ml:n3" in learned
     assert not any(k.split(":")[1].startswith(("depth", "alg", "no-boilerpipe", "no-ancestor")) for k in learned)
 
@@ -245,7 +245,8 @@ def test_run_report_and_csv_on_synthetic_data(synthetic, tmp_path):
 
 
 def test_crossfit_runs_its_tune_config_on_tune_pages_only(synthetic):
-    nothing = PLAIN.with_(learned=LearnedParams(threshold=1.01))  # a probability never reaches 1.01: no block kept
+    # a probability never reaches 1.01: no block kept
+    nothing = PLAIN.with_(learned=LearnedParams(threshold=1.01), boilerpipe=None, ancestor=None)
     system = System("crossfit", "cross-fitted", "config", PLAIN, tune_config=nothing)
     assert system.config_for("test") is PLAIN and system.config_for("tune") is nothing
     tune_task = build_tasks("synthetic-sites", synthetic_sites(), [system])[0]
@@ -266,6 +267,35 @@ def test_crossfit_system_needs_all_three_model_files(tmp_path):
     (system,) = crossfit_systems(CONFIGS["default"], tmp_path)
     assert system.config == CONFIGS["default"] and system.tune_config.learned.model_path.startswith(str(tmp_path))
     assert crossfit_systems(PLAIN, tmp_path) == []  # no learned classifier, nothing to cross-fit
+
+
+def test_lodo_row_scores_each_data_set_with_its_own_models(synthetic, tmp_path):
+    import shutil
+
+    from newsclean.pipeline.errors import UsageError
+    from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+    from newsclean_eval.command import check_lodo_folder, lodo_system, systems_for_dataset
+
+    with pytest.raises(UsageError, match="synthetic-sites.*--holdout-set synthetic-sites"):
+        check_lodo_folder(tmp_path, ["synthetic-sites"])
+    (tmp_path / "synthetic-sites").mkdir()
+    for f in (DEFAULT_MODEL, DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON):  # the shipped files: LODO must equal default
+        shutil.copy(f, tmp_path / "synthetic-sites" / f.name)
+    check_lodo_folder(tmp_path, ["synthetic-sites"])
+    lodo = lodo_system(tmp_path, "synthetic-sites")
+    assert lodo.id == report.LODO_SYSTEM and lodo.config.learned.model_path == str(tmp_path / "synthetic-sites" / DEFAULT_MODEL.name)
+    opts = EvalOptions(["synthetic-sites"], [*named_configs({"default": CONFIGS["default"]}), lodo_system(tmp_path, "other"),
+                                             *resolve_peers(["echo"])[0]],
+                       resamples=50, out=None, csv=None, lodo=tmp_path)
+    bound = systems_for_dataset(opts, "synthetic-sites")
+    assert bound[1].config.learned.lexicon_path == str(tmp_path / "synthetic-sites" / DEFAULT_LEXICON.name)
+    result = run_eval(opts, loader=lambda n: LOADER[n](), progress=lambda _: None)
+    lodo_score = result.agg.get("synthetic-sites", "all", report.LODO_SYSTEM)
+    assert lodo_score.pages == 12 and lodo_score.f1 == result.agg.get("synthetic-sites", "all", "default").f1
+    table = report.lodo_table(result.agg, ["synthetic-sites"], "all", reference="echo")
+    row = table.splitlines()[2].split(" | ")
+    assert row[0] == "| synthetic-sites" and row[1] == "12" and row[5] == "yes"  # above the whole-page echo
+    assert "## Leave-one-data-set-out" in render_markdown(opts, result)
 
 
 def test_exclude_target_learns_from_other_pages(synthetic):

@@ -2,6 +2,8 @@
 
 import math
 
+import lxml.html
+import numpy as np
 import pytest
 
 from newsclean.transforms.chain import LEARNED_CONFIG, extract_article
@@ -139,3 +141,106 @@ def test_table_features_tell_a_data_table_in_the_article_from_the_layout_table()
                                     "table_link_density": 2 / 23, "table_has_th": 0, "table_in_best_cluster": 0})
     assert table["Analysts expect the trend to hold."] == layout
     assert set(outside.values()) == {0.0}
+
+
+class _CountingElement(lxml.html.HtmlElement):
+    """An lxml.html element that adds up the children every ``len()`` walks (lxml counts them one by one)."""
+
+    walked = 0
+
+    def __len__(self):
+        n = super().__len__()
+        _CountingElement.walked += n
+        return n
+
+
+def _counting_blocks(html: str):
+    from lxml import etree
+
+    from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
+
+    parser = lxml.html.HTMLParser()
+    parser.set_element_class_lookup(etree.ElementDefaultClassLookup(element=_CountingElement))
+    root = lxml.html.document_fromstring(html, parser=parser)
+    return extract_blocks(root, BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True))
+
+
+def test_features_of_a_flat_page_walk_each_parent_once():
+    """A flat page (thousands of sibling paragraphs under one element) must cost work linear in its
+    blocks: counting each block's siblings anew (lxml's ``len()`` walks the children) was quadratic
+    (15 s on a 3.3 MB page, issue #11)."""
+    from newsclean.transforms.features import block_features, context_groups
+
+    n = 3000
+    html = "<html><body><div>" + "".join(f"<p>Paragraph {i} of a flat page, with a comma.</p>" for i in range(n)) + "</div></body></html>"
+    blocks = _counting_blocks(html)
+    assert len(blocks) == n
+    _CountingElement.walked = 0
+    X = block_features(blocks)
+    context_groups(blocks)
+    assert X.shape[0] == n
+    assert _CountingElement.walked <= 4 * n  # quadratic: n * n = 9,000,000 children walked
+
+
+def test_feature_groups_name_every_column_once_and_fill_it():
+    from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
+    from newsclean.transforms.features import (
+        FEATURE_GROUPS,
+        FEATURE_NAMES,
+        PageContext,
+        block_features,
+        feature_columns,
+    )
+
+    grouped = [n for names in FEATURE_GROUPS.values() for n in names]
+    assert sorted(grouped) == sorted(FEATURE_NAMES) and len(set(grouped)) == len(grouped)
+    html = ("<html><head><title>Minister resigns over budget row</title></head><body><nav><a href='/'>Home</a></nav>"
+            "<div class='article'><h1>Minister resigns over budget row</h1><p>The minister said on Monday, "
+            "after a long day, that he would resign.</p><p>Another paragraph of 2024 news text here.</p></div></body></html>")
+    blocks = prepare_blocks(html, None, DEFAULT_CONFIG).blocks
+    X = block_features(blocks, PageContext("Minister resigns over budget row"))
+    assert [b.text for b in blocks][:2] == ["Home", "Minister resigns over budget row"]
+    assert X.shape == (4, len(FEATURE_NAMES)) and not np.isnan(X).any()
+    col = dict(zip(("words", "prev", "next", "title", "pos"),
+                   feature_columns(["words_log", "prev_words_log", "next_words_log", "is_title", "rel_position"])))
+    words = [b.num_words for b in blocks]
+    assert X[:, col["words"]] == pytest.approx([math.log1p(w) for w in words])
+    assert X[:, col["prev"]] == pytest.approx([0, *(math.log1p(w) for w in words[:3])])  # shifted by one
+    assert X[:, col["next"]] == pytest.approx([*(math.log1p(w) for w in words[1:]), 0])
+    assert list(X[:, col["title"]]) == [0, 1, 0, 0]  # the <h1> repeats the title
+    assert X[:, col["pos"]] == pytest.approx([0, 1 / 3, 2 / 3, 1])
+    with pytest.raises(KeyError, match="no_such_feature"):
+        feature_columns(["no_such_feature"])
+    assert block_features([]).shape == (0, len(FEATURE_NAMES))
+
+
+def test_a_model_trained_on_other_features_is_refused_by_name(tmp_path):
+    import lightgbm as lgb
+
+    from newsclean.transforms.features import FEATURE_NAMES
+    from newsclean.transforms.learned import load_model
+
+    rng = np.random.default_rng(1)
+    names = [*FEATURE_NAMES[:-1], "old_feature"]  # one feature renamed since the model was trained
+    X = rng.random((100, len(names)))
+    booster = lgb.train(dict(objective="binary", num_leaves=4, min_data_in_leaf=5, verbose=-1),
+                        lgb.Dataset(X, (X[:, 0] > 0.5).astype(int), feature_name=names), num_boost_round=2)
+    path = tmp_path / "old.txt"
+    path.write_text(booster.model_to_string(), encoding="utf-8")
+    assert "feature_names=" + " ".join(names) in booster.model_to_string()  # the file records them
+    with pytest.raises(ValueError, match=f"old.txt.*code computes {FEATURE_NAMES[-1]} the model lacks.*"
+                                         "model expects old_feature"):
+        load_model(str(path))
+    swapped = tmp_path / "swapped.txt"
+    swapped.write_text(booster.model_to_string(), encoding="utf-8")
+    with pytest.raises(ValueError, match="another column order"):
+        load_model(str(swapped), (*names[1:2], names[0], *names[2:]))
+
+
+def test_shipped_models_record_the_features_the_code_computes():
+    from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_MODEL, load_model
+
+    assert tuple(load_model(str(DEFAULT_MODEL)).boosters[0].feature_name()) == FEATURE_NAMES
+    stage2 = load_model(str(DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
+    assert tuple(stage2.boosters[0].feature_name()) == FEATURE_NAMES + CONTEXT_FEATURE_NAMES

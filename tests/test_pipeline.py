@@ -131,7 +131,7 @@ def test_every_record_is_accounted_for_exactly_once(run):
 
 
 def test_summary_json(run):
-    data = json.loads((run["out"] / "summary.json").read_text())
+    data = json.loads((run["out"] / "_summary.json").read_text())
     s = run["summary"]
     assert data["records_read"] == s.records_read and data["balanced"] is True
     assert data["accounted"] == data["records_read"]

@@ -100,7 +100,7 @@ def test_clean_runs_with_beam_flags_and_prints_summary(tmp_path, capsys):
     assert rc == 0
     stdout = capsys.readouterr().out
     assert "3 WARC response records read" in stdout and "check:" in stdout
-    assert json.loads((out / "summary.json").read_text())["balanced"] is True
+    assert json.loads((out / "_summary.json").read_text())["balanced"] is True
 
 
 def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
@@ -121,7 +121,7 @@ def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
     assert calls == [("alpha", out / "warc", "WARNING")]
     stdout = capsys.readouterr().out
     assert "crawl finished (fake)" in stdout and "3 WARC response records read" in stdout
-    assert (out / "summary.json").exists() and list((out / "articles").glob("*.parquet"))
+    assert (out / "_summary.json").exists() and list((out / "articles").glob("*.parquet"))
 
 
 def test_run_reports_an_empty_crawl(tmp_path, monkeypatch, capsys):

@@ -155,7 +155,7 @@ def test_broken_http_and_missing_headers_are_rejected_not_raised(tmp_path):
     assert reasons == [("Reject", "read")] * 4 + [("Page", None)]
     assert "status line" in items[0].message and "WARC-Date" in items[2].message
     assert items[4].fetched_at == datetime(2024, 1, 2, tzinfo=UTC)
-    assert (items[4].site, items[4].category) == ("s", "c")  # path fallback
+    assert (items[4].site, items[4].category) == ("x.test", "unknown")  # from the URL, not the folder names
 
 
 def test_unreadable_file_remainder_is_one_reject(tmp_path):
@@ -171,16 +171,16 @@ def test_unreadable_file_remainder_is_one_reject(tmp_path):
     assert isinstance(items[-1], Reject) and items[-1].warc_record_id == "" and items[-1].stage == "read"
     items, stats = _read(garbage)
     assert stats == ReadStats(records_read=1, pages=0, rejects=1)
-    assert "unreadable WARC data" in items[0].message
+    assert "no WARC record" in items[0].message and items[0].reason == "not_warc"
 
 
 def test_site_and_category_fallbacks(tmp_path):
-    r = [Response("http://a.test/1", HTML)]
+    r = [Response("http://www.a-news.co.uk/world/1.html", HTML)]
     by_header = write_warc(tmp_path / "x" / "y" / "h.warc.gz", "alpha", "politics", r)
     by_info = write_warc(tmp_path / "x" / "y" / "i.warc.gz", "beta", "sports", r, newsclean_headers="warcinfo")
     by_path = write_warc(tmp_path / "x" / "y" / "p.warc.gz", "gamma", "world", r, newsclean_headers="none")
     got = [(p.site, p.category) for f in (by_header, by_info, by_path) for p in _read(f)[0]]
-    assert got == [("alpha", "politics"), ("beta", "sports"), ("x", "y")]
+    assert got == [("alpha", "politics"), ("beta", "sports"), ("a-news.co.uk", "world")]  # no headers: the URL
 
 
 # --- small pure helpers --------------------------------------------------------------------------
@@ -244,7 +244,7 @@ def test_clean_page_never_raises(monkeypatch):
     def boom(*a, **k):
         raise KeyError("surprise")
 
-    monkeypatch.setattr("newsclean.transforms.chain.extract_article", boom)
+    monkeypatch.setattr("newsclean.pipeline.stages.extract_article", boom)
     out = clean_page(_page(), None, DEFAULT_CONFIG)
     assert isinstance(out, Reject) and out.reason == "internal_error" and out.stage == "clean"
     assert out.message == "KeyError: 'surprise'"
@@ -290,14 +290,16 @@ def test_resolve_warc_patterns(tmp_path, monkeypatch):
         resolve_warc_patterns("nowhere/**/*.warc.gz")
 
 
-def test_prepare_output_removes_only_earlier_outputs(tmp_path):
+def test_prepare_output_keeps_earlier_outputs_and_drops_stale_staging(tmp_path):
+    # Earlier outputs are replaced only when a new run succeeds (pipeline/output.py); a killed run's staging goes.
     for rel in ("articles/part-00000-of-00002.parquet", "rejects/old.parquet", "_counts/counts.jsonl",
-                "summary.json", "warc/keep.warc.gz", "notes.txt"):
+                "_summary.json", "warc/keep.warc.gz", "notes.txt", "_staging-0123/articles/beam-temp-x/p.parquet"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x")
     prepare_output(str(tmp_path))
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
-    assert left == ["notes.txt", "warc/keep.warc.gz"]
+    assert left == ["_counts/counts.jsonl", "_summary.json", "articles/part-00000-of-00002.parquet", "notes.txt",
+                    "rejects/old.parquet", "warc/keep.warc.gz"]
 
 
 def test_reader_takes_the_page_type_header(tmp_path):

@@ -44,11 +44,32 @@ def test_nullability_matches(cls, schema):
 
 @pytest.mark.parametrize("cls, schema", STORED, ids=["Article", "Reject"])
 def test_python_types_fit_arrow_types(cls, schema):
-    expected = {str: pa.types.is_string, int: pa.types.is_integer, datetime: pa.types.is_timestamp}
+    expected = {str: pa.types.is_string, int: pa.types.is_integer, datetime: pa.types.is_timestamp,
+                float: pa.types.is_floating}
     hints = typing.get_type_hints(cls)
     for name in schema.names:
-        base = [t for t in typing.get_args(hints[name]) if t is not type(None)] or [hints[name]]
-        assert expected[base[0]](schema.field(name).type), name
+        hint = hints[name]
+        arrow = schema.field(name).type
+        if typing.get_origin(hint) is tuple:  # tuple[str, ...] <-> list<string>
+            assert pa.types.is_list(arrow) and expected[typing.get_args(hint)[0]](arrow.value_type), name
+            continue
+        base = [t for t in typing.get_args(hint) if t is not type(None)] or [hint]
+        assert expected[base[0]](arrow), name
+
+
+@pytest.mark.parametrize("schema", [ARTICLE_SCHEMA, REJECT_SCHEMA])
+def test_every_column_is_described_in_the_field_metadata(schema):
+    for f in schema:
+        assert len((f.metadata or {}).get(b"description", b"")) >= 15, f.name
+
+
+def test_article_schema_has_the_news_metadata_columns():
+    assert SCHEMA_VERSION == "2"
+    types = {f.name: f.type for f in ARTICLE_SCHEMA}
+    assert types["authors"] == pa.list_(pa.string()) and types["tags"] == pa.list_(pa.string())
+    for name in ("description", "image_url", "canonical_url", "domain", "site_name", "section", "declared_language"):
+        assert types[name] == pa.string(), name
+    assert types["modified_at"] == pa.timestamp("us", tz="UTC") and pa.types.is_floating(types["language_score"])
 
 
 @pytest.mark.parametrize("schema", [ARTICLE_SCHEMA, REJECT_SCHEMA])
@@ -74,7 +95,10 @@ def _article() -> Article:
 
 
 def test_rows_round_trip_through_arrow():
-    article = _article()
+    article = dataclasses.replace(
+        _article(), authors=("Ann Lee", "Bo Chen"), tags=("budget",), description="d", image_url="http://x.test/i.jpg",
+        canonical_url="http://x.test/a", domain="x.test", site_name="X", section="News", language_score=0.99,
+        modified_at=datetime(2024, 5, 2, 8, tzinfo=UTC), declared_language="en-gb")
     reject = Reject(url="http://x.test/b", site="x", category="news", stage=Stage.FILTER.value,
                     reason=RejectReason.HTTP_STATUS.value, message="HTTP status 404",
                     warc_file="/w/x.warc.gz", warc_record_id="<urn:uuid:2>", warc_offset=456)

@@ -17,6 +17,8 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from newsclean.schemas.contract import CATEGORY_HEADER, SITE_HEADER
+
 REASONS = {200: "OK", 301: "Moved Permanently", 404: "Not Found", 500: "Internal Server Error"}
 
 
@@ -43,7 +45,7 @@ def write_warc(path: Path, site: str, category: str, responses: list[Response], 
     ``WARC-Newsclean-Site/-Category``), ``"warcinfo"`` (only the warcinfo record) or ``"none"``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    ext_headers = {"WARC-Newsclean-Site": site, "WARC-Newsclean-Category": category}
+    ext_headers = {SITE_HEADER: site, CATEGORY_HEADER: category}
     ext = ext_headers if newsclean_headers == "all" else {}
     with open(path, "wb") as f:
         writer = WARCWriter(f, gzip=True)

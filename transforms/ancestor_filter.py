@@ -71,22 +71,52 @@ def nth_ancestor(el: etree._Element, depth: int) -> etree._Element:
     return node
 
 
-def ancestor_filter(blocks: Sequence[TextBlock], keep: Sequence[bool], params: AncestorFilterParams = AncestorFilterParams()) -> list[bool]:
-    """Restrict ``keep`` to the blocks whose paragraph shares the best-filled n-th ancestor (§4 steps 1-4)."""
-    groups: dict[etree._Element, int] = {}
-    anchor_of: dict[int, etree._Element] = {}
+@dataclass(frozen=True)
+class AncestorGroups:
+    """The ancestor filter's grouping of content blocks (§4 steps 1-3).
+
+    anchors: per block, the n-th ancestor of its paragraph (None for a block not kept);
+    chars: characters (``len(block.text)``) of the kept blocks under each ancestor, in first-seen order;
+    best: the ancestor holding the most characters (the first one on a tie), None when no block was kept.
+    """
+
+    anchors: list[etree._Element | None]
+    chars: dict[etree._Element, int]
+    best: etree._Element | None
+
+    def in_best(self, i: int) -> bool:
+        """True when block ``i`` was kept and belongs to the best group (§4 step 4)."""
+        return self.best is not None and self.anchors[i] is self.best
+
+    def share(self, i: int) -> float:
+        """Block ``i``'s group's share of all grouped characters, in [0, 1] (0 for a block not kept)."""
+        anchor = self.anchors[i]
+        return self.chars[anchor] / (sum(self.chars.values()) or 1) if anchor is not None else 0.0
+
+
+def ancestor_groups(blocks: Sequence[TextBlock], keep: Sequence[bool],
+                    params: AncestorFilterParams = AncestorFilterParams()) -> AncestorGroups:
+    """Group the kept blocks by their paragraph's ``params.depth``-th ancestor (§4 steps 1-3)."""
+    chars: dict[etree._Element, int] = {}
+    anchors: list[etree._Element | None] = [None] * len(blocks)
     for i, block in enumerate(blocks):
         if not keep[i]:
             continue
         anc = nth_ancestor(paragraph_of(block.container, params.paragraph_tags), params.depth)
-        anchor_of[i] = anc
-        groups[anc] = groups.get(anc, 0) + len(block.text)
-    if not groups:
+        anchors[i] = anc
+        chars[anc] = chars.get(anc, 0) + len(block.text)
+    best = max(chars, key=chars.__getitem__) if chars else None
+    return AncestorGroups(anchors, chars, best)
+
+
+def ancestor_filter(blocks: Sequence[TextBlock], keep: Sequence[bool], params: AncestorFilterParams = AncestorFilterParams()) -> list[bool]:
+    """Restrict ``keep`` to the blocks whose paragraph shares the best-filled n-th ancestor (§4 steps 1-4)."""
+    groups = ancestor_groups(blocks, keep, params)
+    if groups.best is None:
         return list(keep)
-    best = max(groups, key=groups.__getitem__)
-    result = [keep[i] and anchor_of.get(i) is best for i in range(len(blocks))]
+    result = [bool(keep[i]) and groups.in_best(i) for i in range(len(blocks))]
     if params.readmit_link_density is not None:
-        result = _readmit(blocks, result, best, params.readmit_link_density)
+        result = _readmit(blocks, result, groups.best, params.readmit_link_density)
     return result
 
 

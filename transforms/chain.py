@@ -25,18 +25,19 @@ from lxml import etree
 from newsclean.schemas.records import RejectReason, StageCounts
 from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
+from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
 from newsclean.transforms.boilerpipe import BoilerpipeParams, boilerpipe
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.features import PageContext
 from newsclean.transforms.learned import LearnedParams, classify_learned
+from newsclean.transforms.link_filters import FILTERS as LINK_FILTERS
 from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
-from newsclean.transforms.static_noise import (  # re-exported: the pipeline learns signatures through this module
-    EMPTY_SIGNATURE,
+from newsclean.transforms.static_noise import (  # learn_static_noise re-exported: harness, explain, bench use it
     StaticNoiseParams,
     StaticNoiseSignature,
     learn_static_noise,
@@ -45,8 +46,8 @@ from newsclean.transforms.static_noise import (  # re-exported: the pipeline lea
 from newsclean.transforms.text import count_words
 
 __all__ = [
-    "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "HEURISTIC_CONFIG", "LEARNED_CONFIG", "CONFIGS", "Extraction", "extract_article",
-    "StaticNoiseSignature", "StaticNoiseParams", "learn_static_noise", "EMPTY_SIGNATURE",
+    "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "HEURISTIC_CONFIG", "LEARNED_CONFIG", "BOILERNET_CONFIG", "CONFIGS",
+    "MIN_ARTICLE_WORDS", "Extraction", "extract_article", "learn_static_noise",
 ]
 
 KEEP_EMPTY_TAGS = ("br", "hr")
@@ -56,11 +57,26 @@ KEEP_EMPTY_TAGS = ("br", "hr")
 class ChainConfig:
     """Every parameter of the chain. ``None`` for a stage's params switches that stage off.
 
-    learned: when set, the learned block classifier (:mod:`newsclean.transforms.learned`) decides per block
-    instead of Boilerpipe + ancestor filter, which become its features; dynamic noise is then
-    kept on the tree as a feature instead of being removed.
+    One stage decides which text blocks are content, and a configuration names exactly one (or none:
+    every block kept):
 
-    min_words: an extraction with fewer words is rejected as ``too_short`` (0 = never).
+    * the papers' decision: ``boilerpipe`` (Kohlschütter 2010 Algorithm 1 or 2) then ``ancestor``
+      (Viveros-Jiménez 2018 §4), each of which may be off;
+    * ``learned``: the learned block classifier (:mod:`newsclean.transforms.learned`) decides per block;
+      Boilerpipe's and the ancestor filter's verdicts are among its features, computed with the fixed
+      parameters it was trained with, and dynamic noise is kept on the tree as a feature instead of
+      being removed;
+    * ``boilernet``: BoilerNet (:mod:`newsclean.transforms.boilernet`, Leonhardt 2020) decides per block.
+
+    A setting the chosen decision would ignore is refused rather than silently dropped: with
+    ``learned`` or ``boilernet`` set, ``boilerpipe`` and ``ancestor`` must be ``None``, and at most one
+    of ``learned`` and ``boilernet`` may be set.
+
+    The corpus filter (reject an extraction shorter than N words) is not the chain's: it is the
+    pipeline's ``CleanConfig.min_words`` and the ``min_words`` argument of :func:`extract_article`.
+
+    Raises:
+        ValueError: a combination with ignored settings (see above), or ``link_filter`` outside 1–3.
     """
 
     name: str = "custom"
@@ -72,11 +88,36 @@ class ChainConfig:
     boilerpipe: BoilerpipeParams | None = field(default_factory=BoilerpipeParams)
     ancestor: AncestorFilterParams | None = field(default_factory=AncestorFilterParams)
     learned: LearnedParams | None = None
-    min_words: int = 10
+    boilernet: BoilerNetParams | None = None
+
+    def __post_init__(self) -> None:
+        for problem in config_problems(self):
+            raise ValueError(f"ChainConfig {self.name!r}: {problem}")
 
     def with_(self, **changes) -> ChainConfig:
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
         return replace(self, **changes)
+
+
+def config_problems(config: ChainConfig) -> list[str]:
+    """What is wrong with ``config`` (empty when nothing): settings its block decision would ignore."""
+    problems = []
+    deciders = [name for name in ("learned", "boilernet") if getattr(config, name) is not None]
+    if len(deciders) > 1:
+        problems.append("both 'learned' and 'boilernet' are set; a chain has one block classifier")
+    ignored = [name for name in ("boilerpipe", "ancestor") if getattr(config, name) is not None]
+    if deciders and ignored:
+        problems.append(f"{' and '.join(repr(n) for n in ignored)} would be ignored: {deciders[0]!r} decides "
+                        f"per block; set {', '.join(f'{n}=None' for n in ignored)}")
+    if config.link_filter is not None and config.link_filter not in LINK_FILTERS:
+        problems.append(f"link_filter must be one of {LINK_FILTERS} (Ghorbani 2014) or None, got {config.link_filter!r}")
+    return problems
+
+
+#: Default of the corpus filter (pipeline ``--min-words``, :func:`newsclean.extract`): fewer kept words
+#: than this makes a page a ``too_short`` reject. Not a paper's value: a project choice that keeps
+#: one-line stubs (a headline and a "read more" link) out of the corpus.
+MIN_ARTICLE_WORDS = 10
 
 
 PAPER_CONFIG = ChainConfig(name="paper")
@@ -88,14 +129,23 @@ HEURISTIC_CONFIG = ChainConfig(name="heuristic", blocks=BlockParams(non_separato
 LEARNED_CONFIG = ChainConfig(
     name="learned",
     blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True),
+    boilerpipe=None,
+    ancestor=None,
     learned=LearnedParams(),
 )
 """Papers' stages as features of a learned block classifier (transforms/learned.py)."""
 
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
-"""Shipped chain: the learned configuration (best macro F1 on the held-out test split of every data set)."""
+"""Shipped chain: the learned configuration (chosen on ``newsclean eval``'s held-out test split: docs/eval.md)."""
 
-CONFIGS = {c.name: c for c in (DEFAULT_CONFIG, PAPER_CONFIG, HEURISTIC_CONFIG, LEARNED_CONFIG)}
+BOILERNET_CONFIG = ChainConfig(
+    name="boilernet", static=None, dynamic=None, boilerpipe=None, ancestor=None,
+    post=PostProcessParams(non_informative_tags=IGNORED_TAGS, form_unwrap_ratio=1.01),
+    blocks=BOILERNET_BLOCKS, boilernet=BoilerNetParams(),
+)
+"""BoilerNet as the paper runs it: raw page, its ignored tags removed, every DOM text leaf a block, a BiLSTM decides."""
+
+CONFIGS = {c.name: c for c in (DEFAULT_CONFIG, PAPER_CONFIG, HEURISTIC_CONFIG, LEARNED_CONFIG, BOILERNET_CONFIG)}
 
 
 @dataclass(frozen=True)
@@ -110,6 +160,7 @@ class Extraction:
     language: str | None
     word_count: int
     counts: StageCounts = field(default_factory=StageCounts)
+    metadata: Metadata | None = None  # everything the page says about itself (authors, dates, image, ...)
 
 
 @dataclass
@@ -147,11 +198,15 @@ def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: Ch
 
 
 def extract_article(html: str, signature: StaticNoiseSignature | None = None,
-                    config: ChainConfig = DEFAULT_CONFIG, url: str | None = None) -> Extraction:
+                    config: ChainConfig = DEFAULT_CONFIG, url: str | None = None,
+                    min_words: int = 0) -> Extraction:
     """Run the chain on decoded HTML. ``signature`` comes from the page's neighbour pages (None: no static stage).
 
+    ``url`` only names the page in error messages. ``min_words``: the corpus filter, in words
+    (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction.
+
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
-    (no block kept) or ``TOO_SHORT`` (fewer than ``config.min_words`` words kept).
+    (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
     """
     page = prepare_blocks(html, signature, config)
     blocks, meta = page.blocks, page.meta
@@ -160,21 +215,24 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     words = count_words(text)
     if not words:
         raise ExtractionError(RejectReason.NO_CONTENT, f"no text block kept of {len(blocks)}" + (f" ({url})" if url else ""))
-    if words < config.min_words:
-        raise ExtractionError(RejectReason.TOO_SHORT, f"{words} words kept, minimum {config.min_words}")
+    if words < min_words:
+        raise ExtractionError(RejectReason.TOO_SHORT, f"{words} words kept, minimum {min_words}")
     counts = StageCounts(
         static_nodes_removed=page.removed.static,
-        dynamic_nodes_removed=page.dynamic_marked if config.learned else page.removed.dynamic,
+        dynamic_nodes_removed=page.removed.dynamic,  # 0 under ``learned``: marked nodes stay, as features
+        dynamic_nodes_marked=page.dynamic_marked,
         noninformative_nodes_removed=page.non_informative,
         blocks_total=len(blocks), blocks_kept=sum(keep),
     )
     html_out = cleaned_html(page.root, blocks, keep)
     title = unicodedata.normalize("NFC", meta.title) if meta.title else meta.title
-    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts)
+    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts, meta)
 
 
 def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext) -> list[bool]:
-    """Keep flags: the learned classifier, or Boilerpipe then the ancestor filter (each skipped when None)."""
+    """Keep flags: BoilerNet, the learned classifier, or Boilerpipe then the ancestor filter (each skipped when None)."""
+    if config.boilernet:
+        return classify_boilernet(blocks, config.boilernet)
     if config.learned:
         return classify_learned(blocks, ctx, config.learned)
     keep = boilerpipe(blocks, config.boilerpipe, ctx.title) if config.boilerpipe else [True] * len(blocks)

@@ -15,11 +15,9 @@ Decisions the paper leaves open, fixed here (and measured in ``newsclean eval``)
   counted, and candidates are decided deepest first, so a wrapper around an article and a
   related-links box is judged on its remaining text once the box is marked.
 - β is printed as "20"; as LF is a ratio in [0, 1] it is read as 20 % (0.2): read literally,
-  the β test could never fire. Measured (heuristic chain, macro F1 over all pages of msv-big9 /
-  dragnet / cleanportaleval): β 0.1 → 0.957 / 0.755 / 0.775; 0.2 → 0.965 / 0.842 / 0.882;
-  0.33 → 0.965 / 0.857 / 0.893; 0.5 and 1.0 (never) → 0.965 / 0.860 / 0.890. So 0.2 is kept as
-  the paper's value; the data mildly prefer a laxer β (the α test does most of the work), and
-  the shipped learned chain reads the marks as one feature among many.
+  the β test could never fire. 0.2 is kept as the paper's value although the data mildly prefer a
+  laxer β (measurements: docs/DECISIONS.md, "Dynamic noise β"); the shipped learned chain reads the
+  marks as one feature among many.
 - ``<html>`` and ``<body>`` are never candidates (:attr:`DynamicNoiseParams.protected_tags`).
 - Characters are counted on whitespace-collapsed text pieces.
 """

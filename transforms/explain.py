@@ -10,6 +10,7 @@ child's tail) is then labelled with the stage that removed it, or ``kept``:
 - ``ancestor``: a content block outside the ancestor filter's winning group (Viveros-Jiménez 2018),
 - ``classifier``: a block the learned classifier dropped (learned configurations; a dropped block
   inside dynamic noise is labelled ``dynamic`` there, as the classifier keeps such marks as features),
+- ``boilernet``: a text block BoilerNet labelled boilerplate (the ``boilernet`` configuration, Leonhardt 2020),
 - ``kept``: text in the extracted article.
 
 The report shows the page's own text with each label in its colour, a legend with words per
@@ -35,10 +36,10 @@ from newsclean.transforms.static_noise import StaticNoiseSignature
 from newsclean.transforms.text import count_words
 
 ID_ATTR = "data-newsclean-id"
-LABELS = ("static", "dynamic", "non_informative", "boilerplate", "ancestor", "classifier", "kept")
+LABELS = ("static", "dynamic", "non_informative", "boilerplate", "ancestor", "classifier", "boilernet", "kept")
 COLOURS = {
     "static": "#f4b6b6", "dynamic": "#f7d19c", "non_informative": "#d9d9d9", "boilerplate": "#c9d8f2",
-    "ancestor": "#e0c8f0", "classifier": "#bfe3e0", "kept": "#c8f0c0",
+    "ancestor": "#e0c8f0", "classifier": "#bfe3e0", "boilernet": "#f0e68c", "kept": "#c8f0c0",
 }
 DROP_TAGS = ("script", "style", "noscript", "iframe", "object", "embed", "img", "link", "meta", "svg", "canvas", "video", "audio")
 
@@ -72,7 +73,9 @@ def label_blocks(page: PreparedPage, config: ChainConfig, has_signature: bool) -
     """``(element id, "text"|"tail") -> label`` for every text piece that ended in a block."""
     ctx = PageContext(page.meta.title, has_signature)
     keep = select_blocks(page.blocks, config, ctx)
-    if config.learned:  # a dropped block inside dynamic noise is the dynamic stage's evidence at work
+    if config.boilernet:
+        dropped = ["boilernet"] * len(page.blocks)
+    elif config.learned:  # a dropped block inside dynamic noise is the dynamic stage's evidence at work
         dropped = ["dynamic" if in_dynamic_noise(b) else "classifier" for b in page.blocks]
     else:
         content = boilerpipe(page.blocks, config.boilerpipe, ctx.title) if config.boilerpipe else [True] * len(keep)

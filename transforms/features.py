@@ -1,7 +1,9 @@
 """Block features for the learned block classifier: the papers' signals plus DOM context.
 
-Every text block (Kohlschütter 2010 §3.3 segmentation, inline tags not separating) gets a fixed
-vector of :data:`FEATURE_NAMES`:
+Every text block (Kohlschütter 2010 §3.3 segmentation, inline tags not separating) gets one row of
+:func:`block_features`'s matrix (float64, columns :data:`FEATURE_NAMES`, the order the model files
+record). The columns are built by name in the groups of :data:`FEATURE_GROUPS`, one function per
+group over the whole page (``_<group>_group``), from what the page's blocks share (:class:`_Page`):
 
 - shallow text features of the block and of its previous and next block (Kohlschütter §3.3:
   words, link density, text density, average word length, capitalised-word ratio, full stops);
@@ -17,7 +19,8 @@ vector of :data:`FEATURE_NAMES`:
   of the block's words the lexicon knows.
 
 Static noise is removed before blocks are built (a hard filter: it costs < 1 % recall, see
-``newsclean eval``), so it is no feature. All features are floats; booleans are 0/1.
+``newsclean eval``), so it is no feature. All features are floats; booleans are 0/1. Work is linear
+in the page's blocks and elements (each element's DOM context and child count computed once).
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
+import numpy as np
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, nth_ancestor, paragraph_of
+from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_groups, paragraph_of
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.boilerpipe import BoilerpipeParams, classify_blocks
 from newsclean.transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
@@ -61,6 +66,22 @@ TABLE_FEATURE_NAMES = (
     "table_in_best_cluster",
 )
 _SHALLOW = ("words_log", "link_density", "text_density", "avg_word_len", "capital_ratio", "stop_ratio")
+
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "shallow": (*_SHALLOW, *(f"prev_{n}" for n in _SHALLOW), *(f"next_{n}" for n in _SHALLOW)),
+    "text": ("comma_ratio", "digit_ratio", "chars_log", "boiler_phrases"),
+    "papers": ("dynamic_noise", "bp_alg1", "bp_alg2", "anc_group", "anc_subtree", "anc_group_share"),
+    "dom": ("container_class", *(f"in_{t}" for t in SEMANTIC_TAGS),
+            "neg_words", "pos_words", "neg_words_near", "pos_words_near", "depth"),
+    "page": ("rel_position", "page_word_share", "title_overlap", "is_title", "blocks_log", "has_signature"),
+    "cluster": ("para_siblings_log", "para_words_share", "cluster_score_parent", "cluster_score_grandparent",
+                "in_best_cluster"),
+    "neighbours": ("prev2_words_log", "prev2_link_density", "next2_words_log", "next2_link_density"),
+    "table": TABLE_FEATURE_NAMES,
+    "lexicon": LEXICON_FEATURE_NAMES,
+}
+"""The block features by group (the function computing each group: :data:`_GROUP_FUNCTIONS`)."""
+
 FEATURE_NAMES = (
     *_SHALLOW,
     *(f"prev_{n}" for n in _SHALLOW),
@@ -76,6 +97,19 @@ FEATURE_NAMES = (
     *TABLE_FEATURE_NAMES,
     *LEXICON_FEATURE_NAMES,
 )
+"""Column order of the feature matrix, as the shipped models were trained (the model files record it:
+:func:`newsclean.transforms.learned.load_model` refuses a model whose names differ)."""
+
+FEATURE_INDEX = {name: k for k, name in enumerate(FEATURE_NAMES)}
+
+
+def _check_groups() -> None:
+    grouped = [n for names in FEATURE_GROUPS.values() for n in names]
+    if len(set(grouped)) != len(grouped) or set(grouped) != set(FEATURE_NAMES) or len(FEATURE_NAMES) != len(FEATURE_INDEX):
+        raise RuntimeError("FEATURE_GROUPS must name every feature of FEATURE_NAMES exactly once")
+
+
+_check_groups()
 
 
 @dataclass(frozen=True)
@@ -86,27 +120,62 @@ class PageContext:
     has_signature: bool = False
 
 
-def _shallow(block: TextBlock | None, ws: Sequence[str] = ()) -> list[float]:
-    """Shallow features of ``block`` (zeros for None); ``ws`` its :func:`words`."""
-    if block is None:
-        return [0.0] * len(_SHALLOW)
+@dataclass
+class _Page:
+    """What several feature groups share for one page's blocks (computed once)."""
+
+    blocks: Sequence[TextBlock]
+    ctx: PageContext
+    lexicon: Mapping[str, float] | None
+    words: list[list[str]]  # per block, newsclean.transforms.text.words
+    paragraphs: list[etree._Element]  # per block, ancestor_filter.paragraph_of its container
+    page_words: int  # words on the page, at least 1
+
+    @property
+    def n(self) -> int:
+        return len(self.blocks)
+
+    @cached_property
+    def clusters(self) -> tuple[dict, list, list, set]:
+        """:func:`_cluster_scores` and the elements of the best cluster's subtree (empty set: none)."""
+        scores, parents, grands, best = _cluster_scores(self)
+        return scores, parents, grands, set(best.iter()) if best is not None else set()
+
+
+def _shallow_row(block: TextBlock, ws: Sequence[str]) -> list[float]:
+    """Shallow features (:data:`_SHALLOW`) of ``block``; ``ws`` its :func:`words`."""
     n = max(1, len(ws))
     return [
         math.log1p(block.num_words), block.link_density, block.text_density,
         sum(map(len, ws)) / n,
-        sum(1 for w in ws if w[:1].isupper()) / n,
+        sum([w[:1].isupper() for w in ws]) / n,
         len(_SENTENCE_END.findall(block.text + " ")) / n if ws else 0.0,
     ]
 
 
-def _near(blocks: Sequence[TextBlock], i: int) -> list[float]:
-    if 0 <= i < len(blocks):
-        return [math.log1p(blocks[i].num_words), blocks[i].link_density]
-    return [0.0, 0.0]
+def _shallow_group(page: _Page) -> np.ndarray:
+    """Shallow features of each block, of the previous and of the next one (zeros beyond the ends)."""
+    own = np.array([_shallow_row(b, ws) for b, ws in zip(page.blocks, page.words)], dtype=float).reshape(page.n, -1)
+    prev, nxt = np.zeros_like(own), np.zeros_like(own)
+    prev[1:], nxt[:-1] = own[:-1], own[1:]
+    return np.hstack([own, prev, nxt])
 
 
-def _class_id_words(el: etree._Element) -> str:
-    return f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+def _digits(text: str) -> int:
+    """Characters of ``text`` for which ``str.isdigit`` holds."""
+    if text.isascii():
+        return sum(map(text.count, "0123456789"))
+    return sum(map(str.isdigit, text))
+
+
+def _text_group(page: _Page) -> np.ndarray:
+    """Commas per word, digits per character, log(1 + characters), boilerplate phrases held."""
+    rows = []
+    for b, ws in zip(page.blocks, page.words):
+        lower = b.text.lower()
+        rows.append([b.text.count(",") / max(1, len(ws)), _digits(b.text) / max(1, len(b.text)),
+                     math.log1p(len(b.text)), float(sum([ph in lower for ph in BOILERPLATE_PHRASES]))])
+    return np.array(rows, dtype=float).reshape(page.n, -1)
 
 
 class _AncestorCache:
@@ -163,6 +232,16 @@ class _AncestorCache:
         return self._path[el]
 
 
+def _class_id_words(el: etree._Element) -> str:
+    return f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+
+
+def _dom_group(page: _Page) -> np.ndarray:
+    """Container tag class, enclosing semantic tags, class/id cue words, depth (:class:`_AncestorCache`)."""
+    cache = _AncestorCache()
+    return np.array([cache.features(b.container) for b in page.blocks], dtype=float).reshape(page.n, -1)
+
+
 def in_dynamic_noise(block: TextBlock) -> bool:
     """True when the block's first text lies inside an element marked as dynamic noise."""
     el, slot = block.pieces[0]
@@ -174,27 +253,45 @@ def in_dynamic_noise(block: TextBlock) -> bool:
     return False
 
 
-def _paper_decisions(blocks: Sequence[TextBlock], dynamic: Sequence[bool]) -> list[list[float]]:
-    """Boilerpipe 1/2 and ancestor-filter results on the non-dynamic blocks (as the paper chain sees them)."""
+def _dynamic_flags(blocks: Sequence[TextBlock]) -> list[bool]:
+    """:func:`in_dynamic_noise` of every block, each element's answer computed once (linear in the tree)."""
+    memo: dict[etree._Element, bool] = {}
+
+    def inside(node: etree._Element | None) -> bool:
+        path = []
+        while node is not None and node not in memo:
+            if mark_of(node) == DYNAMIC:
+                break
+            path.append(node)
+            node = node.getparent()
+        answer = node is not None and (memo[node] if node in memo else True)
+        for el in path:
+            memo[el] = answer
+        return answer
+
+    out = []
+    for b in blocks:
+        el, slot = b.pieces[0]
+        out.append(inside(el if slot == "text" else el.getparent()))
+    return out
+
+
+def _papers_group(page: _Page) -> np.ndarray:
+    """Inside dynamic noise; on the other blocks, Boilerpipe Algorithm 1 and 2 decisions, the ancestor
+    filter's decision on Algorithm 2's blocks, membership of the winning ancestor's subtree and the
+    share of content characters of the block's group (:func:`ancestor_groups`), as the paper chain sees them."""
+    dynamic = _dynamic_flags(page.blocks)
     idx = [i for i, d in enumerate(dynamic) if not d]
-    sub = [blocks[i] for i in idx]
+    sub = [page.blocks[i] for i in idx]
     alg1 = classify_blocks(sub, BoilerpipeParams(algorithm=1))
     alg2 = classify_blocks(sub, BoilerpipeParams(algorithm=2))
-    anc = ancestor_filter(sub, alg2, AncestorFilterParams())
-    groups: dict[etree._Element, int] = {}
-    anchor = {}
-    for j, b in enumerate(sub):
-        if alg2[j]:
-            a = nth_ancestor(paragraph_of(b.container), 2)
-            anchor[j] = a
-            groups[a] = groups.get(a, 0) + len(b.text)
-    total = sum(groups.values()) or 1
-    best = max(groups, key=groups.__getitem__) if groups else None
-    inside = set(best.iter()) if best is not None else set()
-    out = [[0.0, 0.0, 0.0, 0.0, 0.0] for _ in blocks]
+    groups = ancestor_groups(sub, alg2, AncestorFilterParams())
+    inside = set(groups.best.iter()) if groups.best is not None else set()
+    out = np.zeros((page.n, len(FEATURE_GROUPS["papers"])))
+    out[:, 0] = dynamic
     for j, i in enumerate(idx):
-        share = groups.get(anchor.get(j), 0) / total if j in anchor else 0.0
-        out[i] = [float(alg1[j]), float(alg2[j]), float(anc[j]), float(blocks[i].container in inside), share]
+        out[i, 1:] = [float(alg1[j]), float(alg2[j]), float(bool(alg2[j]) and groups.in_best(j)),
+                      float(page.blocks[i].container in inside), groups.share(j)]
     return out
 
 
@@ -206,13 +303,24 @@ def _title_features(block: TextBlock, title_tokens: set[str], title_text: str) -
     return [overlap, is_title]
 
 
-def _cluster_scores(blocks: Sequence[TextBlock]) -> tuple[dict, dict, list[etree._Element]]:
+def _page_group(page: _Page) -> np.ndarray:
+    """Relative position in [0, 1], share of the page's words, title overlap and match, log(1 + blocks),
+    whether static noise was learnt."""
+    n = page.n
+    title_text = (page.ctx.title or "").strip().lower()
+    title_tokens = set(_TOKEN_RE.findall(title_text))
+    return np.array([[i / max(1, n - 1), b.num_words / page.page_words, *_title_features(b, title_tokens, title_text),
+                      math.log1p(n), float(page.ctx.has_signature)] for i, b in enumerate(page.blocks)],
+                    dtype=float).reshape(n, -1)
+
+
+def _cluster_scores(page: _Page) -> tuple[dict, list, list, etree._Element | None]:
     """Readability-style content score per element: each block adds 1 + commas + min(chars / 100, 3)
-    (non-link blocks only) to its paragraph's parent, and half of it to the grandparent."""
+    (non-link blocks only) to its paragraph's parent, and half of it to the grandparent.
+    Returns the scores, each block's parent and grandparent, and the best-scored element (None: none)."""
     scores: dict[etree._Element, float] = {}
     parents, grands = [], []
-    for b in blocks:
-        para = paragraph_of(b.container)
+    for b, para in zip(page.blocks, page.paragraphs):
         parent = para.getparent() if para.getparent() is not None else para
         grand = parent.getparent() if parent.getparent() is not None else parent
         parents.append(parent)
@@ -222,10 +330,35 @@ def _cluster_scores(blocks: Sequence[TextBlock]) -> tuple[dict, dict, list[etree
         add = 1 + b.text.count(",") + min(len(b.text) / 100, 3)
         scores[parent] = scores.get(parent, 0.0) + add
         scores[grand] = scores.get(grand, 0.0) + add / 2
-    return scores, {"parents": parents, "grands": grands}, [max(scores, key=scores.__getitem__)] if scores else []
+    return scores, parents, grands, max(scores, key=scores.__getitem__) if scores else None
 
 
-_NO_LEXICON = [0.0] * len(LEXICON_FEATURE_NAMES)
+def _cluster_group(page: _Page) -> np.ndarray:
+    """log(1 + children of the paragraph's parent), that parent's share of the page's words, the
+    cluster scores of parent and grandparent relative to the page's best, inside the best cluster."""
+    containers: list[etree._Element | None] = [para.getparent() for para in page.paragraphs]
+    para_words: dict[etree._Element | None, int] = {}
+    children: dict[etree._Element | None, int] = {}
+    for b, p in zip(page.blocks, containers):
+        para_words[p] = para_words.get(p, 0) + b.num_words
+        if p not in children:
+            children[p] = len(p) if p is not None else 0  # len() of an lxml element walks its children: once each
+    scores, parents, grands, best_nodes = page.clusters
+    top = max(scores.values(), default=1.0) or 1.0
+    return np.array([[math.log1p(children[p]), para_words.get(p, 0) / page.page_words,
+                      scores.get(parents[i], 0.0) / top, scores.get(grands[i], 0.0) / top,
+                      float(b.container in best_nodes)]
+                     for i, (b, p) in enumerate(zip(page.blocks, containers))], dtype=float).reshape(page.n, -1)
+
+
+def _neighbours_group(page: _Page) -> np.ndarray:
+    """log(1 + words) and link density of the blocks two before and two after (zeros beyond the ends)."""
+    own = np.array([[math.log1p(b.num_words), b.link_density] for b in page.blocks], dtype=float).reshape(page.n, 2)
+    before, after = np.zeros_like(own), np.zeros_like(own)
+    before[2:], after[:-2] = own[:-2], own[2:]
+    return np.hstack([before, after])
+
+
 _OWN_CELLS = "./tr/td | ./tr/th | ./*/tr/td | ./*/tr/th"  # a table's cells, not those of tables nested in them
 
 
@@ -236,12 +369,17 @@ def _nearest_table(el: etree._Element) -> etree._Element | None:
     return node
 
 
-def _table_features(blocks: Sequence[TextBlock], page_words: int, best_nodes: set) -> list[list[float]]:
+def _table_group(page: _Page) -> np.ndarray:
     """Per block, its nearest enclosing ``<table>``: log(1 + its own cells), tables enclosing it (layout
     tables nest, data tables seldom do), its share of the page's words in [0, 1], its link density
     in [0, 1], whether it has ``<th>`` headers, whether it lies in the best content cluster;
     all 0 outside tables. Data tables inside an article are content, layout tables hold the page."""
+    blocks = page.blocks
     tables = [_nearest_table(b.container) for b in blocks]
+    out = np.zeros((page.n, len(TABLE_FEATURE_NAMES)))
+    if not any(t is not None for t in tables):
+        return out
+    best_nodes = page.clusters[3]
     words_in: dict[etree._Element, list[int]] = {}
     for b, t in zip(blocks, tables):
         if t is not None:
@@ -251,61 +389,58 @@ def _table_features(blocks: Sequence[TextBlock], page_words: int, best_nodes: se
     stats = {}
     for t, (n, linked) in words_in.items():
         own = t.xpath(_OWN_CELLS)
-        cells = len(own)
         nesting = sum(1 for _ in t.iterancestors("table"))
         has_th = float(any(c.tag == "th" for c in own))
-        stats[t] = [math.log1p(cells), float(nesting), n / page_words, linked / n if n else 0.0, has_th,
+        stats[t] = [math.log1p(len(own)), float(nesting), n / page.page_words, linked / n if n else 0.0, has_th,
                     float(t in best_nodes)]
-    empty = [0.0] * len(TABLE_FEATURE_NAMES)
-    return [stats[t] if t is not None else empty for t in tables]
+    for i, t in enumerate(tables):
+        if t is not None:
+            out[i] = stats[t]
+    return out
+
+
+def _lexicon_group(page: _Page) -> np.ndarray:
+    """Boilerplate log-odds mean and max of the block's known words and their share (:mod:`newsclean.transforms.lexicon`);
+    zeros without a lexicon."""
+    if page.lexicon is None:
+        return np.zeros((page.n, len(LEXICON_FEATURE_NAMES)))
+    return np.array([lexicon_features(block_terms(b.text), page.lexicon) for b in page.blocks],
+                    dtype=float).reshape(page.n, -1)
+
+
+_GROUP_FUNCTIONS = {
+    "shallow": _shallow_group, "text": _text_group, "papers": _papers_group, "dom": _dom_group,
+    "page": _page_group, "cluster": _cluster_group, "neighbours": _neighbours_group, "table": _table_group,
+    "lexicon": _lexicon_group,
+}
 
 
 def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext(),
-                   lexicon: Mapping[str, float] | None = None) -> list[list[float]]:
-    """Feature vectors (``len(FEATURE_NAMES)`` floats) for ``blocks`` in document order.
+                   lexicon: Mapping[str, float] | None = None) -> np.ndarray:
+    """Feature matrix of ``blocks`` in document order: shape ``(len(blocks), len(FEATURE_NAMES))``,
+    float64, columns named by :data:`FEATURE_NAMES`; each group of :data:`FEATURE_GROUPS` fills its
+    columns by name.
 
     ``lexicon``: boilerplate cue words (:mod:`newsclean.transforms.lexicon`); None leaves the lexical
     features at 0 (the training script fills them in, out of fold).
     """
-    n = len(blocks)
-    dynamic = [in_dynamic_noise(b) for b in blocks]
-    decisions = _paper_decisions(blocks, dynamic)
-    cache = _AncestorCache()
-    page_words = sum(b.num_words for b in blocks) or 1
-    title_text = (ctx.title or "").strip().lower()
-    title_tokens = set(_TOKEN_RE.findall(title_text))
-    para_words: dict[etree._Element, int] = {}
-    paras = [paragraph_of(b.container).getparent() for b in blocks]
-    for b, p in zip(blocks, paras):
-        para_words[p] = para_words.get(p, 0) + b.num_words
-    scores, owners, best = _cluster_scores(blocks)
-    top = max(scores.values(), default=1.0) or 1.0
-    best_nodes = set(best[0].iter()) if best else set()
-    table = _table_features(blocks, page_words, best_nodes)
-    block_words = [words(b.text) for b in blocks]
-    shallow = [_shallow(b, ws) for b, ws in zip(blocks, block_words)] + [_shallow(None)]  # -1 and n: the empty block
-    rows = []
-    for i, b in enumerate(blocks):
-        ws = block_words[i]
-        lower = b.text.lower()
-        nw = max(1, len(ws))
-        parent = paras[i]
-        rows.append([
-            *shallow[i], *shallow[i - 1 if i else -1], *shallow[i + 1 if i + 1 < n else -1],
-            b.text.count(",") / nw, sum(map(str.isdigit, b.text)) / max(1, len(b.text)), math.log1p(len(b.text)),
-            float(dynamic[i]), *decisions[i],
-            *cache.features(b.container),
-            i / max(1, n - 1), b.num_words / page_words, *_title_features(b, title_tokens, title_text),
-            math.log1p(n), float(ctx.has_signature),
-            math.log1p(len(parent) if parent is not None else 0), para_words.get(parent, 0) / page_words,
-            float(sum(ph in lower for ph in BOILERPLATE_PHRASES)),
-            scores.get(owners["parents"][i], 0.0) / top, scores.get(owners["grands"][i], 0.0) / top,
-            float(b.container in best_nodes),
-            *_near(blocks, i - 2), *_near(blocks, i + 2),
-            *table[i],
-            *(lexicon_features(block_terms(b.text), lexicon) if lexicon is not None else _NO_LEXICON),
-        ])
-    return rows
+    if not blocks:
+        return np.zeros((0, len(FEATURE_NAMES)))
+    ws = [words(b.text) for b in blocks]
+    page = _Page(blocks, ctx, lexicon, ws, [paragraph_of(b.container) for b in blocks],
+                 sum(b.num_words for b in blocks) or 1)
+    X = np.empty((len(blocks), len(FEATURE_NAMES)))
+    for group, names in FEATURE_GROUPS.items():
+        X[:, [FEATURE_INDEX[n] for n in names]] = _GROUP_FUNCTIONS[group](page)
+    return X
+
+
+def feature_columns(names: Sequence[str]) -> list[int]:
+    """Column positions of the named features in :func:`block_features`'s matrix. Raises KeyError naming an unknown one."""
+    unknown = [n for n in names if n not in FEATURE_INDEX]
+    if unknown:
+        raise KeyError(f"unknown block features: {', '.join(unknown)}")
+    return [FEATURE_INDEX[n] for n in names]
 
 
 CONTEXT_FEATURE_NAMES = (

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.features import (
     CONTEXT_FEATURE_NAMES,
@@ -76,12 +78,12 @@ class ModelEnsemble:
     def __init__(self, boosters: Sequence):
         self.boosters = list(boosters)
 
-    def predict(self, rows) -> list[float]:
-        """Mean content probability in [0, 1] per feature row (``rows``: n x features)."""
-        import numpy as np
-
+    def predict(self, rows) -> np.ndarray:
+        """Mean content probability in [0, 1] per feature row (``rows``: n x features), shape (n,)."""
         X = np.asarray(rows, dtype=float)
-        return list(np.mean([b.predict(X, num_threads=1) for b in self.boosters], axis=0))
+        if len(self.boosters) == 1:
+            return self.boosters[0].predict(X, num_threads=1)
+        return np.mean([b.predict(X, num_threads=1) for b in self.boosters], axis=0)
 
 
 @lru_cache(maxsize=8)
@@ -96,9 +98,26 @@ def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES) -> Mod
     with opener(path, "rt", encoding="utf-8") as fh:
         members = [text for text in fh.read().split(ENSEMBLE_SEPARATOR) if text.strip()]
     boosters = [lightgbm.Booster(model_str=text) for text in members]
-    if not boosters or any(tuple(b.feature_name()) != feature_names for b in boosters):
-        raise ValueError(f"{path}: model features differ from those in newsclean.transforms.features")
+    if not boosters:
+        raise ValueError(f"{path}: no LightGBM model in the file")
+    for booster in boosters:
+        check_feature_names(path, tuple(booster.feature_name()), feature_names)
     return ModelEnsemble(boosters)
+
+
+def check_feature_names(path: str, trained: tuple[str, ...], expected: tuple[str, ...]) -> None:
+    """Raise ValueError when a model file's recorded feature names (``feature_names=`` of a LightGBM
+    text model, in column order) differ from the code's: the features the model was trained with are
+    not those :mod:`newsclean.transforms.features` computes (retrain: ``make models``)."""
+    if trained == expected:
+        return
+    missing = [n for n in expected if n not in trained]
+    unknown = [n for n in trained if n not in expected]
+    detail = (f"the code computes {', '.join(missing) or 'nothing'} the model lacks, the model expects "
+              f"{', '.join(unknown) or 'nothing'} the code lacks" if missing or unknown else
+              "same names in another column order")
+    raise ValueError(f"{path}: model features differ from those in newsclean.transforms.features "
+                     f"({len(trained)} trained, {len(expected)} computed; {detail}); retrain the model")
 
 
 def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[float]:
@@ -107,12 +126,12 @@ def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params:
         return []
     lexicon = load_lexicon(str(params.lexicon_path or DEFAULT_LEXICON)) if params.use_lexicon else {}
     feats = block_features(blocks, ctx, lexicon)
-    p1 = [float(p) for p in load_model(str(params.model_path or DEFAULT_MODEL)).predict(feats)]
+    p1 = load_model(str(params.model_path or DEFAULT_MODEL)).predict(feats).tolist()
     if not params.use_context:
         return p1
     stage2 = load_model(str(params.context_model_path or DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
     ctx_feats = context_features(p1, context_groups(blocks), [b.num_words for b in blocks])
-    return [float(p) for p in stage2.predict([f + c for f, c in zip(feats, ctx_feats)])]
+    return stage2.predict(np.hstack([feats, np.asarray(ctx_feats, dtype=float)])).tolist()
 
 
 def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: LearnedParams = LearnedParams()) -> list[bool]:

@@ -1,51 +1,422 @@
-"""Article metadata read from the page before cleaning: title, publication time, language.
+"""Article metadata read from the page before cleaning, from well-kept libraries.
 
-Sources, in order: Open Graph / article meta tags, then HTML (``<title>``, ``<time>``,
-``<html lang>``). Dates are parsed with python-dateutil and returned as aware UTC datetimes
-(a time without zone is taken as UTC); unparseable values give None, never an error.
+What a news corpus row carries besides its text (the fields of trafilatura's metadata, news-please
+and CC-News): title, authors, publication and modification time, description, lead image,
+canonical URL, site name, section, tags and the declared language. Sources, best first:
+
+1. Structured data read with extruct (https://github.com/scrapinghub/extruct): JSON-LD items of
+   an article type (``NewsArticle``, ``Article``, ``BlogPosting``, ..., also inside ``@graph``;
+   schema.org properties ``headline``, ``author``, ``datePublished``, ``dateModified``,
+   ``description``, ``image``, ``articleSection``, ``keywords``, ``publisher``, ``url``), then
+   schema.org microdata of an article type, then OpenGraph (ogp.me: ``og:*``, ``article:*``).
+2. Plain ``<meta name=...>`` tags (``author``, ``description``, ``keywords``, Dublin Core, ...),
+   ``<link rel=canonical>``, ``<title>`` / ``<h1>``, ``<html lang>``.
+
+Dates: an ISO 8601 value of the structured data keeps its time and zone (``datetime.fromisoformat``;
+a value without zone is taken as UTC); otherwise the publication date comes from htmldate
+(Barbaresi 2020, JOSS 5(51) 2439: ``original_date=True``, no extensive search), at day precision
+(midnight UTC). Every date must lie in :data:`MIN_DATE` .. now + 1 day, else it is dropped. No
+field is ever filled from today's date (dateutil's default-filling turned "2019" into 2019-<today>).
+
+Language (:func:`identify_language`): py3langid (Lui & Baldwin 2012, "langid.py", ACL demo; the
+model ships inside the wheel) on the cleaned article text, with its normalised probability; the
+declared ``<html lang>`` / ``content-language`` / ``og:locale`` is kept apart as
+``declared_language`` and only when it looks like a BCP 47 tag (never a charset name).
+
+Registered domain (:func:`registered_domain`): tldextract with the Public Suffix List snapshot
+bundled in its wheel (``suffix_list_urls=()``: no network, no cache directory).
+
+Nothing here raises on bad markup: an unreadable value is None (or an empty tuple).
 """
 
 from __future__ import annotations
 
+import codecs
+import functools
+import html
+import logging
+import re
+import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urljoin, urlsplit
 
-from dateutil import parser as dateparser
 from lxml import etree
 
 from newsclean.transforms.text import collapse_ws
 
+log = logging.getLogger(__name__)
+
+#: Earliest plausible publication or modification time of a web news page.
+MIN_DATE = datetime(1995, 1, 1, tzinfo=UTC)
+#: Longest author name, description and tag kept, in characters; most authors and tags kept per page.
+MAX_NAME_CHARS, MAX_DESCRIPTION_CHARS, MAX_ITEMS = 120, 2000, 20
+#: Characters of article text given to the language identifier (langid.py is linear in its input).
+LANGID_CHARS = 3000
+
+#: schema.org types read as the page's article (https://schema.org/Article and its subtypes seen on news sites).
+ARTICLE_TYPES = frozenset({
+    "article", "newsarticle", "reportagenewsarticle", "analysisnewsarticle", "opinionnewsarticle",
+    "reviewnewsarticle", "backgroundnewsarticle", "blogposting", "liveblogposting", "socialmediaposting",
+    "scholarlyarticle", "techarticle", "report", "webpage",
+})
+
 _TITLE_META = ("og:title", "twitter:title", "dc.title", "title", "headline")
-_DATE_META = (
+_AUTHOR_META = ("author", "article:author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author",
+                "byl", "byline")
+_PUBLISHED_META = (
     "article:published_time", "og:published_time", "datepublished", "pubdate", "publishdate",
-    "date", "dc.date.issued", "dc.date", "dcterms.created", "sailthru.date", "parsely-pub-date",
+    "dc.date.issued", "dcterms.issued", "dcterms.created", "sailthru.date", "parsely-pub-date",
 )
+_MODIFIED_META = ("article:modified_time", "og:updated_time", "datemodified", "dcterms.modified", "last-modified")
+_DESCRIPTION_META = ("og:description", "description", "twitter:description", "dc.description")
+_IMAGE_META = ("og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src")
+_SITE_META = ("og:site_name", "application-name")
+_SECTION_META = ("article:section", "parsely-section", "section")
+_TAG_META = ("article:tag", "news_keywords", "keywords", "parsely-tags")
+
+_LANG_TAG = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
+_BY = re.compile(r"^\s*(?:by|par|von|por|door|di)\s+", re.I)  # "By" in en, fr, de, es/pt, nl, it bylines
+_AUTHOR_SPLIT = re.compile(r"\s*(?:,|;|\||\band\b|&)\s*", re.I)
 
 
 @dataclass(frozen=True)
 class Metadata:
-    """title (str), published_at (aware UTC datetime), language (BCP 47-ish tag, lowercased); each may be None."""
+    """What a page says about itself; every field may be None (tuples may be empty).
+
+    Attributes:
+        title: headline. published_at / modified_at: aware UTC datetimes in the plausible range.
+        language: the *declared* language (BCP 47 tag, lowercased, ``_`` -> ``-``), not identified.
+        authors: author names in page order, without "By ". description: summary (<= 2,000 characters).
+        image_url / canonical_url: as written in the page (may be relative: see :func:`absolute_url`).
+        site_name: publication name. section: the site's section of the article. tags: keywords.
+    """
 
     title: str | None = None
     published_at: datetime | None = None
     language: str | None = None
+    authors: tuple[str, ...] = ()
+    description: str | None = None
+    image_url: str | None = None
+    canonical_url: str | None = None
+    site_name: str | None = None
+    modified_at: datetime | None = None
+    section: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def declared_language(self) -> str | None:
+        """The language the page declares (same as :attr:`language`)."""
+        return self.language
 
 
-def _meta_values(root: etree._Element) -> dict[str, str]:
-    values: dict[str, str] = {}
+# ------------------------------------------------------------------------------------ libraries
+
+
+@functools.cache
+def _extractors():
+    """extruct's JSON-LD, microdata and OpenGraph extractors (imported once: extruct pulls in rdflib)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from extruct.jsonld import JsonLdExtractor
+        from extruct.opengraph import OpenGraphExtractor
+        from extruct.w3cmicrodata import MicrodataExtractor
+    return JsonLdExtractor(), MicrodataExtractor(), OpenGraphExtractor()
+
+
+@functools.cache
+def _language_identifier():
+    """py3langid's identifier with probabilities normalised to [0, 1] (model loaded once per process)."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+@functools.cache
+def _domain_extractor():
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def _quiet_htmldate() -> None:
+    for name in ("htmldate", "htmldate.core", "htmldate.extractors", "htmldate.validators", "dateparser"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+# ------------------------------------------------------------------------------------ values
+
+
+def _clean(value, limit: int = MAX_DESCRIPTION_CHARS) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("name") or value.get("@value") or value.get("url")
+    if not isinstance(value, str):
+        return None
+    text = collapse_ws(html.unescape(value) if "&" in value else value)
+    return text[:limit] if text else None
+
+
+def _first(*values) -> str | None:
+    for v in values:
+        text = _clean(v)
+        if text:
+            return text
+    return None
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _dedupe(names: Iterable[str], limit: int = MAX_ITEMS) -> tuple[str, ...]:
+    seen, out = set(), []
+    for name in names:
+        key = name.casefold()
+        if name and key not in seen:
+            seen.add(key)
+            out.append(name)
+    return tuple(out[:limit])
+
+
+def plausible(dt: datetime | None, now: datetime | None = None) -> datetime | None:
+    """``dt`` as aware UTC when it lies in [:data:`MIN_DATE`, now + 1 day], else None (naive = UTC)."""
+    if dt is None:
+        return None
+    dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+    upper = (now or datetime.now(UTC)) + timedelta(days=1)
+    return dt if MIN_DATE <= dt <= upper else None
+
+
+def parse_iso_date(value: str | None) -> datetime | None:
+    """An ISO 8601 date or date-time (``2024-05-01``, ``2024-05-01T10:30:00+02:00``, ``...Z``) as aware UTC.
+
+    Only complete values parse: no part is ever filled from today (``"2019"``, ``"Tuesday"`` and
+    ``"10:30"`` give None). Out of the plausible range (:func:`plausible`) gives None. Never raises.
+    """
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    if len(value) < 10 or not value[:4].isdigit():
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError:
+        try:  # "2024-05-01 10:30:00 +0200" and similar: keep the date part only
+            dt = datetime.fromisoformat(value[:10])
+        except ValueError:
+            return None
+    return plausible(dt)
+
+
+def htmldate_published(root: etree._Element) -> datetime | None:
+    """The original publication date found by htmldate (day precision, midnight UTC), or None.
+
+    htmldate reads JSON-LD, meta tags, ``<time>``, the URL and date patterns in the page
+    (``original_date=True``: the first publication, not the last update; ``extensive_search=False``).
+    It copies the tree before pruning it, so ``root`` is not changed.
+    """
+    from htmldate import find_date
+
+    _quiet_htmldate()
+    try:
+        found = find_date(root, original_date=True, extensive_search=False, outputformat="%Y-%m-%d",
+                          min_date=MIN_DATE.strftime("%Y-%m-%d"))
+    except Exception as exc:  # htmldate on hostile markup: a missing date, not a lost page
+        log.debug("htmldate failed: %s: %s", type(exc).__name__, exc)
+        return None
+    return parse_iso_date(found) if found else None
+
+
+def declared_language(value: str | None) -> str | None:
+    """A declared language tag normalised (``en_US`` -> ``en-us``), or None when it is not one.
+
+    Accepted: a BCP 47-shaped tag (RFC 5646 §2.1: 2-3 letter primary subtag, then subtags of 1-8
+    letters/digits). Rejected: charset names (``utf-8``, ``iso-8859-1``: anything ``codecs`` knows),
+    empty values and free text.
+    """
+    if not value:
+        return None
+    tag = value.split(",")[0].split(";")[0].strip().replace("_", "-").lower()
+    if not _LANG_TAG.match(tag):
+        return None
+    try:
+        codecs.lookup(tag)
+        return None  # a charset name, not a language
+    except LookupError:
+        return tag
+
+
+def identify_language(text: str) -> tuple[str | None, float | None]:
+    """``(ISO 639-1 code, probability in [0, 1])`` of ``text`` by py3langid; ``(None, None)`` without letters.
+
+    Reads the first :data:`LANGID_CHARS` characters. The code is one of langid.py's 97 languages,
+    so it is never a charset name.
+    """
+    sample = text[:LANGID_CHARS] if text else ""
+    if not any(ch.isalpha() for ch in sample):
+        return None, None
+    lang, prob = _language_identifier().classify(sample)
+    return str(lang), round(float(prob), 4)
+
+
+def registered_domain(url: str | None) -> str | None:
+    """The registered domain of ``url`` (``https://www.bbc.co.uk/news`` -> ``bbc.co.uk``), by the bundled
+    Public Suffix List; the bare host for an IP address or a name under no public suffix; None without host."""
+    if not url:
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    parts = _domain_extractor()(host)
+    top = (parts.top_domain_under_public_suffix if hasattr(parts, "top_domain_under_public_suffix")
+           else parts.registered_domain)
+    return (top or host).lower()
+
+
+def absolute_url(base: str | None, href: str | None) -> str | None:
+    """``href`` resolved against ``base`` (http(s) results only; None for ``javascript:``, ``data:``, ...)."""
+    if not href:
+        return None
+    try:
+        url = urljoin(base or "", href.strip())
+    except ValueError:
+        return None
+    return url if url.lower().startswith(("http://", "https://")) else None
+
+
+# ------------------------------------------------------------------------------------ structured data
+
+
+def _iter_jsonld(items) -> Iterator[dict]:
+    """Every JSON object in JSON-LD ``items`` (lists and ``@graph`` flattened)."""
+    for item in _as_list(items):
+        if isinstance(item, list):
+            yield from _iter_jsonld(item)
+        elif isinstance(item, dict):
+            yield item
+            if "@graph" in item:
+                yield from _iter_jsonld(item["@graph"])
+
+
+def _types(obj: dict) -> set[str]:
+    return {str(t).rsplit("/", 1)[-1].lower() for t in _as_list(obj.get("@type") or obj.get("type"))}
+
+
+def _article_object(objects: list[dict]) -> dict:
+    """The first object of an article type (``WebPage`` only when no article type is present)."""
+    best = {}
+    for obj in objects:
+        types = _types(obj)
+        if types & (ARTICLE_TYPES - {"webpage"}):
+            return obj
+        if "webpage" in types and not best:
+            best = obj
+    return best
+
+
+def _names(value) -> list[str]:
+    """Author names of a schema.org ``author`` value: text, Person/Organization objects or lists of them."""
+    names = []
+    for v in _as_list(value):
+        if isinstance(v, dict):
+            v = v.get("name") or (v.get("properties") or {}).get("name")
+            if isinstance(v, list):
+                v = v[0] if v else None
+        text = _clean(v, MAX_NAME_CHARS)
+        if text and not text.lower().startswith(("http://", "https://")):
+            names.append(_BY.sub("", text))
+    return names
+
+
+def _split_authors(text: str) -> list[str]:
+    return [p for p in (_BY.sub("", s).strip() for s in _AUTHOR_SPLIT.split(text)) if p]
+
+
+def _keywords(value) -> list[str]:
+    out = []
+    for v in _as_list(value):
+        text = _clean(v, MAX_NAME_CHARS * 4)
+        if text:
+            out += [t.strip() for t in text.split(",") if t.strip()]
+    return [t[:MAX_NAME_CHARS] for t in out]
+
+
+def _image(value) -> str | None:
+    for v in _as_list(value):
+        if isinstance(v, dict):
+            v = v.get("url") or v.get("contentUrl") or v.get("@id")
+        if isinstance(v, str) and v.strip():
+            return v.strip()
+    return None
+
+
+def _microdata_article(items: list[dict]) -> dict:
+    """Properties of the first microdata item of an article type, flattened to JSON-LD-like keys."""
+    for item in items:
+        if isinstance(item, dict) and _types(item) & ARTICLE_TYPES:
+            return dict(item.get("properties") or {})
+    return {}
+
+
+def _structured(root: etree._Element) -> tuple[dict, dict[str, list[str]]]:
+    """``(article object from JSON-LD or microdata, {OpenGraph property: [values]})``; empty where absent."""
+    jsonld, microdata, opengraph = _extractors()
+    try:
+        objects = list(_iter_jsonld(jsonld.extract_items(root)))
+    except Exception as exc:  # malformed JSON that even jstyleson cannot read
+        log.debug("JSON-LD unreadable: %s", exc)
+        objects = []
+    article = _article_object(objects)
+    if not article:
+        try:
+            article = _microdata_article(microdata.extract_items(root, None))
+        except Exception as exc:
+            log.debug("microdata unreadable: %s", exc)
+    publisher = next((o for o in objects if _types(o) & {"newsmediaorganization", "organization"}), {})
+    if publisher and "publisher" not in article:
+        article = {**article, "publisher": publisher}
+    og: dict[str, list[str]] = {}
+    try:
+        for item in opengraph.extract_items(root):
+            for prop, value in item.get("properties", []):
+                og.setdefault(prop.lower(), []).append(value)
+    except Exception as exc:
+        log.debug("OpenGraph unreadable: %s", exc)
+    return article, og
+
+
+# ------------------------------------------------------------------------------------ HTML
+
+
+def _meta_values(root: etree._Element) -> dict[str, list[str]]:
+    """``{lowercased name/property/itemprop/http-equiv: [content, ...]}`` of every ``<meta>`` in page order."""
+    values: dict[str, list[str]] = {}
     for m in root.iter("meta"):
         key = (m.get("property") or m.get("name") or m.get("itemprop") or m.get("http-equiv") or "").strip().lower()
         content = collapse_ws(m.get("content"))
-        if key and content and key not in values:
-            values[key] = content
+        if key and content:
+            values.setdefault(key, []).append(content)
     return values
 
 
-def find_title(root: etree._Element, meta: dict[str, str]) -> str | None:
-    """Headline: og/twitter/dc title meta, else ``<title>``, else the first ``<h1>``."""
-    for key in _TITLE_META:
+def _meta(meta: dict[str, list[str]], keys: Iterable[str]) -> str | None:
+    for key in keys:
         if meta.get(key):
-            return meta[key]
+            return meta[key][0]
+    return None
+
+
+def find_title(root: etree._Element, meta: dict[str, list[str]], article: dict | None = None) -> str | None:
+    """Headline: og/twitter/dc title meta, else JSON-LD ``headline``, else ``<title>``, else the first ``<h1>``."""
+    title = _meta(meta, _TITLE_META) or _clean((article or {}).get("headline"), MAX_DESCRIPTION_CHARS)
+    if title:
+        return title
     for path in (".//title", ".//h1"):
         el = root.find(path)
         if el is not None:
@@ -55,44 +426,77 @@ def find_title(root: etree._Element, meta: dict[str, str]) -> str | None:
     return None
 
 
-def parse_date(value: str | None) -> datetime | None:
-    """Parse a date string to an aware UTC datetime; None when absent or unparseable."""
-    if not value:
-        return None
-    try:
-        dt = dateparser.parse(value)
-    except (ValueError, OverflowError, TypeError):
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    try:
-        return dt.astimezone(UTC)
-    except (ValueError, OverflowError):
-        return None
+def find_language(root: etree._Element, meta: dict[str, list[str]]) -> str | None:
+    """Declared language: ``<html lang>``, else ``content-language`` / ``og:locale`` meta (see :func:`declared_language`)."""
+    for value in (root.get("lang"), root.get("{http://www.w3.org/XML/1998/namespace}lang"), root.get("xml:lang"),
+                  _meta(meta, ("content-language", "og:locale"))):
+        tag = declared_language(value)
+        if tag:
+            return tag
+    return None
 
 
-def find_published(root: etree._Element, meta: dict[str, str]) -> datetime | None:
-    """Publication time from date meta tags, else the first ``<time datetime>``."""
-    for key in _DATE_META:
-        dt = parse_date(meta.get(key))
+def _web_url(value: str | None) -> str | None:
+    """``value`` when it is an http(s) URL, protocol-relative or a relative path (not ``javascript:``, ``data:``)."""
+    value = (value or "").strip()
+    scheme = re.match(r"^([a-z][a-z0-9+.-]*):", value, re.I)
+    return value if value and (not scheme or scheme.group(1).lower() in ("http", "https")) else None
+
+
+def _canonical_link(root: etree._Element) -> str | None:
+    for link in root.iter("link"):
+        if "canonical" in (link.get("rel") or "").lower().split() and _web_url(link.get("href")):
+            return link.get("href").strip()
+    return None
+
+
+def _published(article: dict, meta: dict[str, list[str]], root: etree._Element) -> datetime | None:
+    for value in (*_as_list(article.get("datePublished")), *_as_list(article.get("dateCreated")),
+                  *(v for k in _PUBLISHED_META for v in meta.get(k, []))):
+        dt = parse_iso_date(value)
         if dt:
             return dt
-    for t in root.iter("time"):
-        dt = parse_date(t.get("datetime"))
+    return htmldate_published(root)
+
+
+def _modified(article: dict, meta: dict[str, list[str]]) -> datetime | None:
+    for value in (*_as_list(article.get("dateModified")), *(v for k in _MODIFIED_META for v in meta.get(k, []))):
+        dt = parse_iso_date(value)
         if dt:
             return dt
     return None
 
 
-def find_language(root: etree._Element, meta: dict[str, str]) -> str | None:
-    """Language from ``<html lang>``, else ``content-language`` / ``og:locale`` meta."""
-    value = root.get("lang") or root.get("xml:lang") or meta.get("content-language") or meta.get("og:locale")
-    if not value:
-        return None
-    return value.split(",")[0].strip().replace("_", "-").lower() or None
+def _authors(article: dict, meta: dict[str, list[str]]) -> tuple[str, ...]:
+    names = _names(article.get("author")) or _names(article.get("creator"))
+    if not names:
+        for key in _AUTHOR_META:
+            for value in meta.get(key, []):
+                if not value.lower().startswith(("http://", "https://")):
+                    names += _split_authors(value)
+            if names:
+                break
+    return _dedupe(n[:MAX_NAME_CHARS] for n in names)
 
 
 def read_metadata(root: etree._Element) -> Metadata:
-    """Read :class:`Metadata` from a parsed page (call before any node is removed)."""
+    """Read :class:`Metadata` from a parsed page (call before any node is removed; ``root`` is not changed)."""
     meta = _meta_values(root)
-    return Metadata(find_title(root, meta), find_published(root, meta), find_language(root, meta))
+    article, og = _structured(root)
+    for prop, values in og.items():  # OpenGraph lives in <head>; _meta_values already holds it, og keeps order
+        meta.setdefault(prop, values)
+    publisher = article.get("publisher")
+    tags = _keywords(article.get("keywords")) or [t for k in _TAG_META for t in _keywords(meta.get(k))]
+    return Metadata(
+        title=find_title(root, meta, article),
+        published_at=_published(article, meta, root),
+        language=find_language(root, meta),
+        authors=_authors(article, meta),
+        description=_first(article.get("description"), _meta(meta, _DESCRIPTION_META)),
+        image_url=_web_url(_image(article.get("image"))) or _web_url(_meta(meta, _IMAGE_META)),
+        canonical_url=_canonical_link(root) or _web_url(_meta(meta, ("og:url",))) or _web_url(_clean(article.get("url"))),
+        site_name=_first(_meta(meta, ("og:site_name",)), publisher, _meta(meta, _SITE_META[1:])),
+        modified_at=_modified(article, meta),
+        section=_first(*_as_list(article.get("articleSection")), _meta(meta, _SECTION_META)),
+        tags=_dedupe(tags),
+    )

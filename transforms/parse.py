@@ -9,9 +9,8 @@ BOM first as browsers do, since a BOM cannot be there by accident.)
 
 Parsing uses lxml.html after a repair step: every ``</body>`` and ``</html>`` end tag is dropped
 first, because libxml2 stops keeping content after a stray ``</html>`` that some real pages
-carry in the middle of the document (issue #3, "Known traps"); the parser closes both at EOF.
-Compared on the 2,111 decodable pages of ``../shared/data``: plain ``lxml.html`` keeps less than
-70 % of the repaired parse's text on 6 pages (0.28 %), the repaired parse loses none.
+carry in the middle of the document (issue #3, "Known traps"); the parser closes both at EOF
+(measured on the shared data: docs/DECISIONS.md, "Parser repair step").
 html5-parser (an HTML5-conformant parser) would avoid the trap too, but its wheels link their own
 libxml2, which refuses to load beside lxml's wheels (``different versions of libxml2``) unless
 lxml is built from source: the repair step keeps the install to plain wheels.
@@ -20,9 +19,8 @@ lxml is built from source: the repair step keeps the install to plain wheels.
 "parsing `noscript`": raw text that ends at the first ``</noscript>``), which libxml2 does not
 do: it parses the inside as markup, so ``<noscript><div id="x"></noscript>``, a pattern of
 real pages, leaves the ``<div>`` open and the rest of the page ends up *inside* the
-``<noscript>`` that post-processing removes (StaDyNoT §3.3 lists it as non-informative). On
-the shared data this lost 99 % of the text of two pages (a trafilatura-eval page, a CleanEval
-page). So every ``<noscript>…</noscript>`` span (outside scripts, styles and comments) is cut
+``<noscript>`` that post-processing removes (StaDyNoT §3.3 lists it as non-informative; pages of
+the shared data lost nearly all their text to it: docs/DECISIONS.md, "noscript"). So every ``<noscript>…</noscript>`` span (outside scripts, styles and comments) is cut
 before parsing, which is what a browser shows. One exception, what a browser *without*
 scripting shows: when the spans hold at least :data:`NOSCRIPT_UNWRAP_RATIO` of the page's words
 (a script-rendered page whose article is only in its ``<noscript>`` fallback), their tags are
@@ -64,6 +62,14 @@ _RAW_TEXT_SPAN = re.compile(
 _NOSCRIPT_START = re.compile(r"<noscript\b", re.I)
 _TAG = re.compile(r"<[^>]*>")
 _PARSERS = threading.local()
+MAX_DEPTH = 512
+"""Deepest element nesting kept, in elements below the root: libxml2 cuts a document at depth 256
+(and at 2048 with ``huge_tree``) silently, dropping the rest of the page (issue #13: 400 unclosed
+``<font>`` tags kept 253 of 400 paragraphs). The parser runs with ``huge_tree`` and a tree that
+reaches this bound is rejected (``too_deep``) instead of being cleaned with its tail cut off; it
+also keeps the chain's recursive tree walks (``dynamic_noise``) well below Python's default
+recursion limit of 1000 frames (a Beam worker's stack already holds about 100)."""
+_TOO_DEEP = etree.XPath("boolean(/*" + "/*" * MAX_DEPTH + ")")
 NOSCRIPT_UNWRAP_RATIO = 0.5
 """Share in [0, 1] of a page's words (:func:`newsclean.transforms.text.count_words` of its markup-free text)
 that its ``<noscript>`` content must reach to be kept (unwrapped) instead of cut; the same rule as a
@@ -109,6 +115,25 @@ def detect_charset(body: bytes) -> str:
     if best is not None and best.language in DETECTOR_TRUSTED_LANGUAGES:
         return _codec(best.encoding) or "cp1252"
     return "cp1252"
+
+
+_BINARY_BYTE = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+_BINARY_SIGNATURES = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF-", b"PK\x03\x04", b"\x1f\x8b", b"BZh",
+                      b"\xfd7zXZ", b"RIFF", b"\x00\x00\x01\x00", b"wOFF", b"wOF2", b"OggS", b"\x1aE\xdf\xa3")
+
+
+def looks_binary(body: bytes) -> bool:
+    """Whether a payload is binary data rather than text: a file signature (PNG, GIF, JPEG, PDF, ZIP,
+    gzip, ...) at its start, or a "binary data byte" (C0 controls other than TAB, LF, FF, CR, ESC)
+    in its first 1024 bytes (WHATWG MIME Sniffing §7.2, "rules for distinguishing if a resource is
+    text or binary"). A UTF-16 byte-order mark makes it text. Used on every page, whatever its
+    ``Content-Type`` says: a server that labels an image ``text/html`` must not yield an article
+    of replacement characters.
+    """
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    head = body[:1024]
+    return head.startswith(_BINARY_SIGNATURES) or _BINARY_BYTE.search(head) is not None
 
 
 def decode_html(body: bytes, http_charset: str | None = None) -> tuple[str, str]:
@@ -160,8 +185,9 @@ def parse_html(text: str) -> etree._Element:
     """Parse decoded HTML into an lxml.html root ``<html>`` element (after :func:`repair_markup` and
     :func:`resolve_noscript`).
 
-    Raises :class:`ExtractionError` (``PARSE_ERROR``) when lxml builds no tree, or
-    (``EMPTY_BODY``) when the text is blank.
+    Raises :class:`ExtractionError`: ``PARSE_ERROR`` when lxml builds no tree or a tree without the
+    text the markup holds; ``EMPTY_BODY`` when the document is blank or has markup but no text;
+    ``TOO_DEEP`` when elements nest deeper than :data:`MAX_DEPTH`.
     """
     repaired = resolve_noscript(repair_markup(text))
     if not repaired.strip():
@@ -169,29 +195,33 @@ def parse_html(text: str) -> etree._Element:
     try:
         root = lxml.html.document_fromstring(repaired, parser=html_parser())
     except (etree.ParserError, ValueError) as exc:
+        if not _TAG.sub("", repaired).strip():
+            raise ExtractionError(RejectReason.EMPTY_BODY, "document has markup but no text") from exc
         raise ExtractionError(RejectReason.PARSE_ERROR, f"lxml could not parse: {exc}") from exc
     if root is None:
         raise ExtractionError(RejectReason.PARSE_ERROR, "lxml returned no root element")
+    if _TOO_DEEP(root):
+        raise ExtractionError(RejectReason.TOO_DEEP, f"elements nested deeper than {MAX_DEPTH} levels")
+    if not root.text_content().strip():
+        source_text = _TAG.sub("", _RAW_TEXT_SPAN.sub(" ", repaired)).strip()
+        if source_text:  # the parser lost the text: not the chain's "no content"
+            raise ExtractionError(RejectReason.PARSE_ERROR,
+                                  f"the parsed tree has none of the document's {len(source_text)} characters of text")
     return root
 
 
 def html_parser() -> lxml.html.HTMLParser:
     """This thread's lxml.html parser (lxml parsers must not be shared between threads).
 
-    Every element is an ``lxml.html.HtmlElement`` through a lookup done in C
+    ``huge_tree`` lifts libxml2's depth limit of 256 (see :data:`MAX_DEPTH`). Every element is an ``lxml.html.HtmlElement`` through a lookup done in C
     (``ElementDefaultClassLookup``): lxml.html's own lookup runs a Python method for every element
-    proxy, to give form controls their own classes, which the chain never uses; it cost about 9 %
-    of the chain's time.
+    proxy, to give form controls their own classes, which the chain never uses (its cost:
+    docs/DECISIONS.md, "Element class lookup").
     """
     parser = getattr(_PARSERS, "parser", None)
     if parser is None:
-        parser = _PARSERS.parser = lxml.html.HTMLParser()
+        parser = _PARSERS.parser = lxml.html.HTMLParser(huge_tree=True)  # depth bound: MAX_DEPTH
         parser.set_element_class_lookup(etree.ElementDefaultClassLookup(
             element=lxml.html.HtmlElement, comment=lxml.html.HtmlComment,
             pi=lxml.html.HtmlProcessingInstruction, entity=lxml.html.HtmlEntity))
     return parser
-
-
-def parse_bytes(body: bytes, http_charset: str | None = None) -> etree._Element:
-    """:func:`decode_html` then :func:`parse_html`."""
-    return parse_html(decode_html(body, http_charset)[0])

@@ -115,7 +115,34 @@ def learn_static_noise(htmls: Iterable[str], params: StaticNoiseParams = StaticN
             except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning
                 continue
 
-    return signature_from_key_sets(key_sets(), params)
+    return signature_from_key_sets(distinct_neighbours(key_sets()), params)
+
+
+#: Jaccard similarity in [0, 1] of two pages' key sets at or above which they are one neighbour.
+NEAR_IDENTICAL_JACCARD = 0.95
+
+
+def distinct_neighbours(key_sets: Iterable[set[int]], threshold: float = NEAR_IDENTICAL_JACCARD) -> list[set[int]]:
+    """Drop key sets that are (near-)identical to an earlier one: one page fetched twice is one neighbour.
+
+    A page in a neighbour sample twice (a re-crawl, tracking parameters, a print variant) would hold
+    its own article text on "every" neighbour page and have it learned as static noise (issue #13,
+    case 1). Two key sets are near-identical when their Jaccard similarity ``|A ∩ B| / |A ∪ B|`` is
+    at least ``threshold``, or when they differ in one key only (``|A △ B| <= 2``: one node changed,
+    such as an "updated" time, on a small page). Merging two distinct pages only costs one neighbour;
+    O(n²) in the sample size n (a bounded sample, ≤ ``--neighbour-sample``).
+    """
+    kept: list[set[int]] = []
+    for keys in key_sets:
+        if not any(_near_identical(keys, other, threshold) for other in kept):
+            kept.append(keys)
+    return kept
+
+
+def _near_identical(a: set[int], b: set[int], threshold: float) -> bool:
+    union = len(a | b)
+    differ = union - len(a & b)
+    return differ <= 2 or differ <= (1.0 - threshold) * union
 
 
 def is_static(el: etree._Element | None, signature: StaticNoiseSignature) -> bool | None:

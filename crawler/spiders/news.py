@@ -34,8 +34,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.exceptions import (
     CannotResolveHostError,
+    DontCloseSpider,
     DownloadCancelledError,
     DownloadConnectionRefusedError,
     DownloadTimeoutError,
@@ -44,6 +46,7 @@ from scrapy.exceptions import (
 )
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from twisted.internet.error import ConnectError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
@@ -61,12 +64,16 @@ from newsclean.crawler.discovery import (
     robots_sitemaps,
     sitemap_links,
 )
+from newsclean.crawler.fetch import is_header_too_large
 from newsclean.crawler.items import PageOutcome, PageTask
 from newsclean.crawler.report import CrawlReport
 from newsclean.crawler.safety import RefusedRequest, is_private_address_failure
 from newsclean.crawler.state import CrawlState
 from newsclean.crawler.store import FrontierEntry, canonical_url
-from newsclean.crawler.warc import CAPTURES_KEY, Capture
+from newsclean.crawler.warc import CAPTURES_KEY, Capture, PreviousCapture
+
+#: ``Request.meta`` key of the :class:`PreviousCapture` a conditional refetch asks about.
+PREVIOUS_KEY = "newsclean_previous"
 
 #: Page kinds that are followed like listings.
 _INDEX_KINDS = {"robots": "robots", "sitemap": "sitemap", "feed": "feed"}
@@ -76,11 +83,15 @@ def failure_reason(exc: BaseException, chain: list[str]) -> tuple[str, str]:
     """``(outcome, reason)`` for a request that ended in ``exc`` after visiting the URLs ``chain`` (the
     last one is the URL that failed)."""
     if isinstance(exc, RefusedRequest):
-        return "failed", exc.reason
+        return ("skipped" if exc.reason.startswith("robots") else "failed"), exc.reason
+    if is_header_too_large(exc):
+        return "failed", "too_large"
     if isinstance(exc, IgnoreRequest):
         message = str(exc)
         if "robots.txt" in message:
             return "skipped", "robots_txt"
+        if isinstance(exc.__cause__, _DecompressionMaxSizeExceeded):  # a decompression bomb
+            return "failed", "too_large"
         if "max redirections" in message:
             return "failed", "redirect_loop" if len(set(chain)) < len(chain) else "max_redirects"
         return "failed", "ignored"
@@ -97,6 +108,10 @@ def failure_reason(exc: BaseException, chain: list[str]) -> tuple[str, str]:
     if isinstance(exc, ResponseDataLossError):
         return "failed", "data_loss"
     return "failed", f"error:{type(exc).__name__}"
+
+
+def _hostname(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
 
 
 class NewsSpider(scrapy.Spider):
@@ -122,9 +137,35 @@ class NewsSpider(scrapy.Spider):
         self.allowed_domains = sorted({d for s in self.config.sites for d in s.allowed_domains})
         self._seen = {canonical_url(url) for _, _, url in self.config.start_points()}
         self._issued: Counter[tuple[str, str]] = Counter()
+        self._per_host: Counter[str] = Counter()
+        self._reissued: set[str] = set()
         self._capped: set[tuple[str, str]] = set()
         self.crawl_state: CrawlState | None = None
         self.report = CrawlReport()
+
+    @classmethod
+    def from_crawler(cls, crawler, *args: Any, **kwargs: Any) -> NewsSpider:
+        """Scrapy's constructor hook; also listens to ``spider_idle`` (see :meth:`reissue_pending`)."""
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.reissue_pending, signal=signals.spider_idle)
+        return spider
+
+    def reissue_pending(self) -> None:
+        """On ``spider_idle``: the job may not end while the store still has pending requests that no
+        request of this process carries (e.g. one Scrapy's disk queue lost after a hard kill). Each such
+        request is issued again, once per process; raises ``DontCloseSpider`` when it issued any."""
+        state = self.crawl_state
+        if state is None:
+            return
+        missing = [e for e in state.store.pending(state.job) if e.url not in state.inflight and e.url not in self._reissued]
+        if not missing:
+            return
+        self.logger.warning("%d pending requests of job %s were in no queue: issuing them again", len(missing),
+                            state.job)
+        for entry in missing:
+            self._reissued.add(entry.url)
+            self.crawler.engine.crawl(self._request(entry))
+        raise DontCloseSpider
 
     # ----------------------------------------------------------------------------- requests
 
@@ -144,12 +185,14 @@ class NewsSpider(scrapy.Spider):
             for url, site, category in state.store.frontier_urls(state.job):
                 self._seen.add(url)
                 self._issued[(site, category)] += 1
+                self._per_host[_hostname(url)] += 1
             pending = state.store.pending(state.job)
             self.logger.info("resuming job %s: %d pending requests", state.job, len(pending))
             return pending
         entries = []
         for site, category, url in self.config.start_points():
             self._issued[(site, category)] += 1
+            self._per_host[_hostname(url)] += 1
             entries.append(FrontierEntry(canonical_url(url), url, site, category, 0, "start"))
         if state is not None:
             state.store.add_frontier(state.job, entries)
@@ -160,8 +203,18 @@ class NewsSpider(scrapy.Spider):
                         uuid.uuid4().hex)
         self.report.started(entry.site, entry.category)
         meta = {"newsclean": task, "download_slot": site_slot(entry.site)}
+        headers = {}
+        state = self.crawl_state
+        if entry.role == "article" and state is not None and state.refetch_after_days > 0:
+            previous = state.previous_capture(entry.url)
+            if previous is not None and (previous.etag or previous.last_modified):  # a conditional GET
+                meta[PREVIOUS_KEY] = previous
+                if previous.etag:
+                    headers["If-None-Match"] = previous.etag
+                if previous.last_modified:
+                    headers["If-Modified-Since"] = previous.last_modified
         return scrapy.Request(entry.request_url, callback=self.parse, errback=self.errback, meta=meta,
-                              dont_filter=True)
+                              headers=headers, dont_filter=True)
 
     # ---------------------------------------------------------------------------- callbacks
 
@@ -206,6 +259,11 @@ class NewsSpider(scrapy.Spider):
             return
         exc = failure.value
         fields = []
+        previous = request.meta.get(PREVIOUS_KEY)
+        if isinstance(exc, HttpError) and exc.response.status == 304 and previous is not None:
+            yield self._outcome(task, request.meta, exc.response.url, task.category, "article", "skipped",
+                                "not_modified", [], fields, previous)
+            return
         if isinstance(exc, HttpError):
             url = exc.response.url
             outcome, reason = "failed", f"http_{exc.response.status}"
@@ -227,7 +285,8 @@ class NewsSpider(scrapy.Spider):
 
     @staticmethod
     def _outcome(task: PageTask, meta: dict[str, Any], url: str, category: str, page_type: str, outcome: str,
-                 reason: str | None, links: list[FrontierEntry], fields: list[tuple[str, str]]) -> PageOutcome:
+                 reason: str | None, links: list[FrontierEntry], fields: list[tuple[str, str]],
+                 previous: PreviousCapture | None = None) -> PageOutcome:
         """The item of one page; ``meta`` is the final request's meta (it holds the captures)."""
         captures: list[Capture] = list(meta.get(CAPTURES_KEY, []))
         # The page answers for the URLs that got a response (not a redirect target that was refused).
@@ -236,7 +295,7 @@ class NewsSpider(scrapy.Spider):
                            captures=captures, category=category, page_type=page_type, outcome=outcome,
                            reason=reason,
                            fetched_at=captures[-1].started if captures else datetime.now(UTC),
-                           links=links, fields=fields)
+                           links=links, fields=fields, previous=previous)
 
     def _index_links(self, kind: str, body: bytes | None, response: Response, task: PageTask,
                      site: SiteConfig) -> list[tuple[str, str, int]]:
@@ -277,11 +336,23 @@ class NewsSpider(scrapy.Spider):
                 self._seen.add(key)
                 self.report.skipped_known(parent.site, category)
                 return None
-        if self._over_cap(parent.site, category):
+        if self._over_cap(parent.site, category) or self._over_host_budget(url):
             return None
         self._seen.add(key)
         self._issued[(parent.site, category)] += 1
+        self._per_host[_hostname(url)] += 1
         return FrontierEntry(key, url, parent.site, category, depth, role, referrer)
+
+    def _over_host_budget(self, url: str) -> bool:
+        """Whether ``url``'s host already had ``crawl.max_pages_per_host`` requests (0: no budget)."""
+        budget = self.config.crawl.max_pages_per_host
+        host = _hostname(url)
+        if not budget or self._per_host[host] < budget:
+            return False
+        if ("host", host) not in self._capped:
+            self._capped.add(("host", host))
+            self.logger.info("max_pages_per_host=%d reached for %s", budget, host)
+        return True
 
     def _over_cap(self, site: str, category: str) -> bool:
         cap = self.config.crawl.max_pages_per_category

@@ -4,6 +4,7 @@
     newsclean eval --quick                          # named configs + trafilatura and readability only
     newsclean eval --datasets msv-big9,dragnet --configs default,paper,depth --peers trafilatura
     newsclean eval --split test --out /tmp/eval.md  # report the held-out half only
+    newsclean eval --lodo out/lodo --split tune --configs default --peers trafilatura  # leave-one-data-set-out
 
 ``--configs`` takes a comma list of system ids and groups: ``all`` (named configs and every ablation),
 ``named`` (the configs of ``newsclean.transforms.chain.CONFIGS``), ``ablations``, an ablation group (``stages``,
@@ -23,12 +24,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from newsclean.pipeline.errors import NewscleanError, UsageError
-from newsclean.transforms.chain import CONFIGS
+from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG
+from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
 from newsclean_eval import report
 from newsclean_eval.datasets import LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
 from newsclean_eval.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -69,6 +71,7 @@ class EvalOptions:
     csv: Path | None = DEFAULT_CSV
     command: str = "newsclean eval"
     bases: list[str] = field(default_factory=lambda: ["default"])
+    lodo: Path | None = None  # folder of leave-one-data-set-out models, one subfolder per data set
 
 
 @dataclass
@@ -150,6 +153,32 @@ def resolve_datasets(spec: str | None) -> list[str]:
     return items
 
 
+LODO_FILES = (DEFAULT_MODEL.name, DEFAULT_CONTEXT_MODEL.name, DEFAULT_LEXICON.name)
+
+
+def lodo_system(folder: Path, dataset: str) -> System:
+    """The default chain with the classifier trained without ``dataset`` (``folder/<dataset>/``, written by
+    ``scripts/train_block_classifier.py --holdout-set``): the leave-one-data-set-out row."""
+    files = [str(folder / dataset / name) for name in LODO_FILES]
+    learned = replace(DEFAULT_CONFIG.learned, model_path=files[0], context_model_path=files[1], lexicon_path=files[2])
+    return System(report.LODO_SYSTEM, "newsclean default, leave-one-set-out", "config",
+                  DEFAULT_CONFIG.with_(learned=learned))
+
+
+def check_lodo_folder(folder: Path, datasets: Sequence[str]) -> None:
+    """Raise UsageError naming the first model file of ``folder`` missing for one of ``datasets``."""
+    for d in datasets:
+        for name in LODO_FILES:
+            if not (folder / d / name).is_file():
+                raise UsageError(f"--lodo: {folder / d / name} missing; train it with "
+                                 f"scripts/train_block_classifier.py --holdout-set {d} --lodo-dir {folder}")
+
+
+def systems_for_dataset(opts: EvalOptions, dataset: str) -> list[System]:
+    """``opts.systems`` with the leave-one-data-set-out row (when ``--lodo``) bound to ``dataset``'s models."""
+    return [lodo_system(opts.lodo, dataset) if s.id == report.LODO_SYSTEM and opts.lodo else s for s in opts.systems]
+
+
 def options_from_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> EvalOptions:
     """Resolve parsed ``newsclean eval`` arguments; ``--quick`` changes only the defaults of --configs/--peers."""
     if args.neighbours < 1 or args.jobs < 1 or args.resamples < 1 or (args.max_groups is not None and args.max_groups < 1):
@@ -158,10 +187,15 @@ def options_from_args(args: argparse.Namespace, argv: Sequence[str] | None = Non
     configs = resolve_configs(args.configs or ("named" if args.quick else "all"), args.neighbours, bases)
     peers, notes = resolve_peers(resolve_peer_names(args.peers or (",".join(QUICK_PEERS) if args.quick else "all")))
     command = "newsclean eval" + ("" if not argv else " " + shlex.join(argv))
-    return EvalOptions(resolve_datasets(args.datasets), configs + peers, notes, args.split, args.neighbours,
+    datasets = resolve_datasets(args.datasets)
+    lodo = Path(args.lodo) if getattr(args, "lodo", None) else None
+    if lodo is not None:
+        check_lodo_folder(lodo, datasets)
+        configs = configs + [lodo_system(lodo, datasets[0])]  # bound to each data set's models by run_eval
+    return EvalOptions(datasets, configs + peers, notes, args.split, args.neighbours,
                        args.exclude_target, args.max_groups, args.jobs, args.resamples, args.seed,
                        None if args.out == "-" else Path(args.out), None if args.csv == "-" else Path(args.csv),
-                       command, bases)
+                       command, bases, lodo)
 
 
 # ------------------------------------------------------------------------------------------- run
@@ -184,7 +218,7 @@ def run_eval(opts: EvalOptions, loader: Callable[[str], list[EvalPage]] = load,
     with Runner(opts.jobs, progress) as runner:
         for i, name in enumerate(opts.datasets, 1):
             pages = loader(name)
-            tasks = build_tasks(name, pages, opts.systems, neighbours=opts.neighbours,
+            tasks = build_tasks(name, pages, systems_for_dataset(opts, name), neighbours=opts.neighbours,
                                 exclude_target=opts.exclude_target, max_groups=opts.max_groups)
             progress(f"[{i}/{len(opts.datasets)}] {name}: {sum(len(t.pages) for t in tasks)} pages in {len(tasks)} "
                      f"groups x {len(tasks[0].systems) if tasks else 0} systems")
@@ -245,6 +279,13 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
                   "row: tune pages by a model trained on the test half), the estimate for unseen pages with "
                   "the most pages behind it.\n",
                   report.targets_table(sorted(checks, key=lambda c: (datasets.index(c.dataset), _check_rank(c))))]
+    if opts.lodo is not None:
+        parts += [f"\n## Leave-one-data-set-out ({_split_words(opts.split)})\n",
+                  "Each data set scored by the default chain whose classifier and lexicon were trained on the "
+                  "other data sets only (`scripts/train_block_classifier.py --holdout-set all`, models in "
+                  f"`{opts.lodo}`): the selection protocol of issue #11, an estimate for sites and page styles no "
+                  "model saw. *at or above* compares point estimates with trafilatura's.\n",
+                  report.lodo_table(agg, datasets, opts.split)]
     for run in runs:
         splits = {sp: sum(1 for r in run.results if r.system == run.results[0].system and r.split == sp)
                   for sp in ("tune", "test")} if run.results else {"tune": 0, "test": 0}
@@ -360,6 +401,9 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (default 0)")
     parser.add_argument("--out", default=str(DEFAULT_OUT), metavar="MD",
                         help=f"Markdown report to write (default {DEFAULT_OUT}; - writes none)")
+    parser.add_argument("--lodo", metavar="DIR",
+                        help="add the leave-one-data-set-out row: each data set scored with the models of DIR/<data set>/ "
+                             "(scripts/train_block_classifier.py --holdout-set all), and its table beside trafilatura")
     parser.add_argument("--csv", default=str(DEFAULT_CSV), metavar="CSV",
                         help=f"per-page scores to write (default {DEFAULT_CSV}; - writes none)")
 

@@ -19,8 +19,8 @@ for the chain, its share of the signature learning (a group signature's learning
 over the group's pages). Decoding is shared and not timed. All systems run interleaved in the same
 worker processes, so each sees the same load.
 
-The chain's corpus filter ``min_words`` (a page with fewer kept words becomes a ``too_short``
-reject in the pipeline) is switched off here: it is a corpus policy, not extraction, and no peer has it.
+The pipeline's corpus filter ``--min-words`` (a page with fewer kept words becomes a ``too_short``
+reject) is not applied here: it is a corpus policy, not extraction, and no peer has it.
 
 Errors: the chain's ``ExtractionError`` (``no_content``, ``parse_error``, ...) is a reject, scored as an
 empty extraction, as the pipeline writes no article for it; any other exception of the chain or a peer
@@ -212,7 +212,7 @@ def _run_chain(html: str, signature, config) -> tuple[str, str]:
     if not html:
         return "", "empty_body"
     try:
-        return extract_article(html, signature, config.with_(min_words=0)).text, ""
+        return extract_article(html, signature, config).text, ""
     except ExtractionError as exc:
         return "", exc.reason.value
     except Exception as exc:  # noqa: BLE001 - a bug on one page must not stop the run; counted as an error

@@ -2,7 +2,8 @@
 
 A :class:`System` is one row of the tables. Three kinds:
 
-* ``config``: every named configuration of :data:`newsclean.transforms.chain.CONFIGS` (``default``, ``paper``, ...),
+* ``config``: every named configuration of :data:`newsclean.transforms.chain.CONFIGS` (``default``, ``paper``, ...;
+  ``boilernet``: BoilerNet, Leonhardt 2020, trained on the ``tune`` half by ``scripts/train_boilernet.py``),
   and ``crossfit`` (:func:`crossfit_systems`): the default with each split scored by a classifier
   trained on the other.
 * ``ablation``: a base configuration (``default``, and the papers' chain when the default uses the

@@ -10,7 +10,7 @@ The one-page API, for notebooks and scripts (no Beam, no Scrapy involved)::
 Subpackages: :mod:`newsclean.transforms` (the algorithms over lxml trees), :mod:`newsclean.pipeline`
 (the Beam pipeline and the ``newsclean`` command), :mod:`newsclean.crawler` (the Scrapy crawler),
 :mod:`newsclean.schemas` (the stored records), :mod:`newsclean.demo` (the built-in loopback demo),
-:mod:`newsclean.contract` (the crawl -> clean contract both sides import).
+:mod:`newsclean.schemas.contract` (the crawl -> clean contract both sides import).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 
-from newsclean.transforms.chain import CONFIGS, ChainConfig, Extraction, extract_article
+from newsclean.transforms.chain import CONFIGS, MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.parse import decode_html
 from newsclean.transforms.static_noise import StaticNoiseParams, StaticNoiseSignature, learn_static_noise
@@ -52,13 +52,15 @@ def learn_signature(neighbours: Iterable[str | bytes],
 
 def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str | bytes] | None = None,
             chain: str | ChainConfig = "default",
-            signature: StaticNoiseSignature | None = None) -> Extraction:
+            signature: StaticNoiseSignature | None = None, min_words: int = MIN_ARTICLE_WORDS) -> Extraction:
     """Clean one page: the article's title, text, cleaned HTML, dates, language and per-stage counts.
 
     ``html``: the page (``str``, or ``bytes`` decoded as the pipeline does). ``neighbours``: other pages of
     the same site/category whose shared nodes are static noise (StaDyNoT §3.1); or pass a ``signature``
     learned once with :func:`learn_signature` (``neighbours`` is then ignored). ``chain``: a name of
-    :data:`CONFIGS` (``default``, ``paper``, ``heuristic``, …) or a :class:`ChainConfig`.
+    :data:`CONFIGS` (``default``, ``paper``, ``heuristic``, …) or a :class:`ChainConfig`. ``min_words``:
+    an extraction with fewer words (``word_count``) is refused as ``too_short``, as the pipeline's
+    ``--min-words`` does (default 10; 0 accepts any non-empty text).
 
     Returns an :class:`Extraction` (``text``: kept text blocks, one per line; ``word_count`` in words).
     Raises :class:`ExtractionError` (``reason``: ``empty_body``, ``parse_error``, ``no_content``,
@@ -67,4 +69,4 @@ def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str 
     config = chain if isinstance(chain, ChainConfig) else CONFIGS[chain]
     if signature is None and neighbours is not None:
         signature = learn_signature(neighbours)
-    return extract_article(_as_text(html), signature, config, url=url)
+    return extract_article(_as_text(html), signature, config, url=url, min_words=min_words)

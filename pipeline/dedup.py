@@ -1,0 +1,255 @@
+"""Near-duplicate removal: MinHash LSH over word 5-gram shingles, after exact dedup.
+
+    articles ─► Signatures (article id, keep rank, MinHash) ─┬─► Bands ─► GroupByKey ─► candidate edges
+                                                            │        (only ids, ranks and signatures cross it)
+             (corpus already built: index entries) ─────────┘
+    edges ─► Clusters (union-find CombineGlobally: member id -> kept member id; duplicates only)
+    articles + clusters (side input) ─► kept articles with ``cluster_id``; dropped ones counted
+                                        (``near_duplicate``) and written to ``OUT/duplicates/``
+
+Method: :mod:`newsclean.transforms.minhash` (Broder 1997; *Mining of Massive Datasets* §3.4). Two
+articles are near-duplicates when their MinHash signatures share an LSH band and the estimated
+Jaccard similarity of their 5-gram shingle sets reaches ``threshold`` (0.8 by default, as datatrove
+and FineWeb use). Within a band bucket each member is compared with the bucket's best-ranked member
+only (O(n) per bucket, not O(n²)); clusters are the connected components of those edges.
+
+**Which member is kept** (:func:`keep_rank`, smallest first): an article already in the corpus
+before this run (incremental runs: the corpus is append-only, so its rows win); then the earliest
+date known for the text (``published_at``, else ``fetched_at``); then the earliest ``fetched_at``;
+then the longest text (words, then characters); then the smallest URL and article id, so the choice
+does not depend on the runner's order. Every kept row gets ``cluster_id`` = the article id of its
+cluster's kept member (its own id; an article with no near-duplicate is a cluster of one).
+
+Memory: the HTML never crosses a shuffle here. Each article contributes ``b`` band entries of
+about ``4 * num_perm`` bytes (9 × 512 bytes at the defaults) to one GroupByKey, and the cluster map
+holds one entry per article that has a near-duplicate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+
+from newsclean.pipeline.warc_reader import COUNTS_TAG, METRICS_NAMESPACE
+from newsclean.schemas.records import Article
+from newsclean.transforms.minhash import NearDupParams, band_keys, estimated_jaccard, signature
+
+#: Reason recorded for an article dropped as a near-duplicate of a kept one.
+NEAR_DUPLICATE = "near_duplicate"
+#: Count names in ``OUT/_counts``: near-duplicates are part of ``duplicates_dropped`` (the accounting
+#: total) and also counted on their own.
+DUPLICATES_DROPPED, NEAR_DUPLICATES_DROPPED = "duplicates_dropped", "near_duplicates_dropped"
+#: Output folder of the dropped near-duplicates under ``--out``.
+DUPLICATES_DIR = "duplicates"
+DUPLICATE_TAG = "duplicates"
+
+#: One row of ``OUT/duplicates/*.parquet``: a dropped article and the kept member of its cluster.
+DUPLICATE_SCHEMA = pa.schema(
+    [
+        pa.field("article_id", pa.string(), nullable=False),
+        pa.field("url", pa.string(), nullable=False),
+        pa.field("cluster_id", pa.string(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("content_hash", pa.string(), nullable=False),
+        pa.field("warc_file", pa.string(), nullable=False),
+        pa.field("warc_offset", pa.int64(), nullable=False),
+    ],
+    metadata={b"newsclean.record": b"duplicate", b"newsclean.schema_version": b"1"},
+)
+
+#: ``(existing, first date, fetched, -words, -characters, url, article id)``: see the module docstring.
+Rank = tuple
+
+
+def _epoch(dt: datetime | None) -> float:
+    return dt.timestamp() if dt is not None else float("inf")
+
+
+def keep_rank(article: Article, existing: bool = False) -> Rank:
+    """Sort key of the member kept in a near-duplicate cluster (smallest wins; module docstring).
+
+    Times are POSIX seconds (UTC); ``existing`` marks a row of the corpus built by earlier runs.
+    """
+    first = article.published_at if article.published_at is not None else article.fetched_at
+    return (0 if existing else 1, _epoch(first), _epoch(article.fetched_at), -article.word_count,
+            -len(article.text), article.url, article.article_id)
+
+
+@dataclasses.dataclass(frozen=True)
+class SignatureEntry:
+    """What near-dedup knows of one article: id, :func:`keep_rank` and MinHash signature (``uint32`` bytes)."""
+
+    article_id: str
+    rank: Rank
+    signature: bytes
+
+    def values(self) -> np.ndarray:
+        """The signature as a ``uint32`` array."""
+        return np.frombuffer(self.signature, dtype=np.uint32)
+
+
+def signature_entry(article: Article, params: NearDupParams, existing: bool = False) -> SignatureEntry:
+    """The :class:`SignatureEntry` of ``article`` (MinHash of its text's shingles)."""
+    sig = np.asarray(signature(article.text, params), dtype=np.uint32)
+    return SignatureEntry(article.article_id, keep_rank(article, existing), sig.tobytes())
+
+
+def band_items(entry: SignatureEntry, params: NearDupParams):
+    """``((band index, band hash), entry)`` for each LSH band of the entry's signature."""
+    for key in band_keys(entry.values(), params):
+        yield key, entry
+
+
+def bucket_edges(members: list[SignatureEntry], threshold: float):
+    """Near-duplicate edges in one LSH bucket: ``(member, kept-candidate)`` entry pairs.
+
+    The bucket's best-ranked member is the candidate; every other member whose estimated Jaccard
+    similarity with it reaches ``threshold`` gives an edge, except a member with the candidate's URL
+    (``rank[5]``): a changed text at the same URL is a new version, not a duplicate. Buckets of one give nothing.
+    """
+    if len(members) < 2:
+        return
+    members = sorted(members, key=lambda e: e.rank)
+    head, head_values = members[0], members[0].values()
+    for m in members[1:]:
+        if m.article_id == head.article_id or m.rank[5] == head.rank[5]:
+            continue  # the same article from two sources, or another version of the same URL (incremental.py)
+        if estimated_jaccard(m.values(), head_values) >= threshold:
+            yield (m.article_id, m.rank), (head.article_id, head.rank)
+
+
+class ClusterFn(beam.CombineFn):
+    """Union-find over near-duplicate edges -> ``{article id: kept member's article id}``.
+
+    The accumulator is ``(parent, rank)`` dicts over the ids that occur in an edge; merging two
+    accumulators unions each id with its root in the other. The output maps every member of a
+    cluster of two or more (the kept one included, to itself) to the member with the smallest
+    :func:`keep_rank`.
+    """
+
+    def create_accumulator(self):
+        return {}, {}
+
+    @staticmethod
+    def _find(parent: dict, x: str) -> str:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:  # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    def _union(self, acc, a, rank_a, b, rank_b):
+        parent, ranks = acc
+        for node, rank in ((a, rank_a), (b, rank_b)):
+            if node not in parent:
+                parent[node], ranks[node] = node, rank
+        ra, rb = self._find(parent, a), self._find(parent, b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+        return acc
+
+    def add_input(self, acc, edge):
+        (a, rank_a), (b, rank_b) = edge
+        return self._union(acc, a, rank_a, b, rank_b)
+
+    def merge_accumulators(self, accumulators):
+        merged = self.create_accumulator()
+        for parent, ranks in accumulators:
+            for node in list(parent):
+                root = self._find(parent, node)
+                self._union(merged, node, ranks[node], root, ranks[root])
+        return merged
+
+    def extract_output(self, acc):
+        parent, ranks = acc
+        best: dict[str, str] = {}
+        for node in parent:
+            root = self._find(parent, node)
+            if root not in best or ranks[node] < ranks[best[root]]:
+                best[root] = node
+        return {node: best[self._find(parent, node)] for node in parent}
+
+
+def _inc(name: str, n: int = 1) -> None:
+    Metrics.counter(METRICS_NAMESPACE, name).inc(n)
+
+
+def duplicate_row(article: Article, cluster_id: str, reason: str = NEAR_DUPLICATE) -> dict:
+    """The ``OUT/duplicates`` row (:data:`DUPLICATE_SCHEMA`) of a dropped article."""
+    return {"article_id": article.article_id, "url": article.url, "cluster_id": cluster_id, "reason": reason,
+            "content_hash": article.content_hash, "warc_file": article.warc_file,
+            "warc_offset": article.warc_offset}
+
+
+class AssignClusterFn(beam.DoFn):
+    """Article (+ side input ``{id: kept id}``) -> the article with ``cluster_id`` when it is kept;
+    else a ``duplicates`` row (:data:`DUPLICATE_TAG`) and two counts (:data:`COUNTS_TAG`)."""
+
+    def process(self, article: Article, clusters):
+        kept = clusters.get(article.article_id, article.article_id)
+        if kept == article.article_id:
+            yield dataclasses.replace(article, cluster_id=kept, first_seen=article.first_seen or article.fetched_at,
+                                      last_seen=article.last_seen or article.fetched_at)
+            return
+        _inc("near_duplicates")
+        yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, duplicate_row(article, kept))
+        yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
+        yield beam.pvalue.TaggedOutput(COUNTS_TAG, (NEAR_DUPLICATES_DROPPED, 1))
+
+
+class NearDedup(beam.PTransform):
+    """Drop near-duplicate articles (MinHash LSH), keeping one per cluster by :func:`keep_rank`.
+
+    Input: PCollection of :class:`~newsclean.schemas.records.Article` (after exact dedup).
+    Output: ``{"articles": Article (with cluster_id), "duplicates": duplicates row dict,
+    "counts": (name, int), "signatures": SignatureEntry of the kept and dropped new articles}``.
+
+    Args:
+        params: :class:`~newsclean.transforms.minhash.NearDupParams` (threshold 0.8, 5-word shingles, 128 permutations).
+        existing: optional PCollection of :class:`SignatureEntry` of the corpus built by earlier runs
+            (their rank starts with 0, so they win against every new article).
+    """
+
+    def __init__(self, params: NearDupParams = NearDupParams(), existing=None):
+        super().__init__()
+        self.params = params
+        self.existing = existing
+
+    def expand(self, articles):
+        params = self.params
+        entries = articles | "Signatures" >> beam.Map(signature_entry, params)
+        candidates = entries
+        if self.existing is not None:
+            candidates = (entries, self.existing) | "WithCorpus" >> beam.Flatten()
+        clusters = (
+            candidates
+            | "Bands" >> beam.FlatMap(band_items, params)
+            | "GroupBands" >> beam.GroupByKey()
+            | "Edges" >> beam.FlatMap(lambda kv, t: bucket_edges(list(kv[1]), t), params.threshold)
+            | "Clusters" >> beam.CombineGlobally(ClusterFn())
+        )
+        out = articles | "AssignClusters" >> beam.ParDo(
+            AssignClusterFn(), beam.pvalue.AsSingleton(clusters)).with_outputs(
+            DUPLICATE_TAG, COUNTS_TAG, main="articles")
+        return {"articles": out.articles, "duplicates": out[DUPLICATE_TAG], "counts": out[COUNTS_TAG],
+                "signatures": entries}
+
+
+class WriteDuplicates(beam.PTransform):
+    """Write ``duplicates`` row dicts to ``OUT/duplicates/part-*.parquet`` (:data:`DUPLICATE_SCHEMA`, snappy)."""
+
+    def __init__(self, out: str):
+        super().__init__()
+        self.out = out
+
+    def expand(self, rows):
+        return rows | "WriteDuplicates" >> beam.io.WriteToParquet(
+            FileSystems.join(self.out, DUPLICATES_DIR, "part"), DUPLICATE_SCHEMA, codec="snappy",
+            file_name_suffix=".parquet")

@@ -1,0 +1,396 @@
+"""Incremental runs (``newsclean clean --incremental``, ``newsclean run --incremental``): clean only WARC
+files not yet cleaned into ``OUT``, append the new rows, dedup against the corpus already built.
+
+State kept in the output folder (names starting with ``_``, which data tools skip):
+
+- ``OUT/_manifest/files.jsonl``: one line per WARC file cleaned into ``OUT``: ``path``, ``size`` (bytes),
+  ``sha256`` (hex digest of the file's bytes), ``run`` (run id). A file is *already cleaned* when its path is
+  listed with the same size, or its digest is (the same file copied or moved elsewhere). A file whose size
+  changed is cleaned again (a crawler writes a WARC file once; a changed one is a new file).
+- ``OUT/_manifest/runs.jsonl``: one line per run: files new / skipped, records read, rows added.
+- ``OUT/_index/*.parquet``: one row per article in the corpus (:data:`INDEX_SCHEMA`): id, URL, content
+  hash, version, first and last fetch, MinHash signature. Every run writes the rows of its kept articles.
+
+An incremental run (:func:`plan_run`, then the graph of :func:`add_corpus_dedup`, then :func:`publish_append`):
+
+1. lists the ``--warc`` files and drops those already cleaned; with none left it does nothing;
+2. drops a new article whose content hash is already in the corpus (``exact_duplicate``), and one that is a
+   near-duplicate of a corpus article (MinHash LSH, the corpus rows win: :mod:`newsclean.pipeline.dedup`);
+3. gives a new text at a URL already in the corpus ``version`` = the URL's highest version + 1 and the
+   URL's ``first_seen`` (the same URL with changed text is a new version of that article, not a new
+   article: near-dedup never drops a row for resembling an earlier version of its own URL);
+4. appends: the run's part files move into ``articles/``, ``rejects/``, ``duplicates/``, ``_index/`` under
+   names prefixed ``run-<id>-``, its counts become ``_counts/run-<id>.jsonl`` (the summary sums all runs),
+   and its files are added to the manifest. Nothing already in ``OUT`` is deleted or rewritten.
+
+A non-incremental run replaces the corpus and starts a new manifest and index.
+
+Limits: rows are immutable, so an unchanged text fetched again is counted as a duplicate and the
+``last_seen`` of its corpus row stays that of the run that wrote it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from newsclean.pipeline.dedup import DUPLICATES_DROPPED, SignatureEntry, signature_entry
+from newsclean.pipeline.warc_reader import COUNTS_TAG
+from newsclean.schemas.records import Article
+from newsclean.transforms.minhash import NearDupParams
+
+log = logging.getLogger(__name__)
+
+MANIFEST_DIR, INDEX_DIR = "_manifest", "_index"
+FILES_MANIFEST, RUNS_MANIFEST = "files.jsonl", "runs.jsonl"
+#: Count name of new articles dropped because the corpus holds the same text.
+CORPUS_DUPLICATES = "corpus_duplicates_dropped"
+
+_TS = pa.timestamp("us", tz="UTC")
+#: One row of ``OUT/_index/*.parquet``: what later runs dedup and version against.
+INDEX_SCHEMA = pa.schema(
+    [
+        pa.field("article_id", pa.string(), nullable=False),
+        pa.field("url", pa.string(), nullable=False),
+        pa.field("content_hash", pa.string(), nullable=False),
+        pa.field("version", pa.int32(), nullable=False),
+        pa.field("first_seen", _TS, nullable=True),
+        pa.field("last_seen", _TS, nullable=True),
+        pa.field("signature", pa.binary(), nullable=False),  # MinHash, uint32 little-endian, num_perm values
+    ],
+    metadata={b"newsclean.record": b"corpus_index", b"newsclean.schema_version": b"1"},
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Manifest and plan (launcher side)
+# --------------------------------------------------------------------------------------------
+
+
+def file_digest(path: str, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of the bytes of ``path`` (any Beam filesystem), read in ``chunk``-byte pieces."""
+    h = hashlib.sha256()
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_jsonl(path: str) -> list[dict]:
+    if not FileSystems.exists(path):
+        return []
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return [json.loads(line) for line in f.read().decode("utf-8").splitlines() if line.strip()]
+
+
+def _append_jsonl(path: str, rows: Iterable[dict]) -> None:
+    """Rewrite ``path`` with its lines plus ``rows`` (object stores have no append)."""
+    old = _read_jsonl(path)
+    with FileSystems.create(path, mime_type="application/json",
+                            compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        for row in [*old, *rows]:
+            f.write((json.dumps(row, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def read_manifest(out: str) -> list[dict]:
+    """The ``_manifest/files.jsonl`` entries of ``out`` (empty for a new output folder)."""
+    return _read_jsonl(FileSystems.join(out, MANIFEST_DIR, FILES_MANIFEST))
+
+
+def read_runs(out: str) -> list[dict]:
+    """The ``_manifest/runs.jsonl`` entries of ``out``, oldest first."""
+    return _read_jsonl(FileSystems.join(out, MANIFEST_DIR, RUNS_MANIFEST))
+
+
+@dataclasses.dataclass
+class RunPlan:
+    """What one run cleans: ``files`` ``[{path, size, sha256}]`` (new ones), ``skipped`` (paths already
+    cleaned into the output), ``incremental`` and the run id (12 hex digits)."""
+
+    files: list[dict]
+    skipped: list[str]
+    incremental: bool
+    run_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    def to_dict(self) -> dict:
+        """JSON form (``_pending.json`` of a ``--no-wait`` run)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, obj: dict) -> RunPlan:
+        """Inverse of :meth:`to_dict`."""
+        return cls(obj["files"], obj["skipped"], obj["incremental"], obj["run_id"])
+
+    @property
+    def patterns(self) -> list[str]:
+        """The new files as Beam file patterns (exact paths)."""
+        return [f["path"] for f in self.files]
+
+
+def matched_files(patterns: list[str]) -> list[tuple[str, int]]:
+    """``(path, size in bytes)`` of the distinct files the Beam file patterns match, sorted."""
+    found = {m.path: m.size_in_bytes for r in FileSystems.match(patterns) for m in r.metadata_list
+             if not m.path.endswith(("/", "\\"))}
+    return sorted(found.items())
+
+
+def plan_run(out: str, patterns: list[str], incremental: bool) -> RunPlan:
+    """The files a run cleans. Not incremental: every matched file. Incremental: those whose path is not
+    in the manifest with the same size and whose SHA-256 is not in it either (see the module docstring)."""
+    matched = matched_files(patterns)
+    if not incremental:
+        return RunPlan([{"path": p, "size": s, "sha256": None} for p, s in matched], [], False)
+    manifest = read_manifest(out)
+    by_path = {(e["path"], e["size"]) for e in manifest}
+    digests = {e["sha256"] for e in manifest if e.get("sha256")}
+    new, skipped = [], []
+    for path, size in matched:
+        if (path, size) in by_path:
+            skipped.append(path)
+            continue
+        digest = file_digest(path)
+        if digest in digests:
+            skipped.append(path)
+        else:
+            new.append({"path": path, "size": size, "sha256": digest})
+    return RunPlan(new, skipped, True)
+
+
+# --------------------------------------------------------------------------------------------
+# Pipeline part: dedup and versions against the corpus
+# --------------------------------------------------------------------------------------------
+
+
+def corpus_of(staging: str) -> str:
+    """The output folder of a staging folder ``OUT/_staging-<id>``."""
+    return staging.rstrip("/").rsplit("/", 1)[0] if "/" in staging.rstrip("/") else os.path.dirname(staging)
+
+
+def _index_files(out: str) -> list[str]:
+    pattern = FileSystems.join(out, INDEX_DIR, "*.parquet")
+    return sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
+
+
+def index_row(article: Article, params: NearDupParams = NearDupParams()) -> dict:
+    """The ``_index`` row (:data:`INDEX_SCHEMA`) of a kept article."""
+    entry = signature_entry(article, params)
+    return {"article_id": article.article_id, "url": article.url, "content_hash": article.content_hash,
+            "version": article.version, "first_seen": article.first_seen or article.fetched_at,
+            "last_seen": article.last_seen or article.fetched_at, "signature": entry.signature}
+
+
+def corpus_entry(row: dict) -> SignatureEntry:
+    """The near-dedup entry of a corpus row: rank ``(0, first seen, ...)`` wins against every new article."""
+    first = row["first_seen"].timestamp() if row.get("first_seen") else 0.0
+    return SignatureEntry(row["article_id"], (0, first, first, 0, 0, row["url"], row["article_id"]), row["signature"])
+
+
+class ReadIndex(beam.PTransform):
+    """The ``_index`` rows of the corpus in ``out`` (an empty PCollection when there is none)."""
+
+    def __init__(self, out: str):
+        super().__init__()
+        self.out = out
+
+    def expand(self, pbegin):
+        files = _index_files(self.out)
+        if not files:
+            return pbegin | "NoIndex" >> beam.Create([])
+        return pbegin | "ReadIndexFiles" >> beam.io.ReadFromParquet(FileSystems.join(self.out, INDEX_DIR, "*.parquet"))
+
+
+def url_history(rows: Iterable[dict]) -> tuple[int, datetime | None]:
+    """``(highest version, earliest first_seen)`` of a URL's corpus rows."""
+    rows = list(rows)
+    firsts = [r["first_seen"] for r in rows if r.get("first_seen") is not None]
+    return max(int(r["version"]) for r in rows), (min(firsts) if firsts else None)
+
+
+class CorpusFilterFn(beam.DoFn):
+    """New article -> dropped when the corpus has its text (a count on :data:`COUNTS_TAG`), else the
+    article with ``version``/``first_seen`` continued from the URL's corpus rows."""
+
+    def process(self, article: Article, hashes, history):
+        if article.content_hash in hashes:
+            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
+            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (CORPUS_DUPLICATES, 1))
+            return
+        past = history.get(article.url)
+        if past is not None:
+            version, first = past
+            article = dataclasses.replace(article, version=version + 1, first_seen=first or article.fetched_at)
+        yield article
+
+
+def add_corpus_dedup(p, articles, corpus: str):
+    """Filter ``articles`` against the corpus in ``corpus``; returns ``(articles, counts, corpus entries)``:
+    the articles left, count pairs, and the corpus's :class:`SignatureEntry` PCollection for near-dedup."""
+    index = p | "ReadCorpusIndex" >> ReadIndex(corpus)
+    hashes = index | "CorpusHashes" >> beam.Map(lambda r: (r["content_hash"], True))
+    history = (index | "CorpusUrls" >> beam.Map(lambda r: (r["url"], r))
+               | "UrlRows" >> beam.GroupByKey()
+               | "UrlHistory" >> beam.MapTuple(lambda url, rows: (url, url_history(rows))))
+    out = articles | "NotInCorpus" >> beam.ParDo(
+        CorpusFilterFn(), beam.pvalue.AsDict(hashes), beam.pvalue.AsDict(history)).with_outputs(
+        COUNTS_TAG, main="articles")
+    entries = index | "CorpusEntries" >> beam.Map(corpus_entry)
+    return out.articles, out[COUNTS_TAG], entries
+
+
+class WriteIndex(beam.PTransform):
+    """Kept articles -> ``OUT/_index/part-*.parquet`` (:data:`INDEX_SCHEMA`)."""
+
+    def __init__(self, out: str):
+        super().__init__()
+        self.out = out
+
+    def expand(self, articles):
+        return (articles | "IndexRows" >> beam.Map(index_row)
+                | "WriteIndexFiles" >> beam.io.WriteToParquet(
+                    FileSystems.join(self.out, INDEX_DIR, "part"), INDEX_SCHEMA, codec="snappy",
+                    file_name_suffix=".parquet"))
+
+
+# --------------------------------------------------------------------------------------------
+# Publishing
+# --------------------------------------------------------------------------------------------
+
+
+def _files_under(folder: str) -> list[str]:
+    return sorted(m.path for r in FileSystems.match([FileSystems.join(folder, "**")]) for m in r.metadata_list
+                  if not m.path.endswith(("/", "\\")))
+
+
+def publish_append(staging: str, out: str, dirs: Iterable[str], plan: RunPlan) -> int:
+    """Move the staged part files of ``dirs`` into ``out`` under names prefixed ``run-<id>-``, keeping
+    their sub-folders (Hive partitions); counts go to ``_counts/run-<id>.jsonl``. Returns files moved."""
+    moved = 0
+    for name in dirs:
+        src_dir = FileSystems.join(staging, name)
+        files = _files_under(src_dir)
+        if not files:
+            continue
+        dst = []
+        for path in files:
+            rel = path[len(src_dir):].lstrip("/\\")
+            head, _, base = rel.rpartition("/")
+            target = FileSystems.join(out, name, *([head] if head else []), f"run-{plan.run_id}-{base}")
+            if "://" not in target:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+            dst.append(target)
+        FileSystems.rename(files, dst)
+        moved += len(files)
+    return moved
+
+
+def record_run(out: str, plan: RunPlan, summary) -> dict:
+    """Add the plan's files to the manifest (a new manifest when not incremental) and a line to
+    ``_manifest/runs.jsonl``; returns that line. ``summary``: the run's own RunSummary (its staging)."""
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    files = [{**f, "run": plan.run_id} for f in plan.files]  # sha256 None on full runs: path + size only
+    manifest = FileSystems.join(out, MANIFEST_DIR, FILES_MANIFEST)
+    runs = FileSystems.join(out, MANIFEST_DIR, RUNS_MANIFEST)
+    if "://" not in out:
+        os.makedirs(os.path.join(out, MANIFEST_DIR), exist_ok=True)
+    if not plan.incremental:
+        for path in (manifest, runs):
+            if FileSystems.exists(path):
+                FileSystems.delete([path])
+    _append_jsonl(manifest, files)
+    line = {"run": plan.run_id, "finished_at": stamp, "incremental": plan.incremental,
+            "files_cleaned": len(plan.files), "files_skipped": len(plan.skipped),
+            "records_read": summary.records_read if summary else 0,
+            "articles_added": summary.articles_written if summary else 0,
+            "rejects_added": summary.rejects_total if summary else 0,
+            "duplicates_dropped": summary.duplicates_dropped if summary else 0}
+    _append_jsonl(runs, [line])
+    return line
+
+
+def read_index(out: str) -> pa.Table:
+    """The corpus index of ``out`` as one table (:data:`INDEX_SCHEMA`; empty when there is none)."""
+    files = _index_files(out)
+    if not files:
+        return INDEX_SCHEMA.empty_table()
+    return pa.concat_tables([pq.read_table(FileSystems.open(f, compression_type=CompressionTypes.UNCOMPRESSED))
+                             for f in files])
+
+
+def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: str | None):
+    """Publish a finished job's staging folder for ``plan`` and record the run in the manifest.
+
+    Incremental: the staged rows are appended (:func:`publish_append`) and the returned summary is the whole
+    corpus's (every run's counts); otherwise the outputs are replaced as ``run_clean`` does. Returns
+    ``(corpus RunSummary, this run's manifest line)``.
+    """
+    from newsclean.pipeline.dedup import DUPLICATES_DIR
+    from newsclean.pipeline.output import discard_staging, partition_articles, publish_output
+    from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
+    from newsclean.pipeline.summary import (
+        CARD_FILE,
+        LEGACY_SUMMARY_FILE,
+        SUMMARY_FILE,
+        summarize_output,
+        write_dataset_card,
+        write_summary,
+    )
+
+    run = summarize_output(staging, warc=warc)
+    if partition_by:
+        partition_articles(FileSystems.join(staging, ARTICLES_DIR), partition_by)
+    if plan.incremental:
+        publish_append(staging, out, (ARTICLES_DIR, REJECTS_DIR, DUPLICATES_DIR, INDEX_DIR, COUNTS_DIR), plan)
+        discard_staging(staging)
+        summary = summarize_output(out, warc=warc)
+        write_summary(summary)
+        write_dataset_card(summary, partition_by)
+    else:
+        summary = dataclasses.replace(run, out=out)
+        write_summary(dataclasses.replace(run, out=staging))
+        write_dataset_card(dataclasses.replace(run, out=staging), partition_by)
+        publish_output(staging, out, (ARTICLES_DIR, REJECTS_DIR, DUPLICATES_DIR, COUNTS_DIR, INDEX_DIR),
+                       (SUMMARY_FILE, CARD_FILE), stale=(LEGACY_SUMMARY_FILE,))
+    return summary, record_run(out, plan, run)
+
+
+def nothing_new(out: str, plan: RunPlan, warc: str):
+    """An incremental run with no new WARC file: record it and return the corpus summary (nothing runs)."""
+    from newsclean.pipeline.summary import summarize_output
+
+    log.info("no new WARC file: %d already cleaned into %s", len(plan.skipped), out)
+    return summarize_output(out, warc=warc), record_run(out, plan, None)
+
+
+def run_incremental(config, out: str, plan: RunPlan, beam_args, progress: bool = False, *, run_staged):
+    """The incremental branch of :func:`newsclean.pipeline.clean.run_clean`: run the job over the plan's new
+    files into a staging folder and append it to ``out``; returns the corpus summary.
+
+    ``run_staged(config, patterns, beam_args, progress)``: runs the job into ``config.out`` (clean.py's
+    ``_run_staged``, passed in so that this module does not import clean.py).
+    """
+    from newsclean.pipeline.output import discard_staging, new_staging
+
+    if not plan.files:
+        return nothing_new(out, plan, config.warc)[0]
+    staging = new_staging(out)
+    try:
+        run_staged(dataclasses.replace(config, out=staging), plan.patterns, beam_args, progress)
+        summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
+    except BaseException:
+        discard_staging(staging)
+        raise
+    log.info("incremental run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
+             line["files_cleaned"], line["files_skipped"], line["articles_added"])
+    return summary

@@ -1,0 +1,209 @@
+"""Measure article metadata on the shared pages, before (git HEAD~ metadata module) and after; write docs/metadata-eval.md.
+
+    .venv/bin/python scripts/metadata_eval.py [--before-rev REV] [--out docs/metadata-eval.md] [--timing-pages 200]
+
+Needs the evaluation harness (``pip install -e ./evaluation``) and the shared data (``newsclean_eval.datasets``).
+
+Gold:
+- dates: msv-big9 pages were saved in the crawl year of their folder (big5-05/09/13 -> 2005/2009/2013): the
+  right year is that year. The exact day where the page's own URL (canonical / og:url / the archived URL,
+  ``/YYYY/MM/DD/``) or cleanportaleval's source URL carries one.
+- language: msv-big9, dragnet and cleanportaleval are English news sites (their data cards); trafilatura-eval
+  pages carry the language their curators filtered on (``<html lang>``, see shared/data/trafilatura-eval.md).
+  "Before" is the old ``language`` column (the declared tag); "after" is py3langid on the cleaned text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+import types
+from collections import Counter
+from pathlib import Path
+
+from newsclean.transforms import metadata as after
+from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
+from newsclean.transforms.parse import decode_html, parse_html
+
+_URL_DAY = re.compile(r"/((?:19|20)\d\d)/(0[1-9]|1[0-2])/(0[1-9]|[12]\d|3[01])/")
+ENGLISH_SETS = ("msv-big9", "dragnet", "cleanportaleval")
+
+
+def load_before(rev: str):
+    """The metadata module as it was at ``rev`` (git), as a module object."""
+    source = subprocess.run(["git", "show", f"{rev}:transforms/metadata.py"], capture_output=True, text=True,
+                            check=True).stdout
+    module = types.ModuleType("metadata_before")
+    sys.modules["metadata_before"] = module  # dataclasses look their module up
+    exec(compile(source, "metadata_before.py", "exec"), module.__dict__)  # noqa: S102 - our own file at rev
+    return module
+
+
+def url_day(*urls: str | None) -> tuple[int, int, int] | None:
+    """``(year, month, day)`` from the first URL with a ``/YYYY/MM/DD/`` path, else None."""
+    for url in urls:
+        m = _URL_DAY.search(url or "")
+        if m:
+            return int(m.group(1)), int(m.group(2)), int(m.group(3))
+    return None
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{n}/{d} ({100 * n / d:.0f} %)" if d else "0/0"
+
+
+def date_table(pages, before) -> list[str]:
+    rows = {"before": Counter(), "after": Counter()}
+    for page in pages:
+        html, _ = decode_html(page.html, None)
+        root = parse_html(html)
+        year = 2000 + int(page.group.split("/")[1][-2:]) if page.dataset == "msv-big9" else None
+        old = before.read_metadata(root).published_at
+        new = after.read_metadata(root)
+        day = url_day(page.url, new.canonical_url, *(m.get("content") for m in root.iter("meta")
+                                                        if (m.get("property") or "").lower() == "og:url"))
+        for name, dt in (("before", old), ("after", new.published_at)):
+            c = rows[name]
+            c["pages", page.dataset] += 1
+            c["found", page.dataset] += dt is not None
+            if year:
+                c["year_ok", page.dataset] += dt is not None and dt.year == year
+            if day:
+                c["day_pages", page.dataset] += 1
+                c["day_ok", page.dataset] += dt is not None and (dt.year, dt.month, dt.day) == day
+    lines = ["| data set | version | pages | date found | right year (of all pages) | exact day (pages whose URL gives it) |",
+             "|---|---|---|---|---|---|"]
+    for ds in sorted({p.dataset for p in pages}):
+        for name in ("before", "after"):
+            c = rows[name]
+            year = _pct(c["year_ok", ds], c["pages", ds]) if ds == "msv-big9" else "–"
+            lines.append(f"| {ds} | {name} | {c['pages', ds]} | {_pct(c['found', ds], c['pages', ds])} | {year} | "
+                         f"{_pct(c['day_ok', ds], c['day_pages', ds])} |")
+    return lines
+
+
+def language_and_fields(pages, before) -> tuple[list[str], list[str]]:
+    lang = {"before": Counter(), "after": Counter()}
+    fields = Counter()
+    for page in pages:
+        html, _ = decode_html(page.html, None)
+        gold = "en" if page.dataset in ENGLISH_SETS else (page.url and TRAF_LANG.get(page.url))
+        try:
+            extraction = extract_article(html, None, DEFAULT_CONFIG)
+            text = extraction.text
+        except Exception:
+            text = ""
+        root = parse_html(html)
+        old = before.read_metadata(root).language
+        code, _ = after.identify_language(text)
+        meta = after.read_metadata(root)
+        key = "english sets" if page.dataset in ENGLISH_SETS else page.dataset
+        if gold:
+            lang["before"][key, "n"] += 1
+            lang["after"][key, "n"] += 1
+            lang["before"][key, "ok"] += bool(old) and old.split("-")[0] == gold
+            lang["after"][key, "ok"] += code == gold
+            lang["before"][key, "charset"] += bool(old) and not after.declared_language(old)
+        fields[page.dataset, "n"] += 1
+        fields[page.dataset, "authors"] += bool(meta.authors)
+        fields[page.dataset, "description"] += bool(meta.description)
+        fields[page.dataset, "image"] += bool(meta.image_url)
+        fields[page.dataset, "site_name"] += bool(meta.site_name)
+        fields[page.dataset, "tags"] += bool(meta.tags)
+    lang_lines = ["| pages | gold language | before: declared `<html lang>` right | after: py3langid on the cleaned text right |",
+                  "|---|---|---|---|"]
+    for key in sorted({k for k, _ in lang["after"]}):
+        n = lang["after"][key, "n"]
+        lang_lines.append(f"| {key} | {'en' if key == 'english sets' else 'curated <html lang>'} | "
+                          f"{_pct(lang['before'][key, 'ok'], n)} | {_pct(lang['after'][key, 'ok'], n)} |")
+    field_lines = ["| data set | pages | authors | description | image | site name | tags |", "|---|---|---|---|---|---|---|"]
+    for ds in sorted({d for d, _ in fields}):
+        n = fields[ds, "n"]
+        field_lines.append(f"| {ds} | {n} | " + " | ".join(_pct(fields[ds, f], n) for f in
+                                                          ("authors", "description", "image", "site_name", "tags")) + " |")
+    return lang_lines, field_lines
+
+
+TRAF_LANG: dict[str, str] = {}
+
+
+def timing(pages, before, n: int) -> list[str]:
+    trees = []
+    for page in pages[:n]:
+        html, _ = decode_html(page.html, None)
+        trees.append(parse_html(html))
+    after.read_metadata(trees[0])  # load extruct and py3langid once, outside the timing
+    after.identify_language("warm up the model")
+    texts = [t.text_content()[: after.LANGID_CHARS] for t in trees]
+    out = []
+    for name, fn in (("before: read_metadata", lambda i: before.read_metadata(trees[i])),
+                     ("after: read_metadata", lambda i: after.read_metadata(trees[i])),
+                     ("after: identify_language (3,000 characters)", lambda i: after.identify_language(texts[i]))):
+        start = time.perf_counter()
+        for i in range(len(trees)):
+            fn(i)
+        out.append(f"| {name} | {1000 * (time.perf_counter() - start) / len(trees):.1f} |")
+    return ["| step | ms per page |", "|---|---|", *out]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from newsclean_eval.datasets import data_root, load
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before-rev", default="HEAD", help="git revision of the old metadata module")
+    parser.add_argument("--out", default="docs/metadata-eval.md")
+    parser.add_argument("--timing-pages", type=int, default=200)
+    args = parser.parse_args(argv)
+    before = load_before(args.before_rev)
+    root = data_root()
+    news = [p for ds in ("msv-big9", "cleanportaleval") for p in load(ds, root)]
+    traf = load("trafilatura-eval", root)
+    for p in traf:
+        html, _ = decode_html(p.html, None)
+        tag = after.declared_language(parse_html(html).get("lang"))
+        if tag:
+            TRAF_LANG[p.url] = tag.split("-")[0]
+    lang_pages = [p for ds in ENGLISH_SETS for p in load(ds, root)] + [p for p in traf if p.url in TRAF_LANG]
+    date_lines = date_table(news, before)
+    lang_lines, field_lines = language_and_fields(lang_pages, before)
+    timing_pages = load("msv-big9", root)[::2] + load("dragnet", root)
+    time_lines = timing(timing_pages, before, args.timing_pages)
+    text = "\n".join([
+        "# Article metadata: measured on the shared pages",
+        "",
+        f"Written by `scripts/metadata_eval.py` (before = `transforms/metadata.py` at `{args.before_rev}`: dateutil "
+        "on meta tags, declared `<html lang>`; after = htmldate + extruct (JSON-LD, microdata, OpenGraph) + py3langid).",
+        "",
+        "## Publication date",
+        "",
+        "Right year: msv-big9 pages were saved in their folder's crawl year (2005, 2009, 2013). Exact day: pages "
+        "whose URL (source, canonical or og:url) carries `/YYYY/MM/DD/`.",
+        "",
+        *date_lines,
+        "",
+        "## Language",
+        "",
+        "English sets: msv-big9, dragnet, cleanportaleval (English news sites). trafilatura-eval: the language its "
+        "curators kept the page for (its `<html lang>`), so the *before* column is right by construction there.",
+        "",
+        *lang_lines,
+        "",
+        "## Share of pages with the new fields (after)",
+        "",
+        *field_lines,
+        "",
+        f"## Cost ({min(args.timing_pages, len(timing_pages))} pages of msv-big9 and dragnet, parsed once, this machine)",
+        "",
+        *time_lines,
+        "",
+    ])
+    Path(args.out).write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Incremental runs: only new WARC files are cleaned, rows are appended, dedup (exact and near) and
+versions are against the corpus already built, and a run with nothing new costs nothing."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from warc_builder import Response, article_page, paragraph, write_warc
+
+from newsclean.pipeline.clean import run_clean
+from newsclean.pipeline.incremental import read_index, read_manifest, read_runs
+from newsclean.pipeline.options import CleanConfig
+
+T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+DAY2 = T0 + timedelta(days=1)
+
+
+def _paragraphs(seed: int) -> list[str]:
+    return [paragraph(seed * 100 + j) for j in range(6)]  # about 280 words: 3 changed words keep J > 0.8
+
+
+def _page(url: str, title: str, paras: list[str], date: datetime) -> Response:
+    return Response(url, article_page("alpha", "news", title, paras).encode(), date=date)
+
+
+def _edit(paras: list[str]) -> list[str]:
+    """Three words of the second paragraph changed."""
+    words = paras[1].split()
+    for i in (5, 15, 25):
+        words[i] = "changedword"
+    return [paras[0], " ".join(words), *paras[2:]]
+
+
+def _warc(root: Path, name: str, pages: list[Response]) -> Path:
+    return write_warc(root / "alpha" / "news" / f"alpha-news-{name}.warc.gz", "alpha", "news", pages)
+
+
+def _articles(out: Path) -> list[dict]:
+    return pq.read_table(out / "articles").to_pylist()
+
+
+def _clean(warc: Path, out: Path, incremental: bool = True):
+    return run_clean(CleanConfig(warc=str(warc), out=str(out), incremental=incremental), ["--runner", "DirectRunner"])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("incr")
+    warc, out = root / "warc", root / "out"
+    first = [_page(f"http://alpha.test/news/story-{i}.html", f"Story {i}", _paragraphs(i), T0 + timedelta(minutes=i))
+             for i in range(4)]
+    _warc(warc, "20240501T100000Z-00000", first[:2])
+    _warc(warc, "20240501T100000Z-00001", first[2:])
+    s1 = _clean(warc, out)
+    run1_files = sorted(p.name for p in (out / "articles").iterdir())
+    s2 = _clean(warc, out)  # nothing new
+
+    second = [
+        _page("http://alpha.test/news/story-9.html", "Story 9", _paragraphs(9), DAY2),  # new article
+        _page("http://wire.test/copy-of-0.html", "Story 0", _paragraphs(0), DAY2),  # exact copy of a corpus text
+        _page("http://wire.test/near-copy-of-1.html", "Story 1", _edit(_paragraphs(1)), DAY2),  # near-duplicate
+        _page("http://alpha.test/news/story-2.html", "Story 2", _edit(_paragraphs(2)), DAY2),  # same URL, changed
+    ]
+    _warc(warc, "20240502T100000Z-00000", second)
+    shutil.copy(warc / "alpha" / "news" / "alpha-news-20240501T100000Z-00000.warc.gz",
+                warc / "alpha" / "news" / "moved-copy.warc.gz")  # a file already cleaned, under another path
+    s3 = _clean(warc, out)
+    return {"out": out, "warc": warc, "s1": s1, "s2": s2, "s3": s3, "run1_files": run1_files,
+            "runs": read_runs(str(out)), "manifest": read_manifest(str(out))}
+
+
+def test_first_run_builds_the_corpus_and_the_manifest(runs):
+    s1 = runs["s1"]
+    assert s1.balanced and s1.records_read == 4 and s1.articles_written == 4
+    first = runs["runs"][0]
+    assert (first["files_cleaned"], first["files_skipped"], first["articles_added"]) == (2, 0, 4)
+
+
+def test_a_run_with_nothing_new_cleans_nothing(runs):
+    second = runs["runs"][1]
+    assert (second["files_cleaned"], second["files_skipped"], second["records_read"]) == (0, 2, 0)
+    assert runs["s2"].articles_written == 4 and runs["s2"].records_read == 4
+
+
+def test_only_the_new_file_is_cleaned_and_appended(runs):
+    third, out = runs["runs"][2], runs["out"]
+    assert third["files_cleaned"] == 1 and third["files_skipped"] == 3  # the copied file is known by its digest
+    assert third["records_read"] == 4
+    files = sorted(p.name for p in (out / "articles").iterdir())
+    assert set(runs["run1_files"]) <= set(files)  # earlier rows stay, untouched
+    assert len(runs["manifest"]) == 3 and all(e["sha256"] for e in runs["manifest"])
+
+
+def test_dedup_and_versions_against_the_corpus(runs):
+    s3, out = runs["s3"], runs["out"]
+    rows = _articles(out)
+    urls = sorted(r["url"] for r in rows)
+    assert "http://wire.test/copy-of-0.html" not in urls  # exact duplicate of a corpus row
+    assert "http://wire.test/near-copy-of-1.html" not in urls  # near-duplicate of a corpus row
+    assert "http://alpha.test/news/story-9.html" in urls
+    story2 = sorted((r for r in rows if r["url"] == "http://alpha.test/news/story-2.html"), key=lambda r: r["version"])
+    assert [r["version"] for r in story2] == [1, 2]  # a new version, although a near-duplicate of version 1
+    assert story2[1]["first_seen"] == story2[0]["fetched_at"] == T0 + timedelta(minutes=2)
+    assert story2[1]["last_seen"] == DAY2
+    assert s3.duplicates == {"exact_duplicate": 1, "near_duplicate": 1}
+    assert s3.articles_written == 6 and s3.records_read == 8 and s3.balanced  # the whole corpus
+    dup = pq.read_table(out / "duplicates").to_pylist()
+    kept_1 = next(r for r in rows if r["url"] == "http://alpha.test/news/story-1.html")
+    assert [(d["url"], d["cluster_id"]) for d in dup] == [("http://wire.test/near-copy-of-1.html", kept_1["article_id"])]
+    assert sorted(read_index(str(out)).column("article_id").to_pylist()) == sorted(r["article_id"] for r in rows)
+
+
+def test_a_full_run_replaces_corpus_and_manifest(runs, tmp_path):
+    out = tmp_path / "full"
+    shutil.copytree(runs["out"], out)
+    s = _clean(runs["warc"], out, incremental=False)
+    assert s.records_read == 10  # every file, the copied one too (2 + 2 + 4 + 2 records)
+    assert len(read_runs(str(out))) == 1 and len(read_manifest(str(out))) == 4

@@ -1,0 +1,235 @@
+"""The output folder of ``newsclean clean`` opens as it is in pandas, DuckDB, pyarrow.dataset and HF datasets;
+it is replaced only by a run that succeeded (pipeline/output.py); progress, --version, -v after the subcommand."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from warc_builder import Response, article_page, paragraph, write_warc
+
+from newsclean.pipeline.cli import hoist_global_flags, main
+from newsclean.pipeline.output import partition_articles
+from newsclean.pipeline.summary import RunSummary, top_sites
+
+FIXTURES = Path(__file__).parent / "fixtures" / "metadata"
+
+
+def _write_input(root: Path) -> None:
+    alpha = [Response(f"http://alpha.test/politics/{i}.html",
+                      article_page("alpha", "politics", f"Story {i}", [paragraph(10 * i + j) for j in range(3)]).encode())
+             for i in range(3)]
+    alpha.append(Response("http://alpha.test/politics/gone.html", b"<html><body>gone</body></html>", status=404))
+    write_warc(root / "alpha" / "politics" / "alpha.warc.gz", "alpha", "politics", alpha)
+    beta = [Response(f"https://courier.example.co.uk/news/{name}", (FIXTURES / name).read_bytes(),
+                     date=datetime(2024, 5, 3, 9, 0, tzinfo=UTC))
+            for name in ("news-jsonld.html", "og-only.html", "graph-yoast.html")]
+    write_warc(root / "beta" / "news" / "beta.warc.gz", "beta", "news", beta)
+
+
+def _clean(tmp: Path, out: Path, *extra: str) -> int:
+    return main(["clean", "--warc", str(tmp / "warc"), "--out", str(out), "--chain", "paper", "--neighbour-sample", "2",
+                 *extra])
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("outfolder")
+    _write_input(tmp / "warc")
+    out = tmp / "out"
+    (out / "articles").mkdir(parents=True)  # what a killed earlier run may leave behind
+    (out / "summary.json").write_text("{}")
+    stale = out / "_staging-0123456789ab" / "articles" / "beam-temp-part-1"
+    stale.mkdir(parents=True)
+    (stale / "x.parquet").write_bytes(b"PAR1 partial")
+    # The console entry point in a child process: its stderr is checked for noise below.
+    proc = subprocess.run([sys.executable, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(tmp / "warc"),
+                           "--out", str(out), "--chain", "paper", "--neighbour-sample", "2"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONWARNINGS": "default"})
+    assert proc.returncode == 0, proc.stderr
+    (tmp / "stderr.txt").write_text(proc.stderr)
+    return tmp, out
+
+
+def test_layout_has_no_stray_file(fresh):
+    _, out = fresh
+    names = sorted(p.name for p in out.iterdir())
+    assert {"_index", "_manifest"} <= set(names)  # incremental-run state (pipeline/incremental.py)
+    names = [n for n in names if n not in ("_index", "_manifest")]
+    assert names == ["README.md", "_counts", "_summary.json", "articles", "duplicates", "rejects"] or \
+        names == ["README.md", "_counts", "_summary.json", "articles", "rejects"]
+    assert not list(out.rglob("beam-temp*")) and not list(out.glob("_staging-*"))
+    assert json.loads((out / "_summary.json").read_text())["balanced"] is True
+
+
+def test_pandas_duckdb_and_pyarrow_open_it(fresh):
+    import duckdb
+    import pandas as pd
+    import pyarrow.dataset as ds
+
+    _, out = fresh
+    summary = json.loads((out / "_summary.json").read_text())
+    n = summary["articles_written"]
+    assert n >= 4
+    assert len(pd.read_parquet(out / "articles")) == n
+    assert len(pd.read_parquet(out / "rejects")) == summary["rejects_total"] >= 1
+    assert ds.dataset(out / "articles", format="parquet").count_rows() == n
+    con = duckdb.connect()
+    assert con.execute(f"select count(*) from read_parquet('{out}/articles/*.parquet')").fetchone()[0] == n
+    rows = con.execute(f"select authors, domain, language, declared_language from read_parquet('{out}/articles/*.parquet') "
+                       "where url like '%news-jsonld.html'").fetchall()
+    assert rows == [(["Ann Lee", "Bo Chen"], "example.co.uk", "en", "en-gb")]
+
+
+def test_columns_are_described_in_the_files(fresh):
+    _, out = fresh
+    schema = pq.read_schema(next((out / "articles").glob("*.parquet")))
+    assert schema.field("language_score").metadata[b"description"].startswith(b"py3langid")
+    assert schema.metadata[b"newsclean.schema_version"] == b"2"
+
+
+def test_hf_datasets_loads_both_configs(fresh, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    _, out = fresh
+    card = (out / "README.md").read_text()
+    assert card.startswith("---\nconfigs:\n- config_name: articles") and "| `authors` |" in card
+    summary = json.loads((out / "_summary.json").read_text())
+    articles = datasets.load_dataset(str(out), "articles", split="train", cache_dir=str(tmp_path / "hf"))
+    rejects = datasets.load_dataset(str(out), "rejects", split="train", cache_dir=str(tmp_path / "hf"))
+    assert articles.num_rows == summary["articles_written"] and rejects.num_rows == summary["rejects_total"]
+    assert "reason" in rejects.column_names and "authors" in articles.column_names
+
+
+@pytest.mark.parametrize("key", ["crawl_date", "site"])
+def test_hive_partitioning(fresh, tmp_path, key):
+    import duckdb
+    import pandas as pd
+
+    _, out = fresh
+    articles = tmp_path / "articles"
+    shutil.copytree(out / "articles", articles)
+    n = len(pd.read_parquet(articles))
+    partition_articles(str(articles), key)
+    folders = sorted(p.name for p in articles.iterdir())
+    assert folders == (["crawl_date=2024-05-01", "crawl_date=2024-05-03"] if key == "crawl_date"
+                       else ["site=alpha", "site=beta"])
+    df = pd.read_parquet(articles)
+    assert len(df) == n and set(df[key].astype(str)) == {f.split("=")[1] for f in folders}
+    got = duckdb.connect().execute(
+        f"select {key}, count(*) from read_parquet('{articles}/**/*.parquet', hive_partitioning=true) "
+        f"group by 1 order by 1").fetchall()
+    assert sum(c for _, c in got) == n
+
+
+def test_summary_counts_sites_from_partition_folders(fresh, tmp_path):
+    from newsclean.pipeline.cli import build_parser
+    from newsclean.pipeline.summary import dataset_card, summarize_output
+
+    _, out0 = fresh
+    out = tmp_path / "part"
+    shutil.copytree(out0, out)
+    partition_articles(str(out / "articles"), "site")
+    summary = summarize_output(str(out))
+    assert summary.balanced and summary.to_dict()["articles_by_site"] == \
+        json.loads((out0 / "_summary.json").read_text())["articles_by_site"]
+    assert "articles/**/*.parquet" in dataset_card(summary, "site")
+    args = build_parser().parse_args(["clean", "--warc", "w", "--out", "o", "--partition-by", "crawl_date"])
+    assert args.partition_by == "crawl_date"
+
+
+def test_failed_run_leaves_the_earlier_output(fresh, tmp_path, monkeypatch):
+    import newsclean.pipeline.clean as clean
+    from newsclean.pipeline.errors import NewscleanError
+
+    tmp, out0 = fresh
+    out = tmp_path / "out"
+    shutil.copytree(out0, out)
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+
+    def boom(config, *args, **kwargs):
+        (Path(config.out) / "articles").mkdir(parents=True)
+        (Path(config.out) / "articles" / "part-0.parquet").write_bytes(b"half")
+        raise NewscleanError("pipeline failed: boom")
+
+    monkeypatch.setattr(clean, "_run_staged", boom)
+    assert _clean(tmp, out) == 1
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before  # staging removed, nothing replaced
+
+
+def test_out_naming_a_file_is_a_one_line_usage_error(fresh, tmp_path, capsys):
+    tmp, _ = fresh
+    target = tmp_path / "file.txt"
+    target.write_text("keep me")
+    assert _clean(tmp, target) == 2
+    err = capsys.readouterr().err
+    assert f"newsclean: error: --out '{target}' is a file, not a directory" in err and "Traceback" not in err
+    assert target.read_text() == "keep me"
+
+
+def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_output(fresh, tmp_path):
+    tmp, out0 = fresh
+    out = tmp_path / "out"
+    shutil.copytree(out0, out)
+    summary_before = (out / "_summary.json").read_text()
+    proc = subprocess.Popen([sys.executable, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(tmp / "warc"),
+                             "--out", str(out), "--chain", "paper"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(out.glob("_staging-*")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the interrupt arrived")
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().endswith("newsclean: interrupted")
+    assert (out / "_summary.json").read_text() == summary_before
+    assert not list(out.glob("_staging-*")) and not list(out.rglob("beam-temp*"))
+
+
+def test_top_sites_line_is_short():
+    by_site = {f"site{i:03d}": i for i in range(681)}
+    line = top_sites(by_site)
+    assert line.startswith("site680 680, site679 679") and line.count(",") == 9
+    assert line.endswith(f"and 671 others ({sum(range(671))} articles; all in _summary.json)")
+    s = RunSummary(records_read=1, articles_written=1, rejects={}, duplicates_dropped=0, articles_by_site=by_site)
+    assert len(s.format()) < 1000 and len(s.to_dict()["articles_by_site"]) == 681
+
+
+def test_global_flags_after_the_subcommand(capsys):
+    assert hoist_global_flags(["clean", "--warc", "w", "-v", "--out", "o"]) == ["-v", "clean", "--warc", "w", "--out", "o"]
+    assert hoist_global_flags(["eval", "--", "-v"]) == ["eval", "--", "-v"]
+    assert main(["clean", "--version"]) == 0
+    assert capsys.readouterr().out.startswith("newsclean ")
+
+
+def test_progress_lines_on_a_pipe(monkeypatch):
+    import io
+
+    import newsclean.pipeline.progress as progress
+
+    tally = progress.ProgressTally()
+    tally.enabled = True
+    monkeypatch.setattr(progress, "INTERVAL_S", 0.0)
+    stream = io.StringIO()
+    tally.add("read", 5, stream=stream)
+    tally.add("articles", 3, stream=stream)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and "\r" not in stream.getvalue()
+    assert lines[-1].startswith("newsclean: progress: 5 records read, 3 articles") and "pages/s" in lines[-1]
+
+
+def test_no_dateutil_or_beam_noise_on_stderr(fresh):
+    tmp, _ = fresh
+    err = (tmp / "stderr.txt").read_text()
+    assert "UnknownTimezoneWarning" not in err and "Discarding unparseable args" not in err
+    assert "Warning" not in err and "Traceback" not in err, err

@@ -1,0 +1,181 @@
+"""The product package's shape (issue #10): one import name, no harness inside, no import cycle.
+
+The import graph is read from the source with ``ast`` (no module is imported), every
+``import``/``from ... import`` counted wherever it stands (inside functions and ``TYPE_CHECKING``
+blocks too: a cycle that only a lazy import hides is still a cycle in the design).
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+#: import name -> source folder, as pyproject.toml maps them
+PACKAGE_DIRS: dict[str, str] = PYPROJECT["tool"]["setuptools"]["package-dir"]
+PRODUCT_TOP = ("crawler", "pipeline", "transforms", "schemas", "demo")
+
+
+def product_modules() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the product (``newsclean.*``)."""
+    modules = {}
+    for package, folder in PACKAGE_DIRS.items():
+        base = ROOT / folder
+        for path in base.glob("*.py"):
+            name = package if path.stem == "__init__" else f"{package}.{path.stem}"
+            modules[name] = path
+    # subpackages listed in pyproject (e.g. newsclean.crawler.spiders) live below their parent's folder
+    for package in PYPROJECT["tool"]["setuptools"]["packages"]:
+        if package in PACKAGE_DIRS:
+            continue
+        parent = max((p for p in PACKAGE_DIRS if package.startswith(p + ".")), key=len)
+        folder = ROOT / PACKAGE_DIRS[parent] / Path(*package[len(parent) + 1:].split("."))
+        for path in folder.glob("*.py"):
+            modules[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+    return modules
+
+
+def imports_of(path: Path, module: str) -> set[str]:
+    """Absolute names ``module`` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.stem == "__init__" else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                name = f"{base}.{node.module}" if node.module else base
+            else:
+                name = node.module or ""
+            out.add(name)
+            out.update(f"{name}.{alias.name}" for alias in node.names)  # `from pkg import module`
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Product module -> the product modules it imports (a package import counts as its ``__init__``)."""
+    modules = product_modules()
+    return {name: {m for m in imports_of(path, name) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` as a path ``[a, b, ..., a]``, or None (depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_find_cycle_finds_one():
+    # the checker itself: a cycle through a package __init__ is found, a diamond is not a cycle
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"d"}, "c": {"d"}, "d": set()}) is None
+
+
+def test_every_product_module_is_seen():
+    modules = product_modules()
+    assert {"newsclean", "newsclean.schemas.contract", "newsclean.pipeline.stages", "newsclean.crawler.warc",
+            "newsclean.crawler.spiders.news", "newsclean.transforms.chain", "newsclean.demo.run"} <= set(modules)
+    assert len(modules) >= 40
+
+
+def test_product_import_graph_has_no_cycle():
+    assert find_cycle(import_graph()) is None
+
+
+def test_product_never_imports_the_harness_or_top_level_folders():
+    # The harness (newsclean_eval) is a separate distribution; the product folders exist only as newsclean.*.
+    bad = {}
+    for name, path in product_modules().items():
+        wrong = sorted(m for m in imports_of(path, name)
+                       if m.split(".")[0] in ("newsclean_eval", *PRODUCT_TOP, "src", "tests", "scripts", "bench"))
+        if wrong:
+            bad[name] = wrong
+    assert bad == {}
+
+
+def test_layers_point_one_way():
+    # schemas is the bottom layer; transforms knows no pipeline/crawler/demo; the crawler knows no
+    # pipeline (the contract module is what the two share); only the application (pipeline.cli) and
+    # the demo reach across.
+    below = {
+        "newsclean.schemas": ("newsclean.transforms", "newsclean.pipeline", "newsclean.crawler", "newsclean.demo"),
+        "newsclean.transforms": ("newsclean.pipeline", "newsclean.crawler", "newsclean.demo"),
+        "newsclean.crawler": ("newsclean.pipeline", "newsclean.transforms", "newsclean.demo"),
+    }
+    bad = [f"{src} -> {dst}" for src, targets in import_graph().items() for dst in targets
+           for layer, forbidden in below.items()
+           if (src == layer or src.startswith(layer + ".")) and dst.startswith(forbidden)]
+    assert bad == []
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """Build the wheel from a copy of the sources (an in-tree build would leave ``build/`` behind)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    for folder in {*PACKAGE_DIRS.values()}:
+        shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    out = tmp_path / "wheel"
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(out), str(src)], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        pytest.fail(f"pip wheel failed:\n{done.stdout}\n{done.stderr}")
+    (wheel,) = out.glob("newsclean-*.whl")
+    return wheel
+
+
+def test_wheel_ships_the_product_only(tmp_path):
+    wheel = zipfile.ZipFile(_build_wheel(tmp_path))
+    names = wheel.namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"newsclean"}  # no top-level crawler/, schemas/, ...
+    assert [n for n in names if "newsclean_eval" in n or "crossfit" in n or "/tests/" in n] == []
+    for member in ("newsclean/__init__.py", "newsclean/schemas/contract.py", "newsclean/pipeline/cli.py",
+                   "newsclean/crawler/spiders/news.py", "newsclean/demo/run.py",
+                   "newsclean/transforms/models/block_classifier.txt.gz", "newsclean/transforms/models/MODEL_CARD.md"):
+        assert member in names
+    metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "Requires-Python: >=3.11" in metadata
+
+
+def test_eval_subcommand_comes_from_the_harness_entry_point(monkeypatch):
+    import argparse
+
+    from newsclean.pipeline import cli
+    from newsclean.pipeline.errors import UsageError
+
+    harness = cli.plugin_command("eval")
+    if harness is None:
+        pytest.skip("the evaluation harness is not installed (pip install -e ./evaluation)")
+    assert harness.__name__ == "newsclean_eval.command" and callable(harness.cmd_eval)
+    monkeypatch.setattr(cli, "plugin_command", lambda name: None)  # as in a plain `pip install newsclean`
+    with pytest.raises(UsageError, match=r"pip install -e \./evaluation"):
+        cli.cmd_eval(argparse.Namespace(), ["eval"])
