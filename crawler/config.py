@@ -26,6 +26,7 @@ DEFAULT_USER_AGENT = "newsclean/0.1 (+https://example.org/newsclean)"
 #: Site and category names become path segments and file-name parts of the WARC layout.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 # A host name or IPv4 address as written in allowed_domains: labels of letters, digits, '-', '_'.
+_HEADER_VALUE = re.compile(r"[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?")
 _HOST = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")
 
 
@@ -71,6 +72,9 @@ class CrawlOptions:
         refetch_after_days: a known article URL is fetched again once its last fetch is older than
             this many days; 0 never refetches known articles.
         fallback_category: category of pages whose category the site's rules cannot tell.
+        accept_language: ``Accept-Language`` header sent with every request (RFC 9110 section
+            12.5.4 syntax, e.g. ``"de-DE, de;q=0.9, en;q=0.5"``); a site's own ``accept_language``
+            overrides it. Default ``"en"``.
     """
 
     user_agent: str | None = None
@@ -95,6 +99,7 @@ class CrawlOptions:
     state_db: str | None = None
     refetch_after_days: float = 0.0
     fallback_category: str = "uncategorized"
+    accept_language: str = "en"
 
     def agent(self) -> str:
         """The ``User-Agent`` to send: :attr:`user_agent`, else built from :attr:`contact_url`, else
@@ -145,6 +150,8 @@ class SiteConfig:
             (lower-cased, slugified) to a category name.
         download_delay, concurrent_requests: per-site overrides of the ``[crawl]`` politeness
             options (``None``: use those).
+        accept_language: the site's ``Accept-Language`` header (``None``: ``crawl.accept_language``),
+            e.g. ``"fr"`` for a French site in a multilingual crawl.
     """
 
     name: str
@@ -160,6 +167,7 @@ class SiteConfig:
     category_aliases: tuple[tuple[str, str], ...] = ()
     download_delay: float | None = None
     concurrent_requests: int | None = None
+    accept_language: str | None = None
 
     def category(self, name: str) -> CategoryConfig:
         """The category called ``name``; raises ``KeyError`` when the site has none."""
@@ -315,7 +323,8 @@ def _check_keys(table: Any, known: set[str], source: str, where: str) -> None:
         )
 
 
-# Value kind of each [crawl] key: "bool", "int", "float", "str" (non-empty) or "name" (a safe name).
+# Value kind of each [crawl] key: "bool", "int", "float", "str" (non-empty), "name" (a safe name) or
+# "header" (a non-empty HTTP header value: visible ASCII and spaces, RFC 9110 section 5.5).
 _CRAWL_KINDS = {
     "user_agent": "str", "contact_url": "url", "depth_limit": "int", "max_pages_per_category": "int",
     "max_pages_per_host": "int", "max_header_bytes": "int", "max_headers": "int", "max_crawl_delay": "float",
@@ -323,7 +332,7 @@ _CRAWL_KINDS = {
     "max_retry_after": "float", "max_redirects": "int", "warc_max_bytes": "int",
     "concurrent_requests_per_domain": "int", "download_delay": "float", "autothrottle": "bool",
     "obey_robots": "bool", "allow_private_networks": "bool", "state_db": "str",
-    "refetch_after_days": "float", "fallback_category": "name",
+    "refetch_after_days": "float", "fallback_category": "name", "accept_language": "header",
 }
 _MIN_VALUE = {"concurrent_requests_per_domain": 1, "max_header_bytes": 1024, "max_headers": 10,
               "warc_max_bytes": 1, "max_redirects": 1,
@@ -343,6 +352,10 @@ def _typed_value(kind: str, value: Any, where: str, minimum: float = 0) -> Any:
     if kind == "bool":
         if not isinstance(value, bool):
             raise ValueError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if kind == "header":
+        if not isinstance(value, str) or not _HEADER_VALUE.fullmatch(value):
+            raise ValueError(f"{where}: expected a non-empty HTTP header value (visible ASCII), got {value!r}")
         return value
     if kind in {"str", "url", "name"}:
         if not isinstance(value, str) or not value.strip():
@@ -365,6 +378,7 @@ _SITE_OPTIONS = {
     "article_allow": "regexes", "article_deny": "regexes", "listing_allow": "regexes",
     "listing_deny": "regexes", "follow_article_links": "bool", "category_from": "sources",
     "category_pattern": "regex1", "download_delay": "float", "concurrent_requests": "int",
+    "accept_language": "header",
 }
 _SITE_DEFAULTS = {f.name: f.default for f in fields(SiteConfig) if f.name in _SITE_OPTIONS}
 
@@ -392,7 +406,7 @@ def _parse_site(raw: Any, where: str, source: str) -> SiteConfig:
 
 
 def _site_option(kind: str, value: Any, where: str) -> Any:
-    if kind in {"bool", "float", "int"}:
+    if kind in {"bool", "float", "int", "header"}:
         return _typed_value(kind, value, where, 1 if kind == "int" else 0)
     if kind == "regex1":
         pattern = _compile(value, where)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import dataclass
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import feedparser
@@ -112,6 +113,63 @@ def sitemap_links(body: bytes, base_url: str) -> tuple[str, list[str]]:
     sitemap = Sitemap(body)
     urls = [_join(base_url, entry["loc"]) for entry in sitemap if entry.get("loc")]
     return sitemap.type, list(dict.fromkeys(urls))
+
+
+@dataclass(frozen=True)
+class SitemapFacts:
+    """What a sitemap says about one page, as written there (strings, whitespace folded; ``None`` when absent).
+
+    Attributes:
+        publication_date: ``<news:news><news:publication_date>`` (W3C Datetime; Google News sitemap format).
+        title: ``<news:news><news:title>``.
+        lastmod: ``<lastmod>`` of the ``<url>`` entry (W3C Datetime; sitemaps.org protocol 0.9).
+    """
+
+    publication_date: str | None = None
+    title: str | None = None
+    lastmod: str | None = None
+
+    def __bool__(self) -> bool:
+        return any((self.publication_date, self.title, self.lastmod))
+
+
+_SITEMAP_PARSER = lxml.etree.XMLParser(recover=True, remove_comments=True, resolve_entities=False,
+                                       no_network=True, huge_tree=False)
+
+
+def sitemap_facts(body: bytes, base_url: str) -> dict[str, SitemapFacts]:
+    """Page URL -> :class:`SitemapFacts` for the ``<url>`` entries of a urlset that carry any fact.
+
+    Scrapy's :class:`~scrapy.utils.sitemap.Sitemap` flattens each entry to its direct children, so the
+    nested ``<news:news>`` element is lost there; this reads the same body with the same safe lxml
+    settings (no entities, no network, recover). Tags are matched by local name, whatever their
+    namespace. A sitemap index, a broken document or entries without ``<loc>`` give no facts.
+    """
+    try:
+        root = lxml.etree.fromstring(body, parser=_SITEMAP_PARSER)
+    except lxml.etree.XMLSyntaxError:
+        return {}
+    if root is None or _local(root) != "urlset":
+        return {}
+    out: dict[str, SitemapFacts] = {}
+    for entry in root:
+        if _local(entry) != "url":
+            continue
+        texts = {_local(el): _text(el) for el in entry}
+        news = next((el for el in entry if _local(el) == "news"), None)
+        news_texts = {_local(el): _text(el) for el in news} if news is not None else {}
+        facts = SitemapFacts(news_texts.get("publication_date"), news_texts.get("title"), texts.get("lastmod"))
+        if texts.get("loc") and facts:
+            out.setdefault(_join(base_url, texts["loc"]), facts)
+    return out
+
+
+def _local(el) -> str:
+    return lxml.etree.QName(el).localname if isinstance(el.tag, str) else ""
+
+
+def _text(el) -> str | None:
+    return " ".join("".join(el.itertext()).split()) or None
 
 
 def feed_links(body: bytes, base_url: str, content_type_header: str = "") -> list[str]:

@@ -87,7 +87,7 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
         "DOWNLOAD_TIMEOUT": crawl.download_timeout,
         "DEFAULT_REQUEST_HEADERS": {
             "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-            "Accept-Language": "en",
+            "Accept-Language": crawl.accept_language,
             "Accept-Encoding": accept_encoding(),
         },
         "RETRY_TIMES": crawl.retry_times,

@@ -36,12 +36,14 @@ class Resource:
 class StaticSite:
     """A site: ``name`` and a map of URL path (``/a/b.html``) to :class:`Resource`.
 
-    A ``/robots.txt`` allowing everything is added unless the site provides one.
+    A ``/robots.txt`` allowing everything is added unless the site provides one. ``received`` maps
+    each requested path to the request headers (name -> value) of its latest GET.
     """
 
     name: str
     resources: dict[str, Resource | Callable[[int], Resource]] = field(default_factory=dict)
     hits: Counter = field(default_factory=Counter)
+    received: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def add(self, path: str, body: bytes | str, **kwargs) -> None:
         """Add ``body`` at ``path``; ``str`` bodies are encoded as UTF-8."""
@@ -64,6 +66,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         res = self.site.resources.get(path)
         self.site.hits[path] += 1
+        self.site.received[path] = dict(self.headers.items())
         if callable(res):
             res = res(self.site.hits[path])
         if res is None and path == "/robots.txt":

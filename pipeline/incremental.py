@@ -324,7 +324,7 @@ def read_index(out: str) -> pa.Table:
     files = _index_files(out)
     if not files:
         return INDEX_SCHEMA.empty_table()
-    return pa.concat_tables([pq.read_table(FileSystems.open(f, compression_type=CompressionTypes.UNCOMPRESSED))
+    return pa.concat_tables([pq.read_table(FileSystems.open(f, compression_type=CompressionTypes.UNCOMPRESSED), use_threads=False)
                              for f in files])
 
 

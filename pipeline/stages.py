@@ -47,7 +47,14 @@ from newsclean.schemas.records import (
 )
 from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
-from newsclean.transforms.metadata import Metadata, absolute_url, identify_language, plausible, registered_domain
+from newsclean.transforms.metadata import (
+    Metadata,
+    absolute_url,
+    identify_language,
+    parse_iso_date,
+    plausible,
+    registered_domain,
+)
 from newsclean.transforms.parse import decode_html, looks_binary
 from newsclean.transforms.static_noise import StaticNoiseSignature, learn_static_noise
 from newsclean.transforms.text import content_hash
@@ -57,7 +64,6 @@ log = logging.getLogger(__name__)
 #: MIME types accepted as HTML documents.
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: Longest reject message stored, in characters.
-MAX_MESSAGE = 2000
 #: Wall-clock seconds one page may take to decode, parse and clean (:func:`clean_page`) before it becomes a
 #: ``timeout`` reject (:mod:`newsclean.pipeline.budget`); pages of the shared data take well under 2 s.
 RECORD_TIME_BUDGET_S = 30.0
@@ -84,12 +90,8 @@ SampleEntry = tuple[str, bytes, str | None]
 
 
 def make_reject(page: Page, stage: Stage, reason: RejectReason, message: str) -> Reject:
-    """The one constructor of the pipeline's :class:`~newsclean.schemas.records.Reject` rows for a ``page`` (every stage after
-    reading uses it): provenance copied from the page, ``message`` cut to :data:`MAX_MESSAGE` characters."""
-    prov = page.provenance
-    return Reject(url=page.url, site=page.site, category=page.category, stage=stage.value,
-                  reason=reason.value, message=message[:MAX_MESSAGE], warc_file=prov.warc_file,
-                  warc_record_id=prov.record_id, warc_offset=prov.offset)
+    """The reject row of a ``page`` (every stage after reading): :meth:`Reject.of` with the page's provenance."""
+    return Reject.of(page.url, page.site, page.category, page.provenance, stage, reason, message)
 
 
 class _RejectCountingFn(beam.DoFn):
@@ -314,7 +316,12 @@ def _utc(dt: datetime | None) -> datetime | None:
 
 def build_article(page: Page, extraction: Extraction) -> Article:
     """The :class:`~newsclean.schemas.records.Article` row for ``page`` cleaned into ``extraction``: ids and hash of the text,
-    the page's metadata, the identified language and the per-stage counts."""
+    the page's metadata, the identified language and the per-stage counts.
+
+    What the page itself says comes first; where it says nothing, the crawler's sitemap facts fill in
+    (``page.sitemap_*``, from the WARC metadata record): ``news:title`` for the title,
+    ``news:publication_date`` for ``published_at``, ``lastmod`` for ``modified_at`` (ISO 8601 / W3C
+    Datetime only, within the plausible range of :func:`~newsclean.transforms.metadata.plausible`)."""
     text_hash = content_hash(extraction.text)
     counts = extraction.counts
     prov = page.provenance
@@ -327,8 +334,9 @@ def build_article(page: Page, extraction: Extraction) -> Article:
         site=page.site,
         category=page.category,
         fetched_at=fetched,
-        title=extraction.title,
-        published_at=plausible(extraction.published_at, now=fetched),
+        title=extraction.title or page.sitemap_title,
+        published_at=plausible(extraction.published_at, now=fetched)
+        or plausible(parse_iso_date(page.sitemap_publication_date), now=fetched),
         language=language,
         text=extraction.text,
         html=extraction.html,
@@ -349,7 +357,8 @@ def build_article(page: Page, extraction: Extraction) -> Article:
         canonical_url=absolute_url(page.url, meta.canonical_url),
         domain=registered_domain(page.url),
         site_name=meta.site_name,
-        modified_at=plausible(meta.modified_at, now=fetched),
+        modified_at=plausible(meta.modified_at, now=fetched)
+        or plausible(parse_iso_date(page.sitemap_lastmod), now=fetched),
         section=meta.section,
         tags=tuple(meta.tags),
         language_score=language_score,

@@ -155,7 +155,9 @@ def _column_counts(paths: list[str], column: str) -> tuple[int, collections.Coun
                 rows += n
                 counts[value] += n
                 continue
-            table = pq.read_table(f, columns=[column])
+            # use_threads=False: Arrow's thread pool after reading a Python file object aborts the
+            # interpreter at exit now and then (exit 134, apache/arrow#34314; issue #13 case 5)
+            table = pq.read_table(f, columns=[column], use_threads=False)
         rows += table.num_rows
         counts.update(table.column(column).to_pylist())
     return rows, counts

@@ -22,7 +22,11 @@ record id ``""``, the offset where reading stopped); a file that ends inside a r
 yields one ``truncated_record`` reject. Each such unit counts as one record read (see
 :class:`ReadStats`) so that the pipeline's accounting stays exact. Records of other types
 (request, metadata, revisit, resource, ...) are skipped and counted by type
-(``skipped_<type>`` counts).
+(``skipped_<type>`` counts). A newsclean ``metadata`` record (``application/warc-fields``) that is
+``WARC-Concurrent-To`` the last response is read for the crawler's sitemap facts
+(``sitemap-publication-date``, ``sitemap-title``, ``sitemap-lastmod``; names in
+:mod:`newsclean.schemas.contract`), which land on that response's page (``Page.sitemap_*``); the page is
+held back until then (the crawler writes response, request, metadata), so file order is kept.
 
 Site and category come, in order of preference, from the record's ``WARC-Newsclean-Site`` /
 ``WARC-Newsclean-Category`` headers, from the same headers on the file's ``warcinfo`` record,
@@ -38,7 +42,7 @@ import gzip
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import BinaryIO
@@ -50,7 +54,15 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from newsclean.schemas.contract import CATEGORY_HEADER, PAGE_TYPE_HEADER, SITE_HEADER, UNKNOWN
+from newsclean.schemas.contract import (
+    CATEGORY_HEADER,
+    PAGE_TYPE_HEADER,
+    SITE_HEADER,
+    SITEMAP_LASTMOD_FIELD,
+    SITEMAP_PUBLICATION_DATE_FIELD,
+    SITEMAP_TITLE_FIELD,
+    UNKNOWN,
+)
 from newsclean.schemas.records import Page, Provenance, Reject, RejectReason, Stage
 
 try:  # brotli is optional: without it a ``Content-Encoding: br`` body becomes a decode_error reject
@@ -67,6 +79,12 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_DECODED_BYTES = MAX_BODY_BYTES
 #: Bytes at the start of a body searched for an ``article:section`` meta tag.
 SECTION_SNIFF_BYTES = 64 * 1024
+
+#: Bytes of a metadata record read for its fields (newsclean's are a few hundred bytes).
+MAX_METADATA_BYTES = 64 * 1024
+#: warc-fields name -> :class:`~schemas.Page` attribute of the sitemap facts a metadata record carries.
+SITEMAP_FIELDS = {SITEMAP_PUBLICATION_DATE_FIELD: "sitemap_publication_date", SITEMAP_TITLE_FIELD: "sitemap_title",
+                  SITEMAP_LASTMOD_FIELD: "sitemap_lastmod"}
 
 #: Tag of the reject output of :class:`ReadWarcFileFn`; the main output holds pages.
 REJECTS_TAG = "rejects"
@@ -385,17 +403,8 @@ def _record_date(record) -> datetime | None:
 
 def _reject(url: str, site: str, category: str, prov: Provenance, stage: Stage, message: str,
             reason: RejectReason = RejectReason.DECODE_ERROR) -> Reject:
-    return Reject(
-        url=url,
-        site=site,
-        category=category,
-        stage=stage.value,
-        reason=reason.value,
-        message=message[:2000],
-        warc_file=prov.warc_file,
-        warc_record_id=prov.record_id,
-        warc_offset=prov.offset,
-    )
+    """A reject row of the reader (:meth:`Reject.of`; ``decode_error`` unless another reason is given)."""
+    return Reject.of(url, site, category, prov, stage, reason, message)
 
 
 def record_to_page(record, path: str, default_site: str | None = None,
@@ -462,6 +471,27 @@ def record_to_page(record, path: str, default_site: str | None = None,
     )
 
 
+def parse_warc_fields(block: bytes) -> dict[str, str]:
+    """``name -> value`` of an ``application/warc-fields`` block (WARC 1.1 §6.3: ``name: value`` lines).
+
+    Names are kept as written; the first of repeated names wins; lines without ``:`` are ignored;
+    bytes that are not UTF-8 are replaced. Never raises.
+    """
+    out: dict[str, str] = {}
+    for line in block.decode("utf-8", "replace").splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip():
+            out.setdefault(name.strip(), value.strip())
+    return out
+
+
+def with_sitemap_facts(page: Page, fields: dict[str, str]) -> Page:
+    """``page`` with the sitemap facts of its metadata record's ``fields`` (:data:`SITEMAP_FIELDS`); empty values
+    are ignored, and a page without any such field is returned as it is."""
+    facts = {attr: fields[name] for name, attr in SITEMAP_FIELDS.items() if fields.get(name)}
+    return replace(page, **facts) if facts else page
+
+
 def _record_type_name(record_type) -> str:
     """``WarcRecordType.response`` -> ``"response"``."""
     return str(record_type).rpartition(".")[2].lower()
@@ -520,6 +550,7 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
         stream = FileSystems.open(path, mime_type="application/octet-stream",
                                   compression_type=CompressionTypes.UNCOMPRESSED)
     info_site = info_category = None
+    held: Page | None = None  # the last page, until its metadata record (or anything else) comes
     last_offset = 0
     records_seen = 0
     last_truncated = False  # the last record was already rejected as truncated_record
@@ -538,6 +569,9 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
             except StopIteration:
                 break
             except Exception as exc:  # corrupt gzip member, invalid WARC header, I/O error
+                if held is not None:
+                    yield held
+                    held = None
                 reason = RejectReason.NOT_WARC
                 yield unit(reason, f"{'no WARC record' if not records_seen else 'unreadable WARC data'} "
                                    f"after offset {last_offset}: {type(exc).__name__}: {exc}")
@@ -546,6 +580,16 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
             last_offset = int(record.stream_pos)
             last_truncated = False
             kind = _record_type_name(record.record_type)
+            if (held is not None and record.record_type == WarcRecordType.metadata
+                    and record.headers.get("WARC-Concurrent-To") == held.provenance.record_id):
+                fields = parse_warc_fields(record.reader.read(MAX_METADATA_BYTES))
+                stats.skipped[kind] = stats.skipped.get(kind, 0) + 1
+                yield with_sitemap_facts(held, fields)
+                held = None
+                continue
+            if held is not None and record.record_type != WarcRecordType.request:
+                yield held  # no metadata record of ours follows this page's response
+                held = None
             if record.record_type == WarcRecordType.warcinfo:
                 info_site = record.headers.get(SITE_HEADER) or info_site
                 info_category = record.headers.get(CATEGORY_HEADER) or info_category
@@ -562,10 +606,14 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
             out = record_to_page(record, path, info_site, info_category)
             if isinstance(out, Page):
                 stats.pages += 1
-            else:
-                stats.rejects += 1
-                last_truncated = out.reason == RejectReason.TRUNCATED_RECORD.value
+                held = out
+                continue
+            stats.rejects += 1
+            last_truncated = out.reason == RejectReason.TRUNCATED_RECORD.value
             yield out
+        if held is not None:
+            yield held
+            held = None
         if not last_truncated and gzip_tail_complete(stream, last_offset) is False:
             yield unit(RejectReason.TRUNCATED_RECORD,
                        f"the file ends inside the gzip member {'of the record ' if records_seen else ''}"

@@ -26,6 +26,16 @@ DEPTH_HEADER: Final = "WARC-Newsclean-Depth"
 #: What the crawler found at the URL, a :class:`PageType` value (request, response and metadata records).
 PAGE_TYPE_HEADER: Final = "WARC-Newsclean-Page-Type"
 
+# ------------------------------------------------------------------ metadata record fields (warc-fields)
+
+#: ``news:publication_date`` of the page's entry in a news sitemap, as written there (W3C Datetime, e.g.
+#: ``2024-05-01T08:30:00+02:00``; Google News sitemap format) — in the page's ``metadata`` record.
+SITEMAP_PUBLICATION_DATE_FIELD: Final = "sitemap-publication-date"
+#: ``news:title`` of the page's news sitemap entry (one line; whitespace folded).
+SITEMAP_TITLE_FIELD: Final = "sitemap-title"
+#: ``lastmod`` of the page's sitemap entry, as written there (W3C Datetime; sitemaps.org protocol).
+SITEMAP_LASTMOD_FIELD: Final = "sitemap-lastmod"
+
 #: Site and category of a record that says neither in its headers nor in its path ``.../<site>/<category>/<file>``.
 UNKNOWN: Final = "unknown"
 

@@ -15,7 +15,7 @@ import dataclasses
 import enum
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
@@ -60,6 +60,11 @@ class Page:
     html: bytes
     provenance: Provenance
     page_type: str | None = None  # WARC-Newsclean-Page-Type: article, listing, feed, sitemap, robots, other
+    # What a (news) sitemap said of the page, as written there, from the page's WARC metadata record
+    # (schemas.contract SITEMAP_*_FIELD): news:publication_date, news:title, lastmod; None when absent.
+    sitemap_publication_date: str | None = None
+    sitemap_title: str | None = None
+    sitemap_lastmod: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,18 @@ class Reject:
     warc_record_id: str
     warc_offset: int
     pipeline_version: str = PIPELINE_VERSION
+
+    #: Longest ``message`` kept, in characters (a traceback or a huge header is cut there).
+    MAX_MESSAGE: ClassVar[int] = 2000
+
+    @classmethod
+    def of(cls, url: str, site: str, category: str, provenance: Provenance, stage: Stage,
+           reason: RejectReason, message: str) -> Reject:
+        """The one constructor of reject rows (the WARC reader and every later stage use it): provenance
+        copied in, enum values stored as their strings, ``message`` cut to :attr:`MAX_MESSAGE` characters."""
+        return cls(url=url, site=site, category=category, stage=stage.value, reason=reason.value,
+                   message=message[:cls.MAX_MESSAGE], warc_file=provenance.warc_file,
+                   warc_record_id=provenance.record_id, warc_offset=provenance.offset)
 
 
 #: What each stored column holds: written into the Arrow field metadata (key ``description``), so that

@@ -190,10 +190,10 @@ def _trainer():
 def _test_pages(limit=4):
     """A few pages of the shared data's test half (none when the shared data are absent)."""
     try:
-        from newsclean_eval.datasets import load
         from newsclean.transforms.parse import decode_html
+        from newsclean_eval.datasets import load
 
-        pages = [p for name in ("cleaneval", "dragnet") for p in load(name) if p.split == "test"][:limit]
+        pages = [p for name in ("cleaneval",) for p in load(name) if p.split == "test"][:limit]
         return [decode_html(p.html)[0] for p in pages]
     except (FileNotFoundError, ImportError, OSError):
         return []
@@ -222,3 +222,13 @@ def test_export_from_torch_round_trips():
     back = trainer.to_numpy(trainer.from_numpy(model), model.vocab, model.hyper)
     assert back.dense_w == pytest.approx(model.dense_w) and back.out_b == pytest.approx(model.out_b)
     assert back.layers[1][1].b == pytest.approx(model.layers[1][1].b)
+
+
+@pytest.mark.skipif(not DEFAULT_BOILERNET_MODEL.is_file(), reason="shipped BoilerNet model not trained yet")
+def test_explain_labels_dropped_blocks_boilernet():
+    from newsclean.transforms.explain import explain_page
+
+    report = explain_page(PAGE, None, BOILERNET_CONFIG)
+    assert report.words["classifier"] == report.words["boilerplate"] == report.words["ancestor"] == 0
+    assert report.words["boilernet"] + report.words["kept"] > 50
+    assert 'class="nc-boilernet"' in report.html or report.words["boilernet"] == 0

@@ -84,7 +84,7 @@ def _corpus(root: Path) -> dict:
                                                           headers=[("Content-Type", "text/html"),
                                                                    ("Content-Encoding", "gzip")]), "decode_error"),
         "http://beta.test/world/junk.html": (Response("http://beta.test/world/junk.html", bytes(range(256)) * 8,
-                                                      headers=HTML_CT), None),
+                                                      headers=HTML_CT), "not_html"),  # sniffed binary (#13)
         "http://beta.test/world/broken.html": (Response("http://beta.test/world/broken.html", broken.encode(),
                                                         headers=HTML_CT), None),
     }
@@ -158,8 +158,8 @@ def test_bad_pages_get_their_reject_reasons(run):
     assert rejects["http://beta.test/world/missing.html"]["stage"] == "filter"
     assert rejects["http://beta.test/world/bad-gzip.html"]["stage"] == "decode"
     assert rejects["http://beta.test/world/missing.html"]["message"] == "HTTP status 404"
-    # Broken HTML and junk bytes end somewhere, with a reason from the closed set, and crash nothing.
-    for url in ("http://beta.test/world/junk.html", "http://beta.test/world/broken.html"):
+    # Broken HTML ends somewhere, with a reason from the closed set, and crashes nothing.
+    for url in ("http://beta.test/world/broken.html",):
         assert (url in run["articles"]) != (url in rejects)
         if url in rejects:
             assert rejects[url]["reason"] in {"parse_error", "no_content", "too_short", "empty_body"}

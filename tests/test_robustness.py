@@ -83,7 +83,7 @@ def test_page_fetched_twice_is_not_learned_as_its_own_static_noise():
 
 
 def test_near_identical_fetches_are_one_neighbour():
-    html = _article(2)
+    html = article_page("alpha", "politics", "Long story", [paragraph(200 + j) for j in range(40)])
     variant = html.replace("By Staff Reporter", "By Staff Reporter, updated 12:05")  # a re-crawl
     assert len(learn_static_noise([html, variant]).keys) == 0  # one neighbour: nothing is static
     other = _article(3)  # a real second neighbour still gives the template
@@ -371,3 +371,25 @@ def test_common_crawl_sample_gets_sites_from_urls():
     assert len(sites) == 15 and not sites & {"data", "warc-samples", "unknown"}  # before: all "data"
     by_url = {p.url: (p.site, p.category) for p in pages}
     assert by_url["http://06.live-radsport.ch/tippspiel/stats_140_petzi.html"] == ("live-radsport.ch", "tippspiel")
+
+
+def test_summary_reads_parquet_without_arrow_threads(tmp_path, monkeypatch):
+    """Case 5 pinned: ``pq.read_table`` on a Python file object with Arrow's thread pool aborted the
+    interpreter at exit ("terminate called without an active exception", 2 of 40 runs here, 0 of 40
+    with ``use_threads=False``; apache/arrow#34314). The run summary must read without the pool."""
+    import pyarrow as pa
+
+    from newsclean.pipeline import summary
+
+    (tmp_path / "articles").mkdir()
+    pq.write_table(pa.table({"site": ["a", "b"]}), tmp_path / "articles" / "part-0.parquet")
+    seen = []
+    real = pq.read_table
+
+    def spy(source, *args, **kw):
+        seen.append(kw.get("use_threads", True))
+        return real(source, *args, **kw)
+
+    monkeypatch.setattr(summary.pq, "read_table", spy)
+    assert summary.summarize_output(str(tmp_path)).articles_written == 2
+    assert seen and not any(seen)

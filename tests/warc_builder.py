@@ -3,7 +3,8 @@
 The layout and headers follow docs/CONTRACTS.md: ``DIR/<site>/<category>/<name>.warc.gz``, a
 ``warcinfo`` record first, a ``request`` + ``response`` pair per page, and the
 ``WARC-Newsclean-Site`` / ``-Category`` headers (``newsclean_headers=False`` leaves them out, so
-the reader's path fallback can be tested).
+the reader's path fallback can be tested). A response with ``metadata`` fields is followed by a
+``metadata`` record (``application/warc-fields``, ``WARC-Concurrent-To`` the response), as the crawler writes.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Response:
     status: int = 200
     headers: list[tuple[str, str]] = field(default_factory=lambda: [("Content-Type", "text/html; charset=utf-8")])
     date: datetime = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+    metadata: list[tuple[str, str]] | None = None  # fields of a metadata record after the response
 
 
 def _warc_date(dt: datetime) -> str:
@@ -68,6 +70,13 @@ def write_warc(path: Path, site: str, category: str, responses: list[Response], 
             request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
             writer.write_record(request)
             writer.write_record(response)
+            if r.metadata is not None:
+                block = "".join(f"{k}: {v}\r\n" for k, v in r.metadata).encode("utf-8")
+                meta_headers = {**warc_headers,
+                                "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID")}
+                writer.write_record(writer.create_warc_record(
+                    r.url, "metadata", payload=io.BytesIO(block), length=len(block),
+                    warc_content_type="application/warc-fields", warc_headers_dict=meta_headers))
     return path
 
 

@@ -128,8 +128,7 @@ def distinct_neighbours(key_sets: Iterable[set[int]], threshold: float = NEAR_ID
     A page in a neighbour sample twice (a re-crawl, tracking parameters, a print variant) would hold
     its own article text on "every" neighbour page and have it learned as static noise (issue #13,
     case 1). Two key sets are near-identical when their Jaccard similarity ``|A ∩ B| / |A ∪ B|`` is
-    at least ``threshold``, or when they differ in one key only (``|A △ B| <= 2``: one node changed,
-    such as an "updated" time, on a small page). Merging two distinct pages only costs one neighbour;
+    at least ``threshold`` (exact copies: 1.0). Merging two distinct pages only costs one neighbour;
     O(n²) in the sample size n (a bounded sample, ≤ ``--neighbour-sample``).
     """
     kept: list[set[int]] = []
@@ -141,8 +140,7 @@ def distinct_neighbours(key_sets: Iterable[set[int]], threshold: float = NEAR_ID
 
 def _near_identical(a: set[int], b: set[int], threshold: float) -> bool:
     union = len(a | b)
-    differ = union - len(a & b)
-    return differ <= 2 or differ <= (1.0 - threshold) * union
+    return union == 0 or len(a & b) >= threshold * union
 
 
 def is_static(el: etree._Element | None, signature: StaticNoiseSignature) -> bool | None:

@@ -53,6 +53,7 @@ from twisted.python.failure import Failure
 
 from newsclean.crawler.config import SiteConfig, SitesConfig, load_config
 from newsclean.crawler.discovery import (
+    SitemapFacts,
     article_section,
     category_for,
     classify_url,
@@ -62,6 +63,7 @@ from newsclean.crawler.discovery import (
     in_site_links,
     page_kind,
     robots_sitemaps,
+    sitemap_facts,
     sitemap_links,
 )
 from newsclean.crawler.fetch import is_header_too_large
@@ -71,6 +73,7 @@ from newsclean.crawler.safety import RefusedRequest, is_private_address_failure
 from newsclean.crawler.state import CrawlState
 from newsclean.crawler.store import FrontierEntry, canonical_url
 from newsclean.crawler.warc import CAPTURES_KEY, Capture, PreviousCapture
+from newsclean.schemas.contract import SITEMAP_LASTMOD_FIELD, SITEMAP_PUBLICATION_DATE_FIELD, SITEMAP_TITLE_FIELD
 
 #: ``Request.meta`` key of the :class:`PreviousCapture` a conditional refetch asks about.
 PREVIOUS_KEY = "newsclean_previous"
@@ -140,6 +143,8 @@ class NewsSpider(scrapy.Spider):
         self._per_host: Counter[str] = Counter()
         self._reissued: set[str] = set()
         self._capped: set[tuple[str, str]] = set()
+        # Canonical article URL -> what a sitemap said of it, until the article is parsed (this process only).
+        self._sitemap_facts: dict[str, SitemapFacts] = {}
         self.crawl_state: CrawlState | None = None
         self.report = CrawlReport()
 
@@ -204,6 +209,9 @@ class NewsSpider(scrapy.Spider):
         self.report.started(entry.site, entry.category)
         meta = {"newsclean": task, "download_slot": site_slot(entry.site)}
         headers = {}
+        language = self.config.site(entry.site).accept_language
+        if language:  # the site's own; else DEFAULT_REQUEST_HEADERS has crawl.accept_language
+            headers["Accept-Language"] = language
         state = self.crawl_state
         if entry.role == "article" and state is not None and state.refetch_after_days > 0:
             previous = state.previous_capture(entry.url)
@@ -224,10 +232,12 @@ class NewsSpider(scrapy.Spider):
         site = self.config.site(task.site)
         maxsize = self.settings.getint("DOWNLOAD_MAXSIZE") if hasattr(self, "crawler") else 0
         kind, body = page_kind(response, expect_html=task.role == "article", max_size=maxsize)
-        category, fields = task.category, []
+        category, fields, facts = task.category, [], {}
         if kind in _INDEX_KINDS:
             page_type, outcome, reason = kind, "listing", None
             urls = self._index_links(kind, body, response, task, site)
+            if kind == "sitemap":
+                facts = sitemap_facts(body, response.url)
         elif kind == "html":
             fields.append(("charset", response.encoding))
             if task.role == "article":
@@ -235,6 +245,7 @@ class NewsSpider(scrapy.Spider):
                 section = article_section(response) if "meta" in site.category_from else None
                 if section:
                     fields.append(("article-section", section))
+                fields += sitemap_fields(self._sitemap_facts.pop(task.key, None))
                 category = category_for(response.url, site, task.category, self.config.crawl.fallback_category,
                                         section)
                 follow = site.follows_article_links
@@ -246,6 +257,9 @@ class NewsSpider(scrapy.Spider):
             ctype = content_type(response) or "none"
             page_type, outcome, reason, urls = "other", "skipped", f"{'binary' if kind == 'binary' else 'non_html'}:{ctype}", []
         entries = [e for e in (self._follow(u, role, depth, task, response.url) for u, role, depth in urls) if e]
+        for entry in entries:  # kept until the article is parsed or fails
+            if entry.role == "article" and entry.request_url in facts:
+                self._sitemap_facts[entry.url] = facts[entry.request_url]
         yield self._outcome(task, response.meta, response.url, category, page_type, outcome, reason, entries,
                             fields)
         for entry in entries:
@@ -258,7 +272,7 @@ class NewsSpider(scrapy.Spider):
         if task is None:
             return
         exc = failure.value
-        fields = []
+        fields = sitemap_fields(self._sitemap_facts.pop(task.key, None))
         previous = request.meta.get(PREVIOUS_KEY)
         if isinstance(exc, HttpError) and exc.response.status == 304 and previous is not None:
             yield self._outcome(task, request.meta, exc.response.url, task.category, "article", "skipped",
@@ -362,6 +376,15 @@ class NewsSpider(scrapy.Spider):
             self._capped.add((site, category))
             self.logger.info("max_pages_per_category=%d reached for %s/%s", cap, site, category)
         return True
+
+
+def sitemap_fields(facts: SitemapFacts | None) -> list[tuple[str, str]]:
+    """The metadata-record fields (:mod:`newsclean.schemas.contract` names) of a page's sitemap facts."""
+    if facts is None:
+        return []
+    pairs = ((SITEMAP_PUBLICATION_DATE_FIELD, facts.publication_date), (SITEMAP_TITLE_FIELD, facts.title),
+             (SITEMAP_LASTMOD_FIELD, facts.lastmod))
+    return [(name, value) for name, value in pairs if value]
 
 
 def site_slot(site: str) -> str:

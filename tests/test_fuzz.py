@@ -1,0 +1,139 @@
+"""Issue #13, bounded fuzz: mutated WARC byte streams and mutated pages through the reader and the cleaner.
+
+The generator is ``bench/fuzz_clean.py`` (the long run, ≥ 10,000 inputs through ``newsclean clean``,
+lives there). Here a few hundred seeded inputs go through :func:`iter_warc_file`,
+:func:`stages.classify_response`, :func:`learn_static_noise` and :func:`stages.clean_page` directly,
+plus one small DirectRunner run. Pass = no exception escapes, and every record the reader counts
+ends as exactly one article or reject (``articles + rejects + duplicates == records read``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from newsclean.pipeline import stages
+from newsclean.pipeline.warc_reader import ReadStats, iter_warc_file
+from newsclean.schemas.records import Page, Reject
+from newsclean.transforms.chain import DEFAULT_CONFIG
+from newsclean.transforms.parse import decode_html
+from newsclean.transforms.static_noise import learn_static_noise
+
+_BENCH = Path(__file__).resolve().parents[1] / "bench" / "fuzz_clean.py"
+_spec = importlib.util.spec_from_file_location("fuzz_clean", _BENCH)
+fuzz = importlib.util.module_from_spec(_spec)
+sys.modules["fuzz_clean"] = fuzz  # dataclasses look their module up while the module runs
+_spec.loader.exec_module(fuzz)
+
+pytest.importorskip("brotli")
+
+
+def _read(data: bytes, name: str = "fuzz.warc.gz") -> tuple[list[Page | Reject], ReadStats]:
+    stats = ReadStats()
+    items = list(iter_warc_file(name, stream=io.BytesIO(data), stats=stats))
+    return items, stats
+
+
+def _clean_all(items: list[Page | Reject], learn: bool = False) -> Counter:
+    """Articles and rejects (by reason) of what the reader gave, cleaned as the pipeline does (no dedup)."""
+    out: Counter = Counter()
+    pages = []
+    for item in items:
+        if isinstance(item, Reject):
+            out["reject:" + item.reason] += 1
+            continue
+        verdict = stages.classify_response(item)
+        if verdict is not None:
+            out["reject:" + verdict[0].value] += 1
+        else:
+            pages.append(item)
+    signature = None
+    if learn and pages:  # hostile pages as each other's neighbours: learning must not raise either
+        htmls = [decode_html(p.html, p.charset)[0] for p in pages[:10] if _decodes(p)]
+        signature = learn_static_noise(htmls)
+    for page in pages:
+        result = stages.clean_page(page, signature, DEFAULT_CONFIG)
+        out["article" if not isinstance(result, Reject) else "reject:" + result.reason] += 1
+    return out
+
+
+def _decodes(page: Page) -> bool:
+    try:
+        decode_html(page.html, page.charset)
+    except Exception:
+        return False
+    return True
+
+
+def test_mutated_warc_streams_are_accounted_for():
+    kinds: Counter = Counter()
+    for seed in range(120):
+        kind, data = fuzz.mutated_warc(random.Random(seed))
+        kinds[kind] += 1
+        items, stats = _read(data, "f.warc" if kind.endswith("_plain") else "f.warc.gz")
+        assert stats.records_read == stats.pages + stats.rejects == len(items), (seed, kind, stats)
+        outcome = _clean_all(items)
+        assert sum(outcome.values()) == stats.records_read, (seed, kind, outcome)
+    assert len(kinds) == 9, kinds  # every kind of damage was drawn
+
+
+_PLAIN_CUT_GAP = pytest.mark.xfail(strict=True, reason=(
+    "reader gap, left to pipeline/warc_reader.py: an uncompressed .warc cut inside a record header is silent "
+    "(no truncated_record; a response cut before its WARC-Type line is lost, after it a decode_error); "
+    "the gzip tail check covers .warc.gz only"))
+
+
+@pytest.mark.parametrize("gz", [True, pytest.param(False, marks=_PLAIN_CUT_GAP)], ids=["warc.gz", "warc"])
+def test_truncated_streams_lose_no_started_record(gz):
+    """Cut anywhere: every response record that started before the cut is read (as a page or a
+    reject), plus at most one reject for the cut tail; a cut inside a record is never silent."""
+    rng = random.Random(11)
+    data, bounds = fuzz._clean_stream(rng, 4, gz)
+    responses = bounds[2::2]  # warcinfo, then request + response pairs
+    assert len(responses) == 4
+    for cut in sorted(rng.sample(range(1, len(data)), 60)):
+        items, stats = _read(data[:cut], "t.warc.gz" if gz else "t.warc")
+        started = sum(off < cut for off in responses)
+        assert started <= stats.records_read <= started + 1, (cut, stats)
+        if cut not in bounds:
+            reasons = {i.reason for i in items if isinstance(i, Reject)}
+            assert reasons & {"truncated_record", "not_warc"}, (cut, reasons)
+
+
+def test_mutated_pages_are_accounted_for_and_hostile_ones_rejected():
+    rng = random.Random(5)
+    n = 120
+    inputs = [fuzz.mutated_page(rng, "alpha", "politics") for _ in range(n)]
+    data = b"".join(fuzz.page_record(rng, page, "alpha", "politics", i) for i, page in enumerate(inputs))
+    items, stats = _read(data)
+    assert stats.records_read == n == len(items)  # well-framed records: one read per page, in order
+    outcome = _clean_all(items, learn=True)
+    assert sum(outcome.values()) == n, outcome
+    mutations = Counter(p.mutation for p in inputs)
+    assert len(mutations) >= 20, mutations
+    for page, item in zip(inputs, items, strict=True):
+        if page.mutation in ("gzip_bomb", "brotli_bomb"):
+            assert isinstance(item, Reject) and item.reason == "too_large", (page.mutation, item)
+        if page.mutation == "binary" and len(page.body) >= 512:
+            assert isinstance(item, Reject) or stages.classify_response(item) is not None, page.mutation
+        if page.mutation == "plain":
+            result = stages.clean_page(item, None, DEFAULT_CONFIG)
+            assert not isinstance(result, Reject), result  # the undamaged page stays an article
+
+
+def test_small_batch_through_the_pipeline_balances(tmp_path):
+    """One DirectRunner run over a mixed batch: the summary balances and reads what the reader counts."""
+    from newsclean.pipeline.clean import run_clean
+    from newsclean.pipeline.options import CleanConfig
+
+    batch = fuzz.make_batch(seed=3, n_inputs=30, pages_per_file=10)
+    root = fuzz.write_batch(batch, tmp_path / "warc")
+    summary = run_clean(CleanConfig(warc=f"{root}/**/*.warc*", out=str(tmp_path / "out")), ["--runner", "DirectRunner"])
+    assert summary.records_read == fuzz.reader_count(root) > 0
+    assert summary.balanced, summary.to_dict()
