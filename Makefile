@@ -9,7 +9,7 @@ setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml evaluation/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77"
 	$(BIN)/pip install --quiet -e ".[test,lint]" -e ./evaluation
 	touch $@
 

@@ -594,11 +594,14 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
                 info_site = record.headers.get(SITE_HEADER) or info_site
                 info_category = record.headers.get(CATEGORY_HEADER) or info_category
                 continue
-            if record.record_type == WarcRecordType.unknown and not record.headers.get("WARC-Type"):
-                # fastwarc's reading of a header cut before its WARC-Type line: the file ends here
+            if (record.record_type in (WarcRecordType.unknown, WarcRecordType.no_type)
+                    and not (record.headers.get("WARC-Type") and record.headers.get("Content-Length"))):
+                # fastwarc's reading of a header cut before its WARC-Type (or mandatory Content-Length) line:
+                # the file ends here, or (a damaged header) reading goes on with the next record
                 yield unit(RejectReason.TRUNCATED_RECORD,
-                           f"the file ends inside a WARC record header at offset {last_offset}")
-                return
+                           f"a WARC record header cut or damaged at offset {last_offset}")
+                last_truncated = True
+                continue
             if record.record_type != WarcRecordType.response:
                 stats.skipped[kind] = stats.skipped.get(kind, 0) + 1
                 continue
