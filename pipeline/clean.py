@@ -63,7 +63,8 @@ from newsclean.pipeline.summary import (
 
 log = logging.getLogger(__name__)
 
-WARC_SUFFIX = ".warc.gz"
+#: What ``--warc DIR`` reads below a directory: gzipped WARC files (the crawler's) and uncompressed ones.
+WARC_SUFFIXES = (".warc.gz", ".warc")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _WILDCARD = re.compile(r"[*?\[]")
 
@@ -72,9 +73,10 @@ def _is_url(path: str) -> bool:
     return bool(_SCHEME.match(path))
 
 
-def directory_pattern(directory: str) -> str:
-    """The pattern for every ``*.warc.gz`` at any depth under ``directory`` (``DIR/**.warc.gz``)."""
-    return FileSystems.join(directory.rstrip("/\\") or "/", "**" + WARC_SUFFIX)
+def directory_patterns(directory: str) -> list[str]:
+    """The patterns for every ``*.warc.gz`` and ``*.warc`` at any depth under ``directory`` (``DIR/**.warc.gz``,
+    ``DIR/**.warc``; Beam's ``*`` patterns are anchored at the end, so no file matches both)."""
+    return [FileSystems.join(directory.rstrip("/\\") or "/", "**" + suffix) for suffix in WARC_SUFFIXES]
 
 
 def globstar_variants(pattern: str, limit: int = 4) -> list[str]:
@@ -110,7 +112,7 @@ def resolve_warc_patterns(warc: str) -> list[str]:
     """Turn ``--warc`` into Beam file patterns, and check that they match at least one file.
 
     ``warc`` may be a glob (``*``, ``?``, ``[..]``, ``**`` across directories, ``**/`` also
-    matching none), one file, or a directory (= every ``*.warc.gz`` below it). Local relative
+    matching none), one file, or a directory (= every ``*.warc.gz`` and ``*.warc`` below it). Local relative
     paths become absolute (they are also the provenance stored in the rows).
 
     Raises:
@@ -120,11 +122,11 @@ def resolve_warc_patterns(warc: str) -> list[str]:
         raise NoInputError("--warc is empty")
     path = warc if _is_url(warc) else os.path.abspath(os.path.expanduser(warc))
     if warc.endswith(("/", "\\")) or (not _is_url(path) and os.path.isdir(path)):
-        patterns = [directory_pattern(path)]
+        patterns = directory_patterns(path)
     else:
         patterns = globstar_variants(path)
         if not _WILDCARD.search(path) and _count_matches(patterns) == 0:
-            patterns = [directory_pattern(path)]  # a "directory" on an object store
+            patterns = directory_patterns(path)  # a "directory" on an object store
     try:
         n = _count_matches(patterns)
     except Exception as exc:  # BeamIOError, missing filesystem plugin (e.g. gcsio not installed)

@@ -59,7 +59,7 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         parser.add_argument(
             "--warc", dest="warc", required=require, metavar="GLOB",
             help="WARC files to read: a glob ('warc/**/*.warc.gz'; '**/' also matches no directory), "
-                 "a single file, or a directory (= DIR/**/*.warc.gz). Local paths or gs://, s3://, ... URLs.")
+                 "a single file, or a directory (= every *.warc.gz and *.warc below it). Local paths or gs://, s3://, ... URLs.")
     if with_out:
         parser.add_argument(
             "--out", dest="out", required=require, metavar="DIR",

@@ -39,6 +39,7 @@ else the page's ``article:section`` meta tag (Open Graph), else ``"unknown"`` (d
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import zlib
 from collections.abc import Iterator
@@ -429,6 +430,8 @@ def record_to_page(record, path: str, default_site: str | None = None,
                        message, reason)
 
     if not url:
+        if block_is_short(record, MAX_BODY_BYTES):  # a header cut before its WARC-Target-URI line
+            return reject(Stage.READ, "record truncated inside its header", RejectReason.TRUNCATED_RECORD)
         return reject(Stage.READ, "WARC response record has no WARC-Target-URI")
     fetched_at = _record_date(record)
     if fetched_at is None:
@@ -490,6 +493,50 @@ def with_sitemap_facts(page: Page, fields: dict[str, str]) -> Page:
     are ignored, and a page without any such field is returned as it is."""
     facts = {attr: fields[name] for name, attr in SITEMAP_FIELDS.items() if fields.get(name)}
     return replace(page, **facts) if facts else page
+
+
+def plain_tail_complete(stream: BinaryIO, offset: int, records_seen: int) -> bool | None:
+    """Whether an uncompressed WARC ends cleanly after the record at byte ``offset`` (the last one read).
+
+    fastwarc stops silently at a record header cut before its end; this re-reads the last record's header
+    from ``offset``, finds where its block (``Content-Length``) and the two closing CRLFs end, and calls
+    the file incomplete when it ends before that or anything but whitespace follows. With no record read (``records_seen`` 0) any
+    non-whitespace byte is incomplete. Returns None when ``stream`` cannot seek or starts with gzip
+    (see :func:`gzip_tail_complete`). Reads the last record's header (≤ 64 KiB) and the bytes after its block.
+    """
+    try:
+        if not stream.seekable():
+            return None
+        stream.seek(0)
+        if stream.read(2) == b"\x1f\x8b":
+            return None
+        stream.seek(offset)
+        data = stream.read(MAX_METADATA_BYTES)
+        if records_seen:
+            end = data.find(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length:[ \t]*(\d+)", data[:end]) if end >= 0 else None
+            if length is None:
+                return False
+            block_end = offset + end + 4 + int(length.group(1))
+            if stream.seek(0, io.SEEK_END) < block_end + 4:  # the block and its closing CRLF CRLF
+                return False
+            stream.seek(block_end)
+            data = stream.read(MAX_METADATA_BYTES)
+    except (OSError, ValueError):
+        return None
+    return not data.strip(b"\x00\r\n\t ")
+
+
+def block_is_short(record, limit: int = MAX_METADATA_BYTES) -> bool:
+    """Whether a record's block ends before its ``Content-Length`` (a file cut inside the record).
+
+    Reads (and so consumes) at most ``limit`` bytes of the block; a record declaring more than
+    ``limit`` bytes is not judged (False). For an uncompressed ``.warc`` this is the only sign of a cut:
+    a ``.warc.gz`` also has :func:`gzip_tail_complete`.
+    """
+    if record.content_length > limit:
+        return False
+    return len(record.reader.read(record.content_length)) < record.content_length
 
 
 def _record_type_name(record_type) -> str:
@@ -603,6 +650,11 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
                 last_truncated = True
                 continue
             if record.record_type != WarcRecordType.response:
+                if block_is_short(record):
+                    yield unit(RejectReason.TRUNCATED_RECORD, f"the file ends inside the {kind} record at offset "
+                                                             f"{last_offset}")
+                    last_truncated = True
+                    continue
                 stats.skipped[kind] = stats.skipped.get(kind, 0) + 1
                 continue
             stats.records_read += 1
@@ -617,7 +669,9 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
         if held is not None:
             yield held
             held = None
-        if not last_truncated and gzip_tail_complete(stream, last_offset) is False:
+        if not last_truncated and plain_tail_complete(stream, last_offset, records_seen) is False:
+            yield unit(RejectReason.TRUNCATED_RECORD, f"the file ends inside a WARC record after offset {last_offset}")
+        elif not last_truncated and gzip_tail_complete(stream, last_offset) is False:
             yield unit(RejectReason.TRUNCATED_RECORD,
                        f"the file ends inside the gzip member {'of the record ' if records_seen else ''}"
                        f"at offset {last_offset}")

@@ -290,6 +290,22 @@ def test_resolve_warc_patterns(tmp_path, monkeypatch):
         resolve_warc_patterns("nowhere/**/*.warc.gz")
 
 
+def test_a_directory_means_gzipped_and_uncompressed_warc_files(tmp_path):
+    # Foreign crawls (wget --warc-file --no-warc-compression, some archives) write plain .warc; a crawl in
+    # progress leaves .warc.gz.open files, which must not be read.
+    r = [Response("http://a.test/1", HTML)]
+    write_warc(tmp_path / "top.warc.gz", "a", "b", r)
+    plain = tmp_path / "a" / "plain.warc"
+    plain.parent.mkdir()
+    plain.write_bytes(gzip.decompress((tmp_path / "top.warc.gz").read_bytes()))
+    (tmp_path / "a" / "busy.warc.gz.open").write_bytes(b"x")
+    (tmp_path / "a" / "notes.txt").write_text("x")
+    from apache_beam.io.filesystems import FileSystems
+
+    found = [m.path for res in FileSystems.match(resolve_warc_patterns(str(tmp_path))) for m in res.metadata_list]
+    assert sorted(os.path.basename(p) for p in found) == ["plain.warc", "top.warc.gz"]
+
+
 def test_prepare_output_keeps_earlier_outputs_and_drops_stale_staging(tmp_path):
     # Earlier outputs are replaced only when a new run succeeds (pipeline/output.py); a killed run's staging goes.
     for rel in ("articles/part-00000-of-00002.parquet", "rejects/old.parquet", "_counts/counts.jsonl",
@@ -317,3 +333,20 @@ def test_reader_takes_the_page_type_header(tmp_path):
             writer.write_record(rec)
     pages = list(iter_warc_file(str(path)))
     assert [(p.url, p.page_type) for p in pages] == [("http://a.test/", "listing"), ("http://a.test/story", "article")]
+
+
+def test_a_plain_warc_cut_before_its_last_record_ends_is_a_truncated_record(tmp_path):
+    # fastwarc stops silently in an uncompressed file cut inside a record; the reader checks the tail itself.
+    write_warc(tmp_path / "t.warc.gz", "a", "b", [Response("http://a.test/1", HTML), Response("http://a.test/2", HTML)])
+    data = gzip.decompress((tmp_path / "t.warc.gz").read_bytes())
+
+    def reasons(blob: bytes) -> list[str]:
+        stats = ReadStats()
+        items = list(iter_warc_file("t.warc", io.BytesIO(blob), stats))
+        assert stats.records_read == len(items)
+        return [getattr(item, "reason", "page") for item in items]
+
+    assert reasons(data) == ["page", "page"]
+    assert reasons(data + b"\r\n\r\n") == ["page", "page"]  # trailing blank lines are no record
+    assert reasons(data[:-3]) == ["page", "page", "truncated_record"]  # cut in the closing CRLF CRLF
+    assert reasons(data[:-60]) == ["page", "truncated_record"]  # cut in the last response's payload
