@@ -8,7 +8,7 @@ flags say otherwise). The output folder holds::
 
     OUT/sites.toml        the crawl config used (the ports are gone once the demo ends)
     OUT/warc/             the crawl: <site>/<category>/*.warc.gz
-    OUT/clean/            the pipeline output: articles/*.parquet, rejects/*.parquet, summary.json
+    OUT/clean/            the pipeline output: articles/*.parquet, rejects/*.parquet, _summary.json
     OUT/score.md          precision/recall/F1 of the article text against the generated gold text
 
 The generic flow (:func:`crawl_clean_score`) also serves ``scripts/eval_crawl.py`` and the real-data
