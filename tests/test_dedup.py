@@ -3,11 +3,13 @@ pipeline on real pages with near-duplicate copies (three words changed, a timest
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-import lxml.html
 import pyarrow.parquet as pq
 import pytest
 from warc_builder import Response, write_warc
@@ -26,6 +28,12 @@ from newsclean.transforms.minhash import (
 )
 
 T0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
+_BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_corpus.py"
+_spec = importlib.util.spec_from_file_location("bench_corpus", _BENCH)
+bench_corpus = importlib.util.module_from_spec(_spec)
+sys.modules["bench_corpus"] = bench_corpus
+_spec.loader.exec_module(bench_corpus)  # one near-copy generator for the test and the benchmark
+
 VOCAB = [f"w{i}" for i in range(5000)]
 
 
@@ -155,24 +163,11 @@ def _real_pages():
 
 
 def near_copy(html: bytes, gold: str, stamp: str) -> bytes:
-    """``html`` with three words of its longest article paragraph (one in the gold text) changed and
-    a timestamp line before it."""
-    doc = lxml.html.document_fromstring(html)
-    gold = " ".join(gold.split())
-    p = max((e for e in doc.iter("p") if " ".join(e.text_content().split()) in gold),
-            key=lambda e: len(e.text_content()))
-    text = p.text_content()
-    words = text.split()
-    assert len(words) >= 20, "the longest paragraph is too short to edit"
-    for i in (3, len(words) // 2, len(words) - 4):
-        words[i] = "edited"
-    for child in list(p):
-        p.remove(child)
-    p.text = " ".join(words)
-    stamp_p = lxml.html.Element("p")
-    stamp_p.text = f"Updated {stamp}"
-    p.addprevious(stamp_p)
-    return lxml.html.tostring(doc, encoding="utf-8")
+    """The benchmark's near-duplicate of a page (``bench/bench_corpus.py``: three words of its longest gold
+    paragraph of ≥ 20 words changed, a timestamp line before it); every page used here has one."""
+    copy = bench_corpus.near_copy(html, gold, stamp)
+    assert copy is not None, "no gold paragraph of 20 words to edit"
+    return copy
 
 
 @pytest.fixture(scope="module")
