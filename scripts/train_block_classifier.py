@@ -37,11 +37,12 @@ import argparse
 import difflib
 import gzip
 import hashlib
+import pickle
 import sys
 import time
 import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -55,12 +56,14 @@ from newsclean.transforms.chain import LEARNED_CONFIG, prepare_blocks  # noqa: E
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
 from newsclean.transforms.features import (  # noqa: E402
     CONTEXT_FEATURE_NAMES,
+    FEATURE_GROUPS,
     FEATURE_NAMES,
     PageContext,
     block_features,
     context_features,
     context_groups,
     feature_columns,
+    group_feature_names,
 )
 from newsclean.transforms.learned import (  # noqa: E402
     DEFAULT_CONTEXT_MODEL,
@@ -198,6 +201,21 @@ def collect(jobs: int) -> list[PageRows]:
     return sorted(pages, key=lambda p: (p.key, p.page_id))  # same order every run: same model
 
 
+def collect_cached(jobs: int, cache: Path | None) -> list[PageRows]:
+    """:func:`collect`, or its pages read back from ``cache`` (a pickle this function wrote) when that file
+    exists. The cache holds every feature column, so ``--feature-groups``/``--drop-groups`` ablations
+    can share it; delete it after changing the features' code."""
+    if cache is not None and cache.exists():
+        with open(cache, "rb") as fh:
+            return pickle.load(fh)
+    pages = collect(jobs)
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with open(cache, "wb") as fh:
+            pickle.dump(pages, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return pages
+
+
 def _lexicon(pages: list[PageRows]) -> dict[str, float]:
     """Lexicon (transforms/lexicon.py) from the labelled blocks (weight > 0) of ``pages``."""
     rows = [(t, lab, p.key) for p in pages for t, lab, w in zip(p.terms, p.labels, p.weights) if w > 0]
@@ -272,13 +290,14 @@ def _fold(key: str) -> int:
     return int(hashlib.sha1(key.encode()).hexdigest(), 16) % FOLDS
 
 
-def out_of_fold(tune: list[PageRows], seeds) -> list[list[float]]:
-    """Stage-1 probabilities for every tune page from a model that never saw its site."""
+def out_of_fold(tune: list[PageRows], seeds, names=FEATURE_NAMES) -> list[list[float]]:
+    """Stage-1 probabilities for every tune page from a model that never saw its site
+    (``tune``'s rows hold the columns ``names``)."""
     probs: list[list[float] | None] = [None] * len(tune)
     for k in range(FOLDS):
         train = [p for p in tune if _fold(p.key) != k]
         held = [i for i, p in enumerate(tune) if _fold(p.key) == k]
-        boosters = _fit(train, FEATURE_NAMES, seeds=seeds)
+        boosters = _fit(train, names, seeds=seeds)
         for i, pr in zip(held, _predict(boosters, [tune[i] for i in held])):
             probs[i] = pr
     return probs
@@ -304,12 +323,19 @@ def save(boosters, path: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def select_columns(pages: list[PageRows], names) -> list[PageRows]:
+    """``pages`` with their feature rows cut to the columns ``names`` (in that order)."""
+    cols = feature_columns(names)
+    return [replace(p, feats=p.feats[:, cols]) for p in pages]
+
+
 def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path, split: str = "tune",
-          seeds=(PARAMS["seed"],), holdout: str | None = None) -> None:
+          seeds=(PARAMS["seed"],), holdout: str | None = None, names=FEATURE_NAMES) -> None:
     """Fit the lexicon and both stages on the pages of ``split``, write them, print the accuracy on the other split.
 
     ``holdout``: a data set left out (leave-one-data-set-out): the model is fitted on the ``split`` pages
     of the other sets only and the accuracy printed is on the held-out set's pages of ``split``.
+    ``names``: the block features to train on (a feature-group ablation; the model files record them).
     """
     if holdout is None:
         tune = [p for p in pages if p.split == split]
@@ -318,8 +344,9 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
         tune = [p for p in pages if p.split == split and p.dataset != holdout]
         test = [p for p in pages if p.split == split and p.dataset == holdout]
     lexicon = fill_lexical_features(tune, test)
-    stage1 = _fit(tune, FEATURE_NAMES, seeds=seeds)
-    stage2 = _fit(tune, FEATURE_NAMES + CONTEXT_FEATURE_NAMES, _context(tune, out_of_fold(tune, seeds)), seeds=seeds)
+    tune, test = select_columns(tune, names), select_columns(test, names)
+    stage1 = _fit(tune, names, seeds=seeds)
+    stage2 = _fit(tune, (*names, *CONTEXT_FEATURE_NAMES), _context(tune, out_of_fold(tune, seeds, names)), seeds=seeds)
     out.parent.mkdir(parents=True, exist_ok=True)
     save(stage1, out)
     save(stage2, context_out)
@@ -334,18 +361,25 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
 LODO_DIR = REPO / "out" / "lodo"
 
 
+def feature_names(args: argparse.Namespace) -> tuple[str, ...]:
+    """The features of ``--feature-groups`` less ``--drop-groups``. Raises KeyError for an unknown group."""
+    drop = [g for g in args.drop_groups.split(",") if g]
+    group_feature_names(drop)  # unknown names fail
+    return group_feature_names([g for g in args.feature_groups.split(",") if g and g not in drop])
+
+
 def train_lodo(args: argparse.Namespace) -> int:
     """Leave-one-data-set-out models: for each held-out set (``args.holdout_set``, or every set for
     ``all``), the three model files trained without it, in ``args.lodo_dir/<set>/``."""
     t0 = time.time()
-    pages = collect(args.jobs)
+    pages = collect_cached(args.jobs, args.features_cache)
     print(f"{len(pages)} pages, {sum(len(p.feats) for p in pages)} blocks in {time.time() - t0:.0f} s", file=sys.stderr)
     seeds = tuple(range(args.seed, args.seed + args.ensemble))
     for name in TRAIN_SETS if args.holdout_set == "all" else (args.holdout_set,):
         folder = args.lodo_dir / name
         copies = [PageRows(**{**vars(p), "feats": p.feats.copy()}) for p in pages]  # lexical columns are rewritten
         train(copies, folder / DEFAULT_MODEL.name, folder / DEFAULT_CONTEXT_MODEL.name, folder / DEFAULT_LEXICON.name,
-              args.train_split, seeds, holdout=name)
+              args.train_split, seeds, holdout=name, names=feature_names(args))
         print(f"{name} held out: models in {folder} after {time.time() - t0:.0f} s", flush=True)
     return 0
 
@@ -368,7 +402,17 @@ def main(argv=None) -> int:
                          "score with newsclean eval --lodo LODO_DIR")
     ap.add_argument("--lodo-dir", type=Path, default=LODO_DIR,
                     help=f"folder of the leave-one-data-set-out models (default {LODO_DIR.relative_to(REPO)})")
+    ap.add_argument("--feature-groups", default=",".join(FEATURE_GROUPS),
+                    help="comma-separated feature groups to train on (default: all, "
+                         "newsclean.transforms.features.FEATURE_GROUPS)")
+    ap.add_argument("--features-cache", type=Path, default=None, metavar="FILE",
+                    help="read the collected pages from FILE when it exists, else collect and write them there")
+    ap.add_argument("--drop-groups", default="", help="comma-separated feature groups left out (an ablation)")
     args = ap.parse_args(argv)
+    try:
+        feature_names(args)
+    except KeyError as err:
+        ap.error(str(err))
     if args.holdout_set:
         return train_lodo(args)
     folder = CROSSFIT_MODELS if args.train_split == "test" else DEFAULT_MODEL.parent
@@ -376,11 +420,11 @@ def main(argv=None) -> int:
     args.context_out = args.context_out or folder / DEFAULT_CONTEXT_MODEL.name
     args.lexicon_out = args.lexicon_out or folder / DEFAULT_LEXICON.name
     t0 = time.time()
-    pages = collect(args.jobs)
+    pages = collect_cached(args.jobs, args.features_cache)
     print(f"{len(pages)} pages, {sum(len(p.feats) for p in pages)} blocks from {len(TRAIN_SETS)} data sets "
           f"in {time.time() - t0:.0f} s", file=sys.stderr)
     train(pages, args.out, args.context_out, args.lexicon_out, args.train_split,
-          tuple(range(args.seed, args.seed + args.ensemble)))
+          tuple(range(args.seed, args.seed + args.ensemble)), names=feature_names(args))
     print(f"models written to {args.out}, {args.context_out} and {args.lexicon_out} in {time.time() - t0:.0f} s")
     return 0
 

@@ -1,6 +1,7 @@
 """Train BoilerNet (transforms/boilernet.py, Leonhardt et al. 2020) on the *tune* half of the shared data.
 
     nice python scripts/train_boilernet.py [--out transforms/models/boilernet.npz] [--epochs N] [--seed 13]
+    nice python scripts/train_boilernet.py --holdout-set all --lodo-dir out/boilernet/lodo [--epochs N]
 
 Needs PyTorch (``pip install -e '.[train]'``, CPU build); runs on the CPU with one thread,
 deterministically for a seed. Pages: the full-text gold data sets, only pages whose site falls
@@ -12,6 +13,13 @@ alignment with the gold that the block classifier uses (``aligned_labels`` of
 training pages only. Loss: binary cross-entropy weighted per class (``"balanced"``), over real
 blocks only (padding masked); Adam (Keras' defaults, as the authors' code).
 
+``--holdout-set NAME|all`` (leave-one-data-set-out, issue #11): the block sequences of every text-gold
+set's tune pages are collected once, then one model per held-out set is trained on the *other* sets'
+tune pages (same settings and seed) into ``LODO_DIR/<set>/boilernet.npz``; ``newsclean eval
+--lodo-boilernet LODO_DIR --split tune`` scores each set with the model that never saw it.
+trafilatura-eval (snippet gold) is never trained on, so it has no LODO model: its LODO row uses the
+shipped model. ``--seq-cache FILE`` keeps the collected sequences (pickle) for later runs.
+
 The dense projection of a sparse count vector is an ``EmbeddingBag`` sum (the same ``x @ W``); the
 export writes numpy arrays that ``newsclean.transforms.boilernet.forward`` runs without PyTorch.
 ``--max-blocks`` cuts long training pages into windows of that many blocks (inference reads whole pages).
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.util
+import pickle
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -102,6 +111,42 @@ def collect(jobs: int, split: str = "tune", sets: tuple[str, ...] = TEXT_GOLD_SE
     with Pool(jobs) as pool:
         seqs = [s for s in pool.imap(page_seq, pages, chunksize=8) if s is not None]
     return sorted(seqs, key=lambda s: (s.key, len(s.labels), s.labels))
+
+
+def dataset_of(seq: PageSeq) -> str:
+    """The data set a sequence comes from (the part of its key before the first ``:``)."""
+    return seq.key.split(":", 1)[0]
+
+
+def lodo_holdouts(holdout: str) -> tuple[str, ...]:
+    """The data sets to hold out in turn: every text-gold set for ``"all"``, else just ``holdout``.
+
+    Raises ValueError for a set that is not a text-gold training set (trafilatura-eval's snippet gold
+    is never trained on, so leaving it out would give the shipped model again)."""
+    if holdout == "all":
+        return TEXT_GOLD_SETS
+    if holdout not in TEXT_GOLD_SETS:
+        raise ValueError(f"--holdout-set {holdout!r}: not a training set ({', '.join(TEXT_GOLD_SETS)} or all)")
+    return (holdout,)
+
+
+def without_set(seqs: list[PageSeq], holdout: str) -> list[PageSeq]:
+    """``seqs`` minus the pages of data set ``holdout``, order kept (the training pages of its LODO model)."""
+    return [s for s in seqs if dataset_of(s) != holdout]
+
+
+def collect_cached(jobs: int, sets: tuple[str, ...], cache: Path | None) -> list[PageSeq]:
+    """:func:`collect` of the tune pages of ``sets``, read from / written to the pickle ``cache`` when given."""
+    if cache is not None and cache.exists():
+        with cache.open("rb") as f:
+            seqs = pickle.load(f)
+        return [s for s in seqs if dataset_of(s) in sets]
+    seqs = collect(jobs, "tune", sets)
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with cache.open("wb") as f:
+            pickle.dump(seqs, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return seqs
 
 
 def is_validation(key: str) -> bool:
@@ -284,6 +329,10 @@ def main(argv=None) -> int:
     ap.add_argument("--dense", type=int, default=SHIPPED.dense_size, help="dense projection units (paper 256)")
     ap.add_argument("--max-blocks", type=int, default=512, help="training window in blocks (0: whole pages)")
     ap.add_argument("--sets", default=",".join(TEXT_GOLD_SETS), help="comma-separated data sets to train on")
+    ap.add_argument("--holdout-set", metavar="NAME", help="leave-one-data-set-out: a text-gold set, or all")
+    ap.add_argument("--lodo-dir", type=Path, default=REPO / "out" / "boilernet" / "lodo",
+                    help="where --holdout-set writes <set>/boilernet.npz")
+    ap.add_argument("--seq-cache", type=Path, help="pickle of the collected tune sequences (written if absent)")
     args = ap.parse_args(argv)
     import torch
 
@@ -291,12 +340,18 @@ def main(argv=None) -> int:
     hyper = replace(SHIPPED, epochs=args.epochs, hidden_size=args.hidden, dense_size=args.dense)
     t0 = time.time()
     sets = tuple(args.sets.split(","))
-    seqs = collect(args.jobs, "tune", sets)
+    holdouts = lodo_holdouts(args.holdout_set) if args.holdout_set else ()
+    seqs = collect_cached(args.jobs, sets, args.seq_cache)
     print(f"{len(seqs)} tune pages, {sum(len(s.labels) for s in seqs)} blocks in {time.time() - t0:.0f} s", file=sys.stderr)
-    model, f1 = train(seqs, hyper, args.seed, args.max_blocks, log=lambda m: print(m, file=sys.stderr, flush=True))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    save_model(args.out, model)
-    print(f"best validation word F1 {f1:.4f}; model written to {args.out} in {time.time() - t0:.0f} s")
+    runs = [(without_set(seqs, h), args.lodo_dir / h / "boilernet.npz", f"without {h}") for h in holdouts] \
+        or [(seqs, args.out, ",".join(sets))]
+    for train_seqs, out, what in runs:
+        t1 = time.time()
+        print(f"training on {what}", file=sys.stderr, flush=True)
+        model, f1 = train(train_seqs, hyper, args.seed, args.max_blocks, log=lambda m: print(m, file=sys.stderr, flush=True))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        save_model(out, model)
+        print(f"{what}: best validation word F1 {f1:.4f}; model written to {out} in {time.time() - t1:.0f} s", flush=True)
     return 0
 
 

@@ -416,27 +416,49 @@ _GROUP_FUNCTIONS = {
 
 
 def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext(),
-                   lexicon: Mapping[str, float] | None = None) -> np.ndarray:
-    """Feature matrix of ``blocks`` in document order: shape ``(len(blocks), len(FEATURE_NAMES))``,
-    float64, columns named by :data:`FEATURE_NAMES`; each group of :data:`FEATURE_GROUPS` fills its
-    columns by name.
+                   lexicon: Mapping[str, float] | None = None, names: Sequence[str] = FEATURE_NAMES) -> np.ndarray:
+    """Feature matrix of ``blocks`` in document order: shape ``(len(blocks), len(names))``, float64,
+    columns ``names`` (default every feature, in :data:`FEATURE_NAMES` order: a model file records
+    the names it was trained on). Only the groups of :data:`FEATURE_GROUPS` holding one of ``names``
+    are computed, each filling its columns by name.
 
     ``lexicon``: boilerplate cue words (:mod:`newsclean.transforms.lexicon`); None leaves the lexical
     features at 0 (the training script fills them in, out of fold).
+
+    Raises:
+        KeyError: a name of ``names`` that no group computes.
     """
+    feature_columns(names)  # unknown names fail here, before any work
     if not blocks:
-        return np.zeros((0, len(FEATURE_NAMES)))
+        return np.zeros((0, len(names)))
     ws = [words(b.text) for b in blocks]
     page = _Page(blocks, ctx, lexicon, ws, [paragraph_of(b.container) for b in blocks],
                  sum(b.num_words for b in blocks) or 1)
-    X = np.empty((len(blocks), len(FEATURE_NAMES)))
-    for group, names in FEATURE_GROUPS.items():
-        X[:, [FEATURE_INDEX[n] for n in names]] = _GROUP_FUNCTIONS[group](page)
+    column = {n: k for k, n in enumerate(names)}
+    X = np.empty((len(blocks), len(names)))
+    for group, group_names in FEATURE_GROUPS.items():
+        wanted = [k for k, n in enumerate(group_names) if n in column]
+        if wanted:
+            X[:, [column[group_names[k]] for k in wanted]] = _GROUP_FUNCTIONS[group](page)[:, wanted]
     return X
 
 
+def group_feature_names(groups: Sequence[str]) -> tuple[str, ...]:
+    """The features of the named groups of :data:`FEATURE_GROUPS`, in :data:`FEATURE_NAMES` order
+    (what ``scripts/train_block_classifier.py --feature-groups`` trains on).
+
+    Raises:
+        KeyError: a group name :data:`FEATURE_GROUPS` lacks.
+    """
+    unknown = [g for g in groups if g not in FEATURE_GROUPS]
+    if unknown:
+        raise KeyError(f"unknown feature group(s) {', '.join(unknown)}; known: {', '.join(FEATURE_GROUPS)}")
+    chosen = {n for g in groups for n in FEATURE_GROUPS[g]}
+    return tuple(n for n in FEATURE_NAMES if n in chosen)
+
+
 def feature_columns(names: Sequence[str]) -> list[int]:
-    """Column positions of the named features in :func:`block_features`'s matrix. Raises KeyError naming an unknown one."""
+    """Column positions of the named features in the full matrix (:data:`FEATURE_NAMES` order). Raises KeyError naming an unknown one."""
     unknown = [n for n in names if n not in FEATURE_INDEX]
     if unknown:
         raise KeyError(f"unknown block features: {', '.join(unknown)}")

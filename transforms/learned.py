@@ -73,10 +73,14 @@ ENSEMBLE_SEPARATOR = "\n\x1e\n"
 
 
 class ModelEnsemble:
-    """LightGBM boosters trained alike with different seeds; predicts the mean of their probabilities."""
+    """LightGBM boosters trained alike with different seeds; predicts the mean of their probabilities.
 
-    def __init__(self, boosters: Sequence):
+    ``feature_names``: the columns the members were trained on, in order (the model file records them).
+    """
+
+    def __init__(self, boosters: Sequence, feature_names: tuple[str, ...] = ()):
         self.boosters = list(boosters)
+        self.feature_names = feature_names or tuple(self.boosters[0].feature_name())
 
     def predict(self, rows) -> np.ndarray:
         """Mean content probability in [0, 1] per feature row (``rows``: n x features), shape (n,)."""
@@ -87,9 +91,18 @@ class ModelEnsemble:
 
 
 @lru_cache(maxsize=8)
-def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES) -> ModelEnsemble:
+def load_model(path: str, known: tuple[str, ...] = FEATURE_NAMES) -> ModelEnsemble:
     """Load (once per process) a model file: LightGBM text models (one, or several joined by
-    :data:`ENSEMBLE_SEPARATOR`), gzipped when ``path`` ends in ``.gz``; checks the feature names."""
+    :data:`ENSEMBLE_SEPARATOR`), gzipped when ``path`` ends in ``.gz``.
+
+    A model may use any subset of the ``known`` features in any order (feature-group ablations and
+    leave-one-data-set-out models), but every member must record the same names.
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        ValueError: no model in the file, or recorded feature names unknown to the code (see
+            :func:`check_feature_names`) or differing between members.
+    """
     import lightgbm  # imported here: only the learned configuration needs it
 
     if not Path(path).exists():
@@ -100,38 +113,53 @@ def load_model(path: str, feature_names: tuple[str, ...] = FEATURE_NAMES) -> Mod
     boosters = [lightgbm.Booster(model_str=text) for text in members]
     if not boosters:
         raise ValueError(f"{path}: no LightGBM model in the file")
+    names = tuple(boosters[0].feature_name())
     for booster in boosters:
-        check_feature_names(path, tuple(booster.feature_name()), feature_names)
-    return ModelEnsemble(boosters)
+        if tuple(booster.feature_name()) != names:
+            raise ValueError(f"{path}: the ensemble's members record different feature names")
+    check_feature_names(path, names, known)
+    return ModelEnsemble(boosters, names)
 
 
-def check_feature_names(path: str, trained: tuple[str, ...], expected: tuple[str, ...]) -> None:
+def check_feature_names(path: str, trained: tuple[str, ...], known: tuple[str, ...]) -> None:
     """Raise ValueError when a model file's recorded feature names (``feature_names=`` of a LightGBM
-    text model, in column order) differ from the code's: the features the model was trained with are
-    not those :mod:`newsclean.transforms.features` computes (retrain: ``make models``)."""
-    if trained == expected:
-        return
-    missing = [n for n in expected if n not in trained]
-    unknown = [n for n in trained if n not in expected]
-    detail = (f"the code computes {', '.join(missing) or 'nothing'} the model lacks, the model expects "
-              f"{', '.join(unknown) or 'nothing'} the code lacks" if missing or unknown else
-              "same names in another column order")
-    raise ValueError(f"{path}: model features differ from those in newsclean.transforms.features "
-                     f"({len(trained)} trained, {len(expected)} computed; {detail}); retrain the model")
+    text model, in column order) include one that :mod:`newsclean.transforms.features` does not
+    compute (in ``known``), or one twice: the model was trained on features this code lacks
+    (retrain: ``make models``). A subset of ``known`` is fine: only those columns are computed."""
+    unknown = [n for n in trained if n not in known]
+    twice = sorted({n for n in trained if trained.count(n) > 1})
+    if unknown or twice:
+        raise ValueError(f"{path}: model features differ from those in newsclean.transforms.features: the model "
+                         f"expects {', '.join(unknown) or 'nothing'} the code lacks"
+                         f"{'; named twice: ' + ', '.join(twice) if twice else ''}; retrain the model")
+
+
+def stage2_block_names(stage2: ModelEnsemble, path: str) -> tuple[str, ...]:
+    """The block features of a stage-2 model: its recorded names without the trailing
+    :data:`CONTEXT_FEATURE_NAMES`. Raises ValueError when they do not end its names."""
+    names, tail = stage2.feature_names, len(CONTEXT_FEATURE_NAMES)
+    if names[-tail:] != CONTEXT_FEATURE_NAMES:
+        raise ValueError(f"{path}: a stage-2 model's features must end with the context features {CONTEXT_FEATURE_NAMES}")
+    return names[:-tail]
 
 
 def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[float]:
-    """Probability in [0, 1] that each block is main content (stage 2 when ``use_context``, else stage 1)."""
+    """Probability in [0, 1] that each block is main content (stage 2 when ``use_context``, else stage 1).
+    Each stage computes the features its model file records (:func:`load_model`)."""
     if not blocks:
         return []
     lexicon = load_lexicon(str(params.lexicon_path or DEFAULT_LEXICON)) if params.use_lexicon else {}
-    feats = block_features(blocks, ctx, lexicon)
-    p1 = load_model(str(params.model_path or DEFAULT_MODEL)).predict(feats).tolist()
+    stage1 = load_model(str(params.model_path or DEFAULT_MODEL))
+    feats = block_features(blocks, ctx, lexicon, stage1.feature_names)
+    p1 = stage1.predict(feats).tolist()
     if not params.use_context:
         return p1
-    stage2 = load_model(str(params.context_model_path or DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
+    path2 = str(params.context_model_path or DEFAULT_CONTEXT_MODEL)
+    stage2 = load_model(path2, FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
+    names2 = stage2_block_names(stage2, path2)
+    feats2 = feats if names2 == stage1.feature_names else block_features(blocks, ctx, lexicon, names2)
     ctx_feats = context_features(p1, context_groups(blocks), [b.num_words for b in blocks])
-    return stage2.predict(np.hstack([feats, np.asarray(ctx_feats, dtype=float)])).tolist()
+    return stage2.predict(np.hstack([feats2, np.asarray(ctx_feats, dtype=float)])).tolist()
 
 
 def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: LearnedParams = LearnedParams()) -> list[bool]:

@@ -5,6 +5,7 @@
     newsclean eval --datasets msv-big9,dragnet --configs default,paper,depth --peers trafilatura
     newsclean eval --split test --out /tmp/eval.md  # report the held-out half only
     newsclean eval --lodo out/lodo --split tune --configs default --peers trafilatura  # leave-one-data-set-out
+    newsclean eval --lodo-boilernet out/boilernet/lodo --split tune --configs boilernet --peers trafilatura
 
 ``--configs`` takes a comma list of system ids and groups: ``all`` (named configs and every ablation),
 ``named`` (the configs of ``newsclean.transforms.chain.CONFIGS``), ``ablations``, an ablation group (``stages``,
@@ -29,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from newsclean.pipeline.errors import NewscleanError, UsageError
-from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG
+from newsclean.transforms.boilernet import DEFAULT_BOILERNET_MODEL
+from newsclean.transforms.chain import BOILERNET_CONFIG, CONFIGS, DEFAULT_CONFIG
 from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
 from newsclean_eval import report
 from newsclean_eval.datasets import LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
@@ -72,6 +74,7 @@ class EvalOptions:
     command: str = "newsclean eval"
     bases: list[str] = field(default_factory=lambda: ["default"])
     lodo: Path | None = None  # folder of leave-one-data-set-out models, one subfolder per data set
+    lodo_boilernet: Path | None = None  # the same for BoilerNet (scripts/train_boilernet.py --holdout-set)
 
 
 @dataclass
@@ -174,9 +177,38 @@ def check_lodo_folder(folder: Path, datasets: Sequence[str]) -> None:
                                  f"scripts/train_block_classifier.py --holdout-set {d} --lodo-dir {folder}")
 
 
+#: Data sets BoilerNet never trains on (snippet gold: no block labels), so every model of
+#: ``scripts/train_boilernet.py`` left them out; their BoilerNet LODO row runs the shipped model.
+BOILERNET_UNTRAINED_SETS = ("trafilatura-eval",)
+
+
+def lodo_boilernet_path(folder: Path, dataset: str) -> Path:
+    """The BoilerNet model that never saw ``dataset``: ``folder/<dataset>/boilernet.npz`` (written by
+    ``scripts/train_boilernet.py --holdout-set``), or the shipped model for :data:`BOILERNET_UNTRAINED_SETS`."""
+    return DEFAULT_BOILERNET_MODEL if dataset in BOILERNET_UNTRAINED_SETS else folder / dataset / "boilernet.npz"
+
+
+def lodo_boilernet_system(folder: Path, dataset: str) -> System:
+    """The ``boilernet`` chain with the model trained without ``dataset``: BoilerNet's leave-one-data-set-out row."""
+    params = replace(BOILERNET_CONFIG.boilernet, model_path=str(lodo_boilernet_path(folder, dataset)))
+    return System(report.LODO_BOILERNET_SYSTEM, "newsclean boilernet, leave-one-set-out", "config",
+                  BOILERNET_CONFIG.with_(boilernet=params))
+
+
+def check_lodo_boilernet_folder(folder: Path, datasets: Sequence[str]) -> None:
+    """Raise UsageError naming the first BoilerNet LODO model of ``folder`` missing for one of ``datasets``."""
+    for d in datasets:
+        if not lodo_boilernet_path(folder, d).is_file():
+            raise UsageError(f"--lodo-boilernet: {lodo_boilernet_path(folder, d)} missing; train it with "
+                             f"scripts/train_boilernet.py --holdout-set {d} --lodo-dir {folder}")
+
+
 def systems_for_dataset(opts: EvalOptions, dataset: str) -> list[System]:
-    """``opts.systems`` with the leave-one-data-set-out row (when ``--lodo``) bound to ``dataset``'s models."""
-    return [lodo_system(opts.lodo, dataset) if s.id == report.LODO_SYSTEM and opts.lodo else s for s in opts.systems]
+    """``opts.systems`` with the leave-one-data-set-out rows (``--lodo``, ``--lodo-boilernet``) bound to
+    ``dataset``'s models."""
+    bound = {report.LODO_SYSTEM: opts.lodo and lodo_system(opts.lodo, dataset),
+             report.LODO_BOILERNET_SYSTEM: opts.lodo_boilernet and lodo_boilernet_system(opts.lodo_boilernet, dataset)}
+    return [bound.get(s.id) or s for s in opts.systems]
 
 
 def options_from_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> EvalOptions:
@@ -192,10 +224,14 @@ def options_from_args(args: argparse.Namespace, argv: Sequence[str] | None = Non
     if lodo is not None:
         check_lodo_folder(lodo, datasets)
         configs = configs + [lodo_system(lodo, datasets[0])]  # bound to each data set's models by run_eval
+    lodo_bn = Path(args.lodo_boilernet) if getattr(args, "lodo_boilernet", None) else None
+    if lodo_bn is not None:
+        check_lodo_boilernet_folder(lodo_bn, datasets)
+        configs = configs + [lodo_boilernet_system(lodo_bn, datasets[0])]
     return EvalOptions(datasets, configs + peers, notes, args.split, args.neighbours,
                        args.exclude_target, args.max_groups, args.jobs, args.resamples, args.seed,
                        None if args.out == "-" else Path(args.out), None if args.csv == "-" else Path(args.csv),
-                       command, bases, lodo)
+                       command, bases, lodo, lodo_bn)
 
 
 # ------------------------------------------------------------------------------------------- run
@@ -286,6 +322,15 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
                   f"`{opts.lodo}`): the selection protocol of issue #11, an estimate for sites and page styles no "
                   "model saw. *at or above* compares point estimates with trafilatura's.\n",
                   report.lodo_table(agg, datasets, opts.split)]
+    if opts.lodo_boilernet is not None:
+        parts += [f"\n## BoilerNet, leave-one-data-set-out ({_split_words(opts.split)})\n",
+                  "Each data set scored by the `boilernet` chain whose model was trained on the other text-gold "
+                  "sets' tune pages only (`scripts/train_boilernet.py --holdout-set all`, models in "
+                  f"`{opts.lodo_boilernet}`); {', '.join(BOILERNET_UNTRAINED_SETS)} (snippet gold) is never "
+                  "trained on and uses the shipped model. *at or above* compares point estimates with "
+                  "trafilatura's; the last column is the shipped `boilernet` row.\n",
+                  report.lodo_table(agg, datasets, opts.split, system=report.LODO_BOILERNET_SYSTEM,
+                                    shipped="boilernet")]
     for run in runs:
         splits = {sp: sum(1 for r in run.results if r.system == run.results[0].system and r.split == sp)
                   for sp in ("tune", "test")} if run.results else {"tune": 0, "test": 0}
@@ -404,6 +449,10 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lodo", metavar="DIR",
                         help="add the leave-one-data-set-out row: each data set scored with the models of DIR/<data set>/ "
                              "(scripts/train_block_classifier.py --holdout-set all), and its table beside trafilatura")
+    parser.add_argument("--lodo-boilernet", metavar="DIR",
+                        help="add BoilerNet's leave-one-data-set-out row: each data set scored with DIR/<data set>/"
+                             "boilernet.npz (scripts/train_boilernet.py --holdout-set all; trafilatura-eval: the "
+                             "shipped model), and its table beside trafilatura")
     parser.add_argument("--csv", default=str(DEFAULT_CSV), metavar="CSV",
                         help=f"per-page scores to write (default {DEFAULT_CSV}; - writes none)")
 

@@ -288,23 +288,27 @@ def targets_table(checks: Sequence[TargetCheck]) -> str:
 
 LODO_SYSTEM = "lodo"
 """System id of the leave-one-data-set-out row (``newsclean eval --lodo DIR``)."""
+LODO_BOILERNET_SYSTEM = "lodo-boilernet"
+"""System id of BoilerNet's leave-one-data-set-out row (``newsclean eval --lodo-boilernet DIR``)."""
 
 
-def lodo_table(agg: Aggregates, datasets: Sequence[str], split: str, reference: str = "trafilatura") -> str:
+def lodo_table(agg: Aggregates, datasets: Sequence[str], split: str, reference: str = "trafilatura",
+               system: str = LODO_SYSTEM, shipped: str = "default") -> str:
     """Markdown table of the leave-one-data-set-out protocol (issue #11): per data set, the F1 of the
     chain whose classifier never saw that set (:data:`LODO_SYSTEM`) beside ``reference``'s and the
     shipped default's, Δ = LODO − reference with its paired bootstrap interval, and whether LODO is at
     or above the reference. Precision and recall are given for the LODO row; text gold: macro over
-    pages; snippet gold: micro over snippets. Data sets where the LODO row did not run are left out."""
+    pages; snippet gold: micro over snippets. Data sets where the LODO row did not run are left out.
+    ``system``/``shipped``: the LODO row and the shipped row beside it (BoilerNet's: ``lodo-boilernet``/``boilernet``)."""
     lines = [f"| data set | pages | LODO F1 (P / R) | {reference} F1 | Δ [95 % CI, paired] | at or above | "
-             "shipped default F1 |", "|---|---:|---:|---:|---:|---|---:|"]
+             f"shipped {shipped} F1 |", "|---|---:|---:|---:|---:|---|---:|"]
     for d in datasets:
-        lodo, ref, shipped = (agg.get(d, split, s) for s in (LODO_SYSTEM, reference, "default"))
+        lodo, ref, shipped_row = (agg.get(d, split, s) for s in (system, reference, shipped))
         if lodo is None:
             continue
-        ci = agg.diff_interval(d, split, LODO_SYSTEM, reference) if ref else None
+        ci = agg.diff_interval(d, split, system, reference) if ref else None
         delta = f"{lodo.f1 - ref.f1:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "") if ref else "–"
         met = ("yes" if lodo.f1 >= ref.f1 else "**no**") if ref else "–"
         lines.append(f"| {d} | {lodo.pages} | {lodo.f1:.3f} ({lodo.precision:.3f} / {lodo.recall:.3f}) | "
-                     f"{_f(ref.f1 if ref else None)} | {delta} | {met} | {_f(shipped.f1 if shipped else None)} |")
+                     f"{_f(ref.f1 if ref else None)} | {delta} | {met} | {_f(shipped_row.f1 if shipped_row else None)} |")
     return "\n".join(lines) + "\n"
