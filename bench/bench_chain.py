@@ -131,8 +131,8 @@ def stage_table(groups: Groups, config=CONFIGS["default"]) -> list[tuple[str, fl
         try:
             return predict(self, rows)
         finally:
-            spent["stage-1 predict" if len(rows) == 0 or len(rows[0]) == len(learned.FEATURE_NAMES) else
-                  "stage-2 predict"] += time.perf_counter() - t0
+            stage2 = self.feature_names[-len(learned.CONTEXT_FEATURE_NAMES):] == learned.CONTEXT_FEATURE_NAMES
+            spent["stage-2 predict" if stage2 else "stage-1 predict"] += time.perf_counter() - t0
 
     try:
         for mod, attr, label in STAGES:

@@ -1,19 +1,26 @@
 """Corpus-scale cost of ``newsclean clean`` against a one-process script a user would write (run by hand).
 
-    python bench/bench_corpus.py [--datasets all] [--pages N] [--rounds 1] [--workers N] [--near-copies] [--keep DIR]
+    python bench/bench_corpus.py [--datasets all] [--pages N] [--generate N] [--rounds 1] [--workers N]
+                                 [--systems baseline,newsclean-1,newsclean-all] [--near-copies] [--keep DIR]
 
-Packs the shared data sets' pages into WARC files by (site, data set) (untimed), then runs, each in a child
-process so that its peak RSS is its own (``ru_maxrss`` of the child from ``wait4``; with
-``multi_processing`` the SDK worker processes are grandchildren and are *not* included):
+Packs the shared data sets' pages into WARC files by (site, data set) (untimed). ``--generate N`` packs N pages
+instead, made from the real ones: copy 0 is the page itself, copy k >= 1 the page with the words of each text
+node shuffled, seeded by k and the node's text (:func:`distinct_variant`: the same DOM, words and lengths, text
+distinct from every other copy's, boilerplate still shared within the copy's (site, category) group, which is
+``<site>-v<k>``). Then runs each system in a child process:
 
 - ``baseline``: FastWARC -> ``trafilatura.extract`` -> exact dedup (SHA-1 of the text) -> pyarrow Parquet,
   one process (the script of issue 15);
-- ``newsclean``: ``newsclean clean`` with its defaults (DirectRunner, in-memory);
-- ``newsclean-mp``: the same with ``--direct_running_mode multi_processing --direct_num_workers N``.
+- ``newsclean-1``: ``newsclean clean --direct_running_mode in_memory`` (one core);
+- ``newsclean-all``: ``newsclean clean --direct_running_mode multi_processing --direct_num_workers N``
+  (N = ``--workers``, default all cores);
+- ``newsclean``: ``newsclean clean`` with its defaults (whichever of the two the CLI picks).
 
-Rounds interleave the systems so they share the machine's load; the median round is printed: wall seconds,
-pages/s (WARC response records / wall), peak RSS, the ratio of the baseline's wall to each system's (> 1:
-faster than the script), and newsclean's article / duplicate counts, near-duplicates included.
+Peak RSS is the largest sum of RSS over the child and all its descendants (the ``multi_processing`` SDK
+workers included), sampled every 0.1 s with psutil (``pip install -e .[bench]``). Rounds interleave the
+systems so they share the machine's load (printed: 1-minute load average before each run); the median round is
+printed: wall seconds, pages/s (WARC response records / wall), peak RSS, the ratio of the baseline's wall to
+each system's (> 1: faster than the script), and newsclean's article / exact / near-duplicate counts.
 """
 
 from __future__ import annotations
@@ -23,11 +30,13 @@ import hashlib
 import io
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -65,13 +74,60 @@ def near_copy(html: bytes, gold: str, stamp: str) -> bytes | None:
     return lxml.html.tostring(doc, encoding="utf-8")
 
 
-def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: bool = False) -> tuple[int, int]:
-    """Write the pages of ``datasets`` as ``root/<site>/<dataset>/<site>-<dataset>.warc.gz``, and with
-    ``near_copies`` a near-duplicate of each page that has a gold paragraph under ``root/wire-<site>/``.
-    Returns ``(pages, near copies)``."""
+def _shuffled(text: str | None, k: int) -> str | None:
+    """``text`` with its words in an order seeded by ``k`` and the text (whitespace at both ends kept)."""
+    if not text:
+        return text
+    words = text.split()
+    if len(words) < 2:
+        return text
+    random.Random(f"{k}\0{text}").shuffle(words)
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+    return lead + " ".join(words) + trail
+
+
+def distinct_variant(html: bytes, k: int) -> bytes | None:
+    """Copy ``k`` (>= 1) of a page: the words of each text node (element text and tail, not inside ``script`` or
+    ``style``) shuffled, seeded by ``k`` and the node's text, so equal nodes stay equal within copy ``k`` (shared
+    boilerplate stays static noise) while word 5-grams differ from the original's. None when it does not parse."""
+    import lxml.html
+
+    try:
+        doc = lxml.html.document_fromstring(html)
+    except Exception:  # noqa: BLE001 - an unparsable page gets no copy
+        return None
+    for el in doc.iter():
+        try:  # a node with control characters (lxml refuses to set them) stays as it is
+            if isinstance(el.tag, str) and el.tag not in ("script", "style"):
+                el.text = _shuffled(el.text, k)
+            el.tail = _shuffled(el.tail, k)
+        except ValueError:
+            continue
+    return lxml.html.tostring(doc, encoding="utf-8", doctype=doc.getroottree().docinfo.doctype or None)
+
+
+def _write_warc(path: Path, name: str, cat: str, date: str, items: list[tuple[str | None, bytes]]) -> None:
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for i, (url, html) in enumerate(items):
+            url = url or f"http://{name}.bench/{cat}/{i}.html"
+            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+            headers = {"WARC-Date": date, "WARC-Newsclean-Site": name, "WARC-Newsclean-Category": cat}
+            writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(html),
+                                                          length=len(html), http_headers=http,
+                                                          warc_headers_dict=headers))
+
+
+def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: bool = False,
+               generate: int | None = None) -> tuple[int, int]:
+    """Write the pages of ``datasets`` as ``root/<site>/<dataset>/<site>-<dataset>.warc.gz``, and with
+    ``near_copies`` a near-duplicate of each page that has a gold paragraph under ``root/wire-<site>/``.
+    ``generate``: N pages in all, copies k = 0, 1, ... of the real pages (:func:`distinct_variant`) under
+    ``root/<site>-v<k>/`` (URLs get ``?v=k``). Returns ``(pages, near copies)``."""
     groups: dict[tuple[str, str], list] = {}
     n = 0
     for name in datasets:
@@ -81,6 +137,22 @@ def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: 
             site = re.sub(r"[^A-Za-z0-9_.-]+", "_", page.site or page.group)[:60] or "site"
             groups.setdefault((site, name), []).append(page)
             n += 1
+    if generate is not None:
+        real, made, k = n, 0, 0
+        while made < generate:
+            for (site, cat), pages in groups.items():
+                take = pages[: max(0, generate - made)]
+                if not take:
+                    break
+                items = [((f"{p.url}{'&' if '?' in p.url else '?'}v={k}" if p.url and k else p.url),
+                          p.html if k == 0 else distinct_variant(p.html, k)) for p in take]
+                items = [(u, h) for u, h in items if h is not None]
+                name = site if k == 0 else f"{site}-v{k}"
+                _write_warc(root / name / cat / f"{name}-{cat}-20240501T120000Z-00000.warc.gz", name, cat, T0, items)
+                made += len(take)
+            k += 1
+        print(f"generated {made} pages from {real} real pages ({k} copies)")
+        return made, 0
     copies = 0
     for (site, cat), pages in groups.items():
         variants = [(site, T0, [(p.url, p.html) for p in pages])]
@@ -90,17 +162,7 @@ def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: 
             copies += len(made)
             variants.append((f"wire-{site}", "2024-05-02T12:00:00Z", made))
         for name, date, items in variants:
-            path = root / name / cat / f"{name}-{cat}-20240501T120000Z-00000.warc.gz"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as f:
-                writer = WARCWriter(f, gzip=True)
-                for i, (url, html) in enumerate(items):
-                    url = url or f"http://{name}.bench/{cat}/{i}.html"
-                    http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
-                    headers = {"WARC-Date": date, "WARC-Newsclean-Site": name, "WARC-Newsclean-Category": cat}
-                    writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(html),
-                                                                  length=len(html), http_headers=http,
-                                                                  warc_headers_dict=headers))
+            _write_warc(root / name / cat / f"{name}-{cat}-20240501T120000Z-00000.warc.gz", name, cat, date, items)
     return n, copies
 
 
@@ -127,24 +189,57 @@ def baseline(warc_dir: str, out: str) -> None:
     print(json.dumps({"records": n, "articles": len(rows)}))
 
 
+def _tree_rss(proc) -> int:
+    """RSS in bytes of ``proc`` (a psutil.Process) and all its descendants now."""
+    import psutil
+
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total
+
+
 def _measure(cmd: list[str]) -> tuple[float, int, str]:
-    """Run ``cmd`` as a child and read its own peak RSS with ``wait4``."""
+    """Run ``cmd`` as a child; returns (wall s, peak RSS of its process tree in bytes, stdout)."""
+    import psutil
+
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    watched, peak, done = psutil.Process(proc.pid), [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            try:
+                peak[0] = max(peak[0], _tree_rss(watched))
+            except psutil.NoSuchProcess:
+                return
+            done.wait(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
+    done.set()
+    sampler.join()
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd[:5])} ... failed")
-    return wall, usage.ru_maxrss * 1024, out
+    return wall, max(peak[0], usage.ru_maxrss * 1024), out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="all", help="comma-separated data sets, or all")
-    parser.add_argument("--pages", type=int, default=None, help="at most N pages (default: all)")
+    parser.add_argument("--pages", type=int, default=None, help="at most N real pages (default: all)")
+    parser.add_argument("--generate", type=int, default=None, metavar="N",
+                        help="N pages made from the real ones with distinct text (see distinct_variant)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="multi_processing workers")
+    parser.add_argument("--systems", default="baseline,newsclean-1,newsclean-all",
+                        help="comma-separated: baseline, newsclean (defaults), newsclean-1, newsclean-all")
     parser.add_argument("--keep", type=Path, default=None, help="write the WARC files and outputs here")
     parser.add_argument("--near-copies", action="store_true",
                         help="add a near-duplicate copy (3 words changed, a timestamp line, another URL) of each page")
@@ -156,36 +251,46 @@ def main(argv: list[str] | None = None) -> int:
     names = sorted(LOADERS) if args.datasets == "all" else args.datasets.split(",")
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-corpus-"))
     warc = root / "warc"
-    pages, copies = pack_warcs(names, warc, args.pages, args.near_copies)
-    print(f"{pages} pages from {', '.join(names)} + {copies} near-duplicate copies packed into {warc}; "
-          f"{os.cpu_count()} cores")
+    pages, copies = pack_warcs(names, warc, args.pages, args.near_copies, args.generate)
+    size = sum(f.stat().st_size for f in warc.rglob("*.warc.gz"))
+    print(f"{pages} pages from {', '.join(names)} + {copies} near-duplicate copies packed into {warc} "
+          f"({len(list(warc.rglob('*.warc.gz')))} files, {size / 2**20:.0f} MiB); {os.cpu_count()} cores")
     pages += copies
     py = sys.executable
-    systems = {
+    clean = [py, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(warc)]
+    every = {
         "baseline": lambda out: [py, __file__, "--baseline", str(warc), out],
-        "newsclean": lambda out: [py, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(warc), "--out", out],
-        "newsclean-mp": lambda out: [py, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(warc), "--out", out,
-                                     "--direct_running_mode", "multi_processing",
-                                     "--direct_num_workers", str(args.workers)],
+        "newsclean": lambda out: [*clean, "--out", out],
+        "newsclean-1": lambda out: [*clean, "--out", out, "--direct_running_mode", "in_memory"],
+        "newsclean-all": lambda out: [*clean, "--out", out, "--direct_running_mode", "multi_processing",
+                                      "--direct_num_workers", str(args.workers)],
     }
+    systems = {name: every[name] for name in args.systems.split(",")}
     results: dict[str, list[tuple[float, int]]] = {s: [] for s in systems}
     counts: dict[str, str] = {}
     for r in range(args.rounds):
         for name, cmd in systems.items():
             out = str(root / f"out-{name}-{r}")
+            load1 = os.getloadavg()[0]
             wall, rss, stdout = _measure(cmd(out))
             results[name].append((wall, rss))
             if name.startswith("newsclean"):
                 summary = json.loads(Path(out, "_summary.json").read_text())
-                counts[name] = (f"articles {summary['articles_written']}, duplicates {summary['duplicates']}, "
-                                f"read {summary['records_read']}")
-            print(f"  round {r + 1} {name}: {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB", flush=True)
-    base = statistics.median(w for w, _ in results["baseline"])
+                dup = summary.get("duplicates", {})
+                counts[name] = (f"read {summary['records_read']}, articles {summary['articles_written']}, "
+                                f"exact duplicates {dup.get('exact_duplicate', 0)}, "
+                                f"near-duplicates {dup.get('near_duplicate', 0)}, rejects {summary['rejects_total']}")
+            else:
+                counts[name] = stdout.strip()
+            print(f"  round {r + 1} {name}: {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB (load before {load1:.1f})",
+                  flush=True)
+    base = statistics.median(w for w, _ in results["baseline"]) if "baseline" in results else None
     print(f"\n{'system':<14} {'wall s':>8} {'pages/s':>8} {'peak RSS MiB':>13} {'baseline/this':>14}")
     for name, runs in results.items():
         wall = statistics.median(w for w, _ in runs)
         rss = statistics.median(m for _, m in runs)
-        print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {base / wall:>14.2f}")
+        ratio = f"{base / wall:>14.2f}" if base else f"{'-':>14}"
+        print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {ratio}")
     for name, line in counts.items():
         print(f"{name}: {line}")
     return 0

@@ -7,19 +7,21 @@ graph alone, e.g. for a test or another driver) and :func:`main` for
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 from apache_beam.runners.runner import PipelineState
 
-from newsclean.pipeline.dedup import DUPLICATES_DIR, NearDedup, WriteDuplicates
+from newsclean.pipeline.dedup import DUPLICATES_DIR, NearDedup, SignatureEntry, WriteDuplicates
 from newsclean.pipeline.errors import AccountingError, NewscleanError, NoInputError
 from newsclean.pipeline.incremental import (
     INDEX_DIR,
@@ -43,11 +45,14 @@ from newsclean.pipeline.stages import (
     ARTICLES_DIR,
     COUNTS_DIR,
     REJECTS_DIR,
+    ArticleKey,
     CleanPages,
     DedupExact,
     FilterResponses,
     LearnStaticNoise,
+    ReadSpilled,
     ReadWarc,
+    SpillArticles,
     WriteCounts,
     WriteParquet,
 )
@@ -60,6 +65,7 @@ from newsclean.pipeline.summary import (
     write_dataset_card,
     write_summary,
 )
+from newsclean.transforms.minhash import NearDupParams
 
 log = logging.getLogger(__name__)
 
@@ -138,21 +144,29 @@ def resolve_warc_patterns(warc: str) -> list[str]:
 
 
 def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -> None:
-    """Add the cleaning graph to ``p``: ReadWarc -> FilterResponses -> LearnStaticNoise /
-    CleanPages -> DedupExact -> WriteParquet + WriteCounts (labels are stable for update/drain).
+    """Add the cleaning graph to ``p``: ReadWarc -> LearnStaticNoise (sample references, re-read, learn) /
+    FilterResponses -> CleanPages -> SpillArticles + DedupExact (keys) -> ReadSpilled -> NearDedup ->
+    WriteParquet + WriteCounts (labels are stable for update/drain).
 
-    ``patterns`` come from :func:`resolve_warc_patterns`; outputs go under ``config.out``.
+    ``patterns`` come from :func:`resolve_warc_patterns`; outputs go under ``config.out`` (and the articles
+    wait in ``config.out/_spill/``, inside the run's staging folder). No page HTML or article text crosses a
+    shuffle or a side input (see :mod:`newsclean.pipeline.stages`).
     """
+    params = NearDupParams()
     read = p | "ReadWarc" >> ReadWarc(patterns)
+    signatures = read["paths"] | "LearnStaticNoise" >> LearnStaticNoise(config.neighbour_sample, config.chain)
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
-    signatures = filtered["pages"] | "LearnStaticNoise" >> LearnStaticNoise(config.neighbour_sample, config.chain)
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(signatures, config.chain, config.min_words)
-    dedup = cleaned["articles"] | "DedupExact" >> DedupExact()
-    kept, corpus_counts, corpus = dedup["articles"], [], None
+    spilled = cleaned["articles"] | "SpillArticles" >> SpillArticles(config.out)
+    dedup = cleaned["articles"] | "DedupExact" >> DedupExact(params)
+    kept = spilled | "ReadSpilled" >> ReadSpilled(dedup["losers"])
+    keys, corpus_counts, corpus = dedup["keys"], [], None
     if config.incremental:  # pipeline/incremental.py: exact dedup and versions against OUT's corpus index
-        kept, counts, corpus = add_corpus_dedup(p, kept, corpus_of(config.out))
+        kept, counts, corpus, keys = add_corpus_dedup(p, kept, corpus_of(config.out), keys)
         corpus_counts = [counts]
-    near = kept | "NearDedup" >> NearDedup(existing=corpus)  # pipeline/dedup.py: MinHash LSH, Jaccard 0.8
+    entries = keys | "NearEntries" >> beam.Map(_near_entry)
+    # pipeline/dedup.py: MinHash LSH, Jaccard 0.8
+    near = kept | "NearDedup" >> NearDedup(params, existing=corpus, entries=entries)
     _ = near["articles"] | "WriteIndex" >> WriteIndex(config.out)
     _ = near["duplicates"] | "WriteDuplicates" >> WriteDuplicates(config.out)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
@@ -163,6 +177,43 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
                                ("ProgressArticles", cleaned["articles"], "articles"),
                                ("ProgressRejects", rejects, "rejects")):
         _ = pcoll | label >> beam.ParDo(CountProgress(what))
+
+
+def _near_entry(key: ArticleKey) -> SignatureEntry:
+    return key.near
+
+
+#: The local mode of a run that names no runner and no ``--direct_*`` flag (issue 15, chosen by
+#: ``bench/bench_corpus.py``; docs/DECISIONS.md "Local runner"): Beam's ``multi_processing`` with one SDK
+#: worker process per core, when the machine has more than one core and the input is large enough.
+LOCAL_PARALLEL_MODE = ("--direct_running_mode=multi_processing", "--direct_num_workers=0")  # 0: one per core
+#: WARC bytes below which such a run stays in one process (``in_memory``): starting the workers (each imports
+#: Beam and loads the chain's models) costs more than they save on a small input.
+MIN_PARALLEL_WARC_BYTES = 8 << 20
+_LOCAL_FLAGS = ("--runner", "--direct_running_mode", "--direct_num_workers", "--environment_type")
+
+
+def _warc_bytes(patterns: list[str]) -> int:
+    """Total size in bytes of the distinct files ``patterns`` match."""
+    sizes = {m.path: m.size_in_bytes for r in FileSystems.match(patterns) for m in r.metadata_list}
+    return sum(sizes.values())
+
+
+def with_local_mode(beam_args: Sequence[str] | PipelineOptions | None, patterns: list[str],
+                    cores: int | None = None) -> Sequence[str] | PipelineOptions | None:
+    """``beam_args`` plus :data:`LOCAL_PARALLEL_MODE` when they name no runner and no ``--direct_*`` flag (so the
+    run is on the DirectRunner by default), ``cores`` (default: the CPUs this process may use) is above 1 and
+    the input holds at least :data:`MIN_PARALLEL_WARC_BYTES`; otherwise ``beam_args`` unchanged (ready
+    ``PipelineOptions`` always are)."""
+    if isinstance(beam_args, PipelineOptions):
+        return beam_args
+    args = list(beam_args or [])
+    if any(a.split("=", 1)[0] in _LOCAL_FLAGS for a in args):
+        return beam_args
+    cores = cores if cores is not None else len(os.sched_getaffinity(0))
+    if cores <= 1 or _warc_bytes(patterns) < MIN_PARALLEL_WARC_BYTES:
+        return beam_args
+    return [*args, *LOCAL_PARALLEL_MODE]
 
 
 def _as_options(beam_args: Sequence[str] | PipelineOptions | None) -> PipelineOptions:
@@ -233,14 +284,59 @@ def run_clean(config: CleanConfig, beam_args: Sequence[str] | PipelineOptions | 
     return summary
 
 
+#: Start of the lines each of Beam's local SDK worker processes (``--direct_running_mode multi_processing``)
+#: writes to the stderr it inherits before its log level applies: an import-time warning (GCP client
+#: libraries half installed; it also makes ``logging`` install a stderr handler) and that handler's first line.
+WORKER_NOISE = (b"WARNING:root:apitools not found", b"INFO:__main__:Logging handler created.")
+
+
+@contextlib.contextmanager
+def worker_noise_dropped(noise: tuple[bytes, ...] = WORKER_NOISE) -> Iterator[None]:
+    """While the block runs, drop the lines written to file descriptor 2 (by this process and by the worker
+    processes it starts, which inherit it) that start with one of ``noise``; every other line passes to the
+    real stderr, in order. File descriptor 2 is restored on leaving, also on an exception."""
+    sys.stderr.flush()
+    real = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def forward() -> None:
+        with os.fdopen(read_end, "rb") as lines:
+            for line in lines:
+                if not line.startswith(noise):
+                    os.write(real, line)
+
+    pump = threading.Thread(target=forward, name="newsclean-stderr", daemon=True)
+    pump.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(real, 2)  # the pipe ends when the workers that inherited it have exited too
+        pump.join(timeout=5.0)
+        if not pump.is_alive():
+            os.close(real)
+
+
+def _local_workers(options: PipelineOptions) -> bool:
+    """Whether ``options`` run the DirectRunner with local SDK worker processes (``multi_processing``)."""
+    runner = options.get_all_options().get("runner") or "DirectRunner"
+    return (str(runner).rsplit(".", 1)[-1] in ("DirectRunner", "SwitchingDirectRunner")
+            and options.view_as(DirectOptions).direct_running_mode == "multi_processing")
+
+
 def _run_staged(config: CleanConfig, patterns: list[str], beam_args, progress: bool) -> RunSummary:
     """Run the job into ``config.out`` (the staging folder) and read its summary back."""
-    p = beam.Pipeline(options=_as_options(beam_args))
+    options = _as_options(with_local_mode(beam_args, patterns))
+    p = beam.Pipeline(options=options)
     build_pipeline(p, patterns, config)
     PROGRESS.reset()
     PROGRESS.enabled = progress
+    quiet = _local_workers(options) and not logging.getLogger().isEnabledFor(logging.INFO)
     try:
-        state = p.run().wait_until_finish()
+        with worker_noise_dropped() if quiet else contextlib.nullcontext():
+            state = p.run().wait_until_finish()
     except KeyboardInterrupt:
         raise
     except Exception as exc:

@@ -22,7 +22,9 @@ cluster's kept member (its own id; an article with no near-duplicate is a cluste
 
 Memory: the HTML never crosses a shuffle here. Each article contributes ``b`` band entries of
 about ``4 * num_perm`` bytes (9 × 512 bytes at the defaults) to one GroupByKey, and the cluster map
-holds one entry per article that has a near-duplicate.
+holds one entry per article that has a near-duplicate. The pipeline (``pipeline/clean.py``) passes the
+entries in (``entries=``, computed where the article is cleaned), so that the articles are read only
+once, after the clusters are known, and never cross a shuffle.
 """
 
 from __future__ import annotations
@@ -215,16 +217,22 @@ class NearDedup(beam.PTransform):
         params: :class:`~newsclean.transforms.minhash.NearDupParams` (threshold 0.8, 5-word shingles, 128 permutations).
         existing: optional PCollection of :class:`SignatureEntry` of the corpus built by earlier runs
             (their rank starts with 0, so they win against every new article).
+        entries: optional PCollection of the articles' :class:`SignatureEntry`, computed earlier (the
+            pipeline carries them in ``stages.ArticleKey``, so that the articles themselves are read only
+            once, after the clusters are known); computed from the articles when None.
     """
 
-    def __init__(self, params: NearDupParams = NearDupParams(), existing=None):
+    def __init__(self, params: NearDupParams = NearDupParams(), existing=None, entries=None):
         super().__init__()
         self.params = params
         self.existing = existing
+        self.entries = entries
 
     def expand(self, articles):
         params = self.params
-        entries = articles | "Signatures" >> beam.Map(signature_entry, params)
+        entries = self.entries
+        if entries is None:
+            entries = articles | "Signatures" >> beam.Map(signature_entry, params)
         candidates = entries
         if self.existing is not None:
             candidates = (entries, self.existing) | "WithCorpus" >> beam.Flatten()

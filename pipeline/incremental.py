@@ -234,9 +234,10 @@ class CorpusFilterFn(beam.DoFn):
         yield article
 
 
-def add_corpus_dedup(p, articles, corpus: str):
+def add_corpus_dedup(p, articles, corpus: str, keys=None):
     """Filter ``articles`` against the corpus in ``corpus``; returns ``(articles, counts, corpus entries)``:
-    the articles left, count pairs, and the corpus's :class:`SignatureEntry` PCollection for near-dedup."""
+    the articles left, count pairs, and the corpus's :class:`SignatureEntry` PCollection for near-dedup.
+    With ``keys`` (the articles' ``stages.ArticleKey``), also those whose text is not in the corpus, as a 4th item."""
     index = p | "ReadCorpusIndex" >> ReadIndex(corpus)
     hashes = index | "CorpusHashes" >> beam.Map(lambda r: (r["content_hash"], True))
     history = (index | "CorpusUrls" >> beam.Map(lambda r: (r["url"], r))
@@ -246,7 +247,10 @@ def add_corpus_dedup(p, articles, corpus: str):
         CorpusFilterFn(), beam.pvalue.AsDict(hashes), beam.pvalue.AsDict(history)).with_outputs(
         COUNTS_TAG, main="articles")
     entries = index | "CorpusEntries" >> beam.Map(corpus_entry)
-    return out.articles, out[COUNTS_TAG], entries
+    if keys is None:
+        return out.articles, out[COUNTS_TAG], entries
+    keys = keys | "KeysNotInCorpus" >> beam.Filter(lambda k, h: k.content_hash not in h, beam.pvalue.AsDict(hashes))
+    return out.articles, out[COUNTS_TAG], entries, keys
 
 
 class WriteIndex(beam.PTransform):

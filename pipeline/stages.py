@@ -1,9 +1,12 @@
 """The cleaning pipeline's stages: one composite ``PTransform`` per stage, with stable labels.
 
-    ReadWarc ─► FilterResponses ─┬─► LearnStaticNoise ──(side input, per (site, category))─┐
-                                 └──────────────────────────► CleanPages ◄──────────────────┘
-                                                                 │
-                                          DedupExact ◄───────────┘ ─► WriteParquet, WriteCounts
+    ReadWarc (paths) ─┬─► LearnStaticNoise: refs (key, SHA-1 of URL, file, offset) ─► sample ─► re-read ─► learn
+                      │                                                                      │ (side input)
+                      └─► ReadRecords ─► FilterResponses ─► CleanPages ◄─────────────────────┘
+                                                               │
+                              SpillArticles (full rows to OUT/_spill) ◄─┴─► DedupExact (small keys only)
+                                        │                                      │ (side input: losers)
+                                        └────────► ReadSpilled ◄────────────────┘ ─► NearDedup ─► WriteParquet
 
 Every WARC response record ends as exactly one article row, one reject row, or one counted
 duplicate. Rejects leave each stage on a tagged dead-letter output (:data:`REJECTS_TAG`) and are
@@ -16,24 +19,41 @@ The per-element logic lives in plain functions (:func:`classify_response`,
 :func:`learn_signature`, :func:`clean_page`, :func:`pick_winner`), testable without Beam. lxml
 trees never leave a function: elements between steps are :class:`~newsclean.schemas.records.Page`,
 :class:`~newsclean.schemas.records.Article`, :class:`~newsclean.schemas.records.Reject` and static-noise signatures, all picklable.
-Memory per worker is bounded: signatures come from at most N neighbour pages per key (a
-``Top`` combiner), and duplicates are resolved by a combiner that keeps one article per hash.
+
+**Memory (issue 15).** A runner holds what crosses a shuffle or feeds a side input (Beam's in-memory
+DirectRunner holds all of it at once), so no page HTML and no article text crosses one: the WARC files are
+read twice, once for ``(site, category) -> (SHA-1 of URL, WARC file, offset)`` references from which the
+neighbour sample is chosen (the sampled pages' HTML is re-read by offset for learning), and once streaming
+``read -> filter -> clean`` with the per-key signatures as a side input. Articles are spilled to Parquet
+(``OUT/_spill/``, inside the run's staging folder) while only :class:`ArticleKey` records (content hash,
+winner rank, MinHash signature: under 1 KB an article) go through exact and near dedup; the spilled rows are
+then read back, streaming, and filtered by the dedup decisions (side inputs holding only the dropped ones).
+Parallelism is per WARC file (the files are spread; pages of one file are cleaned in order).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from datetime import UTC, datetime
 
 import apache_beam as beam
 from apache_beam.io.fileio import EmptyMatchTreatment, MatchAll
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from newsclean.pipeline.budget import RecordTimeout, time_budget
+from newsclean.pipeline.dedup import SignatureEntry, signature_entry
 from newsclean.pipeline.options import resolve_chain_config
-from newsclean.pipeline.warc_reader import COUNTS_TAG, METRICS_NAMESPACE, REJECTS_TAG, ReadWarcFileFn
+from newsclean.pipeline.warc_reader import (
+    COUNTS_TAG,
+    METRICS_NAMESPACE,
+    REJECTS_TAG,
+    ReadWarcFileFn,
+    iter_warc_file,
+)
 from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES
 from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
@@ -43,6 +63,7 @@ from newsclean.schemas.records import (
     Reject,
     RejectReason,
     Stage,
+    from_row,
     to_row,
 )
 from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
@@ -55,6 +76,7 @@ from newsclean.transforms.metadata import (
     plausible,
     registered_domain,
 )
+from newsclean.transforms.minhash import NearDupParams
 from newsclean.transforms.parse import decode_html, looks_binary
 from newsclean.transforms.static_noise import StaticNoiseSignature, learn_static_noise
 from newsclean.transforms.text import content_hash
@@ -69,12 +91,16 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 RECORD_TIME_BUDGET_S = 30.0
 #: Name of the articles / rejects / counts outputs under ``--out``.
 ARTICLES_DIR, REJECTS_DIR, COUNTS_DIR = "articles", "rejects", "_counts"
+#: Folder under ``--out`` (the run's staging folder) where cleaned articles wait for the dedup decisions.
+SPILL_DIR = "_spill"
+#: Parquet row group of the spill, in bytes: what :class:`ReadSpilled` turns into Python rows at once.
+SPILL_ROW_GROUP_BYTES = 4 << 20
 PARQUET_SUFFIX = ".parquet"
 
 __all__ = [
-    "ReadWarc", "FilterResponses", "LearnStaticNoise", "CleanPages", "DedupExact", "WriteParquet",
-    "WriteCounts", "classify_response", "looks_like_html", "learn_signature", "clean_page",
-    "build_article", "pick_winner", "make_reject", "article_id",
+    "ReadWarc", "FilterResponses", "LearnStaticNoise", "CleanPages", "DedupExact", "SpillArticles", "ReadSpilled",
+    "WriteParquet", "WriteCounts", "classify_response", "looks_like_html", "learn_signature", "clean_page",
+    "build_article", "pick_winner", "make_reject", "article_id", "ArticleKey", "article_key", "read_pages_at",
 ]
 
 
@@ -87,6 +113,8 @@ def _inc(name: str, n: int = 1) -> None:
 SiteKey = tuple[str, str]
 #: One sampled neighbour page: ``(sort key: hex SHA-1 of the URL, body bytes, HTTP charset or None)``.
 SampleEntry = tuple[str, bytes, str | None]
+#: Where a page lies, for choosing the sample without its HTML: ``(hex SHA-1 of the URL, WARC file, byte offset)``.
+SampleRef = tuple[str, str, int]
 
 
 def make_reject(page: Page, stage: Stage, reason: RejectReason, message: str) -> Reject:
@@ -116,7 +144,14 @@ class ReadWarc(beam.PTransform):
     """Match WARC files and read their response records.
 
     Input: the pipeline (``PBegin``). Output: a dict of PCollections
-    ``{"pages": Page, "rejects": Reject, "counts": (str, int)}``.
+    ``{"paths": str, "pages": Page, "rejects": Reject, "counts": (str, int)}`` (``paths``: the distinct WARC
+    files before they are spread; :class:`LearnStaticNoise` reads them a second time, after its own spread).
+
+    Pages are not reshuffled: a runner would hold every page's HTML at that shuffle (issue 15). Work
+    spreads per file; one file's pages are read and cleaned in one fused step, streaming. The two reads
+    must not share the spread step: a runner that fused the sample's read with the pages' read could not
+    fuse the cleaning into it (its side input, the signatures, would be computed downstream of the same
+    step), and would hold every page between reading and cleaning.
 
     Args:
         patterns: file patterns for Beam's ``FileSystems.match`` (``*``: within a directory,
@@ -129,19 +164,23 @@ class ReadWarc(beam.PTransform):
         self.patterns = list(patterns)
 
     def expand(self, pbegin):
-        paths = (
-            pbegin
-            | "Patterns" >> beam.Create(self.patterns)
-            | "MatchFiles" >> MatchAll(EmptyMatchTreatment.ALLOW)
-            | "Paths" >> beam.Map(_metadata_path)
-            | "DistinctPaths" >> beam.Distinct()
-            | "SpreadFiles" >> beam.Reshuffle()
-        )
+        distinct = distinct_paths(pbegin, self.patterns)
+        paths = distinct | "SpreadFiles" >> beam.Reshuffle()
         read = paths | "ReadRecords" >> beam.ParDo(ReadWarcFileFn()).with_outputs(
             REJECTS_TAG, COUNTS_TAG, main="pages")
-        # One file holds many pages: break fusion so that cleaning spreads over workers.
-        pages = read.pages | "SpreadPages" >> beam.Reshuffle()
-        return {"pages": pages, "rejects": read[REJECTS_TAG], "counts": read[COUNTS_TAG]}
+        return {"paths": distinct, "pages": read.pages, "rejects": read[REJECTS_TAG], "counts": read[COUNTS_TAG]}
+
+
+def distinct_paths(pbegin, patterns: list[str]):
+    """The distinct WARC file paths matched by ``patterns`` (labels ``Patterns``, ``MatchFiles``, ``Paths``,
+    ``DistinctPaths``), not yet spread over workers."""
+    return (
+        pbegin
+        | "Patterns" >> beam.Create(patterns)
+        | "MatchFiles" >> MatchAll(EmptyMatchTreatment.ALLOW)
+        | "Paths" >> beam.Map(_metadata_path)
+        | "DistinctPaths" >> beam.Distinct()
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,9 +249,69 @@ def site_key(page: Page) -> SiteKey:
     return page.site, page.category
 
 
-def _sample_entry(page: Page) -> tuple[SiteKey, SampleEntry]:
-    """``((site, category), (sha1(url), body, charset))``; the hash orders a deterministic sample."""
-    return site_key(page), (hashlib.sha1(page.url.encode("utf-8")).hexdigest(), page.html, page.charset)
+def sample_ref(page: Page) -> tuple[SiteKey, SampleRef]:
+    """``((site, category), (sha1(url), WARC file, offset))``: the hash orders a deterministic sample, the file
+    and offset find the page again (:func:`read_pages_at`)."""
+    prov = page.provenance
+    return site_key(page), (hashlib.sha1(page.url.encode("utf-8")).hexdigest(), prov.warc_file, prov.offset)
+
+
+def read_pages_at(path: str, offsets: list[int]) -> dict[int, Page]:
+    """The pages of the WARC response records that start at byte ``offsets`` of ``path``.
+
+    ``offsets`` are record starts as the reader records them (``Provenance.offset``: the gzip member's start
+    in a ``.warc.gz``, the record's first byte in a ``.warc``). The file is opened once, uncompressed (Beam's
+    ``FileSystems``: local paths or any filesystem URL), and read from each offset with
+    :func:`~newsclean.pipeline.warc_reader.iter_warc_file` until its first item. Returns ``{offset: Page}``;
+    an offset whose first item is not a page starting there (a reject, another record type) is absent. Raises ``OSError`` when the file cannot be opened.
+    """
+    found: dict[int, Page] = {}
+    with FileSystems.open(path, mime_type="application/octet-stream",
+                          compression_type=CompressionTypes.UNCOMPRESSED) as stream:
+        for offset in sorted(set(offsets)):
+            stream.seek(offset)
+            items = iter_warc_file(path, stream=stream)
+            first = next(items, None)
+            items.close()
+            if isinstance(first, Page) and first.provenance.offset == offset:  # not a later record's page
+                found[offset] = first
+    return found
+
+
+def read_sample(refs: list[SampleRef]) -> list[SampleEntry]:
+    """The sampled neighbour pages of ``refs`` as :data:`SampleEntry` items, in ascending order (as
+    ``Top.SmallestPerKey`` over the entries themselves would give them). A page that cannot be read again
+    (the file changed or went away since the first read) is left out."""
+    by_file: dict[str, list[SampleRef]] = {}
+    for ref in refs:
+        by_file.setdefault(ref[1], []).append(ref)
+    entries = []
+    for path, file_refs in sorted(by_file.items()):
+        try:
+            pages = read_pages_at(path, [offset for _, _, offset in file_refs])
+        except OSError:
+            log.warning("cannot re-read %s for the neighbour sample", path)
+            continue
+        entries.extend((key, pages[offset].html, pages[offset].charset)
+                       for key, _, offset in file_refs if offset in pages)
+    return sorted(entries)
+
+
+class SampleRefsFn(beam.DoFn):
+    """WARC file path -> ``((site, category), SampleRef)`` for each page that :func:`classify_response` lets
+    through (the first of the two reads; rejects and counts are left to ``ReadWarc``'s read)."""
+
+    def process(self, path: str):
+        for item in iter_warc_file(path):
+            if isinstance(item, Page) and classify_response(item) is None:
+                yield sample_ref(item)
+
+
+class ReadSampleFn(beam.DoFn):
+    """``((site, category), [SampleRef])`` -> ``((site, category), [SampleEntry])`` (:func:`read_sample`)."""
+
+    def process(self, kv):
+        yield kv[0], read_sample(list(kv[1]))
 
 
 def learn_signature(key: SiteKey, sample: list[SampleEntry],
@@ -270,13 +369,17 @@ class LearnSignatureFn(_ChainFn):
 
 
 class LearnStaticNoise(beam.PTransform):
-    """Pages -> ``((site, category), StaticNoiseSignature | None)``, one per key.
+    """WARC file paths -> ``((site, category), StaticNoiseSignature | None)``, one per key.
 
     StaDyNoT §3.1 learns static noise from neighbour pages of the same site; here from a bounded,
     deterministic sample of at most ``neighbour_sample`` pages per (site, category): the pages
-    with the smallest SHA-1 of their URL (``Top.SmallestPerKey``, a combiner, so no worker holds
-    more than N pages of a key). Deterministic rather than ``Sample.FixedSizePerKey`` so that
+    with the smallest SHA-1 of their URL (``Top.SmallestPerKey``, a combiner), among the pages that
+    :class:`FilterResponses` keeps. Deterministic rather than ``Sample.FixedSizePerKey`` so that
     two runs over the same WARC files give the same articles.
+
+    Only references cross the shuffle (:data:`SampleRef`, about 150 bytes a page); the sampled pages'
+    HTML is then read again by offset (:func:`read_sample`, N pages per key). Among pages with the same
+    URL in one key, the tie is broken by (file, offset).
 
     Args:
         neighbour_sample: N, pages sampled per key (>= 1).
@@ -288,11 +391,13 @@ class LearnStaticNoise(beam.PTransform):
         self.neighbour_sample = neighbour_sample
         self.chain = chain
 
-    def expand(self, pages):
+    def expand(self, paths):
         return (
-            pages
-            | "KeyBySiteCategory" >> beam.Map(_sample_entry)
+            paths
+            | "SpreadFiles" >> beam.Reshuffle()  # its own, see ReadWarc
+            | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn())
             | "SampleNeighbours" >> beam.combiners.Top.SmallestPerKey(self.neighbour_sample)
+            | "ReadSample" >> beam.ParDo(ReadSampleFn())
             | "Learn" >> beam.ParDo(LearnSignatureFn(self.chain))
         )
 
@@ -440,13 +545,39 @@ class CleanPages(beam.PTransform):
 # --------------------------------------------------------------------------------------------
 
 
-def _rank(article: Article) -> tuple:
+@dataclasses.dataclass(frozen=True)
+class ArticleKey:
+    """What dedup needs of one article, without its text or HTML (under 1 KB at the defaults).
+
+    Attributes:
+        record: ``(warc_file, warc_offset)``: the WARC record the article came from (unique in a run).
+        content_hash: :func:`~newsclean.transforms.text.content_hash` of the text (exact dedup's key).
+        rank: the exact-dedup winner's sort key (:func:`_rank`: fetch time, URL, file, offset).
+        near: the near-dedup entry (:func:`newsclean.pipeline.dedup.signature_entry`: id, keep rank, MinHash).
+    """
+
+    record: tuple[str, int]
+    content_hash: str
+    rank: tuple
+    near: SignatureEntry
+
+
+def _rank(item: Article | ArticleKey) -> tuple:
     """Sort key of the winner among exact duplicates: earliest fetch, then smallest URL (then provenance)."""
-    return article.fetched_at, article.url, article.warc_file, article.warc_offset
+    if isinstance(item, ArticleKey):
+        return item.rank
+    return item.fetched_at, item.url, item.warc_file, item.warc_offset
 
 
-def pick_winner(a: Article | None, b: Article | None) -> Article | None:
-    """The article that stays when ``a`` and ``b`` have the same content hash (None-safe)."""
+def article_key(article: Article, params: NearDupParams = NearDupParams()) -> ArticleKey:
+    """The :class:`ArticleKey` of ``article`` (its MinHash over ``params``' shingles is computed here)."""
+    return ArticleKey((article.warc_file, article.warc_offset), article.content_hash, _rank(article),
+                      signature_entry(article, params))
+
+
+def pick_winner(a, b):
+    """The one of ``a`` and ``b`` (articles or :class:`ArticleKey`) that stays when they have the same content
+    hash: the smaller :func:`_rank` (None-safe)."""
     if a is None:
         return b
     if b is None:
@@ -455,58 +586,135 @@ def pick_winner(a: Article | None, b: Article | None) -> Article | None:
 
 
 class FirstFetchedFn(beam.CombineFn):
-    """CombineFn over articles of one content hash -> ``(winner, number of articles)``.
+    """CombineFn over the :class:`ArticleKey` of one content hash -> ``(winner, number of keys, losers' records)``.
 
-    The accumulator is ``(best article or None, count)``: one article per key in memory.
+    The accumulator is ``(best key or None, count, records of the others)``: one key per hash plus the
+    records of its duplicates in memory.
     """
 
     def create_accumulator(self):
-        return None, 0
+        return None, 0, ()
 
-    def add_input(self, acc, article):
-        return pick_winner(acc[0], article), acc[1] + 1
+    def add_input(self, acc, key):
+        return self.merge_accumulators([acc, (key, 1, ())])
 
     def merge_accumulators(self, accumulators):
-        best, n = None, 0
-        for a, c in accumulators:
-            best, n = pick_winner(best, a), n + c
-        return best, n
+        best, n, losers = None, 0, []
+        for a, c, dropped in accumulators:
+            n += c
+            losers.extend(dropped)
+            if a is None:
+                continue
+            winner = pick_winner(best, a)
+            if best is not None:
+                losers.append((a if winner is best else best).record)
+            best = winner
+        return best, n, tuple(losers)
 
     def extract_output(self, acc):
         return acc
 
 
-def _by_hash(article: Article):
-    return article.content_hash, article
+def _by_hash(key: ArticleKey):
+    return key.content_hash, key
+
+
+#: Tag of :class:`DedupExact`'s output of dropped records ``((warc_file, offset), True)``.
+LOSERS_TAG = "losers"
 
 
 class EmitWinnerFn(beam.DoFn):
-    """``(hash, (winner, n))`` -> the winner; ``("duplicates_dropped", n - 1)`` on ``COUNTS_TAG``."""
+    """``(hash, (winner, n, losers))`` -> the winner's key; ``("duplicates_dropped", n - 1)`` on ``COUNTS_TAG``
+    and ``(record, True)`` per dropped record on :data:`LOSERS_TAG`."""
 
     def process(self, kv):
-        _, (winner, n) = kv
+        _, (winner, n, losers) = kv
         _inc("articles")
         yield winner
         if n > 1:
             _inc("duplicates", n - 1)
             yield beam.pvalue.TaggedOutput(COUNTS_TAG, ("duplicates_dropped", n - 1))
+            for record in losers:
+                yield beam.pvalue.TaggedOutput(LOSERS_TAG, (record, True))
 
 
 class DedupExact(beam.PTransform):
-    """Drop exact duplicates (same normalised text, i.e. same ``content_hash``).
+    """Exact duplicates (same normalised text, i.e. same ``content_hash``), decided on :class:`ArticleKey` records.
 
-    Output: ``{"articles": Article, "counts": ("duplicates_dropped", int)}``. The winner is the
-    earliest fetch, then the smallest URL, so the result does not depend on the runner's order.
+    Input: articles. Output: ``{"keys": ArticleKey of each winner, "losers": ((warc_file, offset), True) of each
+    dropped article, "counts": ("duplicates_dropped", int)}``. The winner is the earliest fetch, then the
+    smallest URL, so the result does not depend on the runner's order. Only the keys cross the shuffle;
+    :class:`ReadSpilled` drops the losers' rows.
+
+    Args:
+        params: near-dedup parameters of the MinHash signature carried in each key.
     """
+
+    def __init__(self, params: NearDupParams = NearDupParams()):
+        super().__init__()
+        self.params = params
 
     def expand(self, articles):
         out = (
             articles
+            | "Keys" >> beam.Map(article_key, self.params)
             | "KeyByContentHash" >> beam.Map(_by_hash)
             | "KeepFirstFetched" >> beam.CombinePerKey(FirstFetchedFn())
-            | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, main="articles")
+            | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, main="keys")
         )
-        return {"articles": out.articles, "counts": out[COUNTS_TAG]}
+        return {"keys": out.keys, "losers": out[LOSERS_TAG], "counts": out[COUNTS_TAG]}
+
+
+# --------------------------------------------------------------------------------------------
+# SpillArticles / ReadSpilled
+# --------------------------------------------------------------------------------------------
+
+
+class SpillArticles(beam.PTransform):
+    """Articles -> their rows in ``OUT/_spill/articles/part-*.parquet``; output: the finished files' paths.
+
+    The articles wait there, on disk instead of in the runner's memory, while dedup decides on their keys.
+    Small row groups (:data:`SPILL_ROW_GROUP_BYTES`) bound what :class:`ReadSpilled` holds at once.
+    """
+
+    def __init__(self, out: str):
+        super().__init__()
+        self.out = out
+
+    def expand(self, articles):
+        return (articles | "Rows" >> beam.Map(to_row)
+                | "Write" >> beam.io.WriteToParquet(
+                    FileSystems.join(self.out, SPILL_DIR, ARTICLES_DIR, "part"), ARTICLE_SCHEMA, codec="snappy",
+                    file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=SPILL_ROW_GROUP_BYTES,
+                    record_batch_size=100))
+
+
+class KeepWinnersFn(beam.DoFn):
+    """Spilled row -> its :class:`~newsclean.schemas.records.Article`, unless its record is among the dropped
+    ones (side input ``{(warc_file, offset): True}``; their count was emitted by :class:`DedupExact`)."""
+
+    def process(self, row: dict, losers):
+        if (row["warc_file"], row["warc_offset"]) in losers:
+            return
+        yield from_row(Article, row)
+
+
+class ReadSpilled(beam.PTransform):
+    """Spill file paths -> the articles that won exact dedup, read back streaming, one row group at a time.
+
+    Args:
+        losers: PCollection of ``((warc_file, offset), True)`` from :class:`DedupExact` (a side input holding
+            only the dropped articles).
+    """
+
+    def __init__(self, losers):
+        super().__init__()
+        self.losers = losers
+
+    def expand(self, files):
+        return (files
+                | "Read" >> beam.io.ReadAllFromParquet(desired_bundle_size=SPILL_ROW_GROUP_BYTES)
+                | "KeepWinners" >> beam.ParDo(KeepWinnersFn(), beam.pvalue.AsDict(self.losers)))
 
 
 # --------------------------------------------------------------------------------------------

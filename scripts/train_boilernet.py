@@ -53,6 +53,7 @@ from newsclean.transforms.boilernet import (  # noqa: E402
     forward,
     leaf_path,
     leaf_vector,
+    load_model,
     save_model,
 )
 from newsclean.transforms.chain import BOILERNET_CONFIG, prepare_blocks  # noqa: E402
@@ -144,8 +145,10 @@ def collect_cached(jobs: int, sets: tuple[str, ...], cache: Path | None) -> list
     seqs = collect(jobs, "tune", sets)
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        with cache.open("wb") as f:
+        part = cache.with_name(cache.name + ".part")  # renamed when complete: a killed run leaves no torn cache
+        with part.open("wb") as f:
             pickle.dump(seqs, f, protocol=pickle.HIGHEST_PROTOCOL)
+        part.replace(cache)
     return seqs
 
 
@@ -248,6 +251,23 @@ def torch_probabilities(net, seq_x: tuple[np.ndarray, np.ndarray, np.ndarray]) -
     return torch.sigmoid(logits[0].double()).numpy()
 
 
+def weight_difference(a: BoilerNetModel, b: BoilerNetModel) -> float:
+    """Largest absolute difference between two models' weights (every array), ``inf`` when their
+    vocabularies or shapes differ; 0.0 for a bit-identical retraining. ``hyper`` is not compared
+    (a run with ``--epochs 6`` records 6 where the shipped 8-epoch run, best at epoch 6, records 8)."""
+    if a.vocab != b.vocab:
+        return float("inf")
+
+    def arrays(m: BoilerNetModel) -> list[np.ndarray]:
+        lstm_arrays = [x for layer in m.layers for d in layer for x in (d.w_ih, d.w_hh, d.b)]
+        return [m.dense_w, m.dense_b, m.out_w, np.array([m.out_b]), *lstm_arrays]
+
+    pairs = list(zip(arrays(a), arrays(b)))
+    if len(arrays(a)) != len(arrays(b)) or any(x.shape != y.shape for x, y in pairs):
+        return float("inf")
+    return max(float(np.max(np.abs(x.astype(np.float64) - y))) for x, y in pairs)
+
+
 def _windows(n: int, size: int) -> list[tuple[int, int]]:
     return [(s, min(n, s + size)) for s in range(0, n, size)] if size else [(0, n)]
 
@@ -265,8 +285,12 @@ def word_f1(model: BoilerNetModel, seqs: list[PageSeq], vocab: Vocabulary) -> fl
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def train(seqs: list[PageSeq], hyper: BoilerNetHyper, seed: int, max_blocks: int, log=print) -> tuple[BoilerNetModel, float]:
-    """Fit on the training sites of ``seqs``, pick the epoch with the best validation word F1; returns (model, F1)."""
+def train(seqs: list[PageSeq], hyper: BoilerNetHyper, seed: int, max_blocks: int, log=print,
+          best_of: dict[int, tuple[BoilerNetModel, float]] | None = None) -> tuple[BoilerNetModel, float]:
+    """Fit on the training sites of ``seqs``, pick the epoch with the best validation word F1; returns (model, F1).
+
+    ``best_of``: keys are epoch counts k < ``hyper.epochs``; each gets the best (model, F1) of the first k
+    epochs, which is what a run with ``epochs=k`` returns (nothing in an epoch depends on the total)."""
     import torch
 
     torch.manual_seed(seed)
@@ -316,6 +340,8 @@ def train(seqs: list[PageSeq], hyper: BoilerNetHyper, seed: int, max_blocks: int
         log(f"epoch {epoch + 1}: loss {total / len(items):.4f}, validation word F1 {f1:.4f} ({time.time() - t0:.0f} s)")
         if f1 > best_f1:
             best, best_f1 = model, f1
+        if best_of is not None and epoch + 1 in best_of:
+            best_of[epoch + 1] = (best, best_f1)
     return best, best_f1
 
 
@@ -329,10 +355,17 @@ def main(argv=None) -> int:
     ap.add_argument("--dense", type=int, default=SHIPPED.dense_size, help="dense projection units (paper 256)")
     ap.add_argument("--max-blocks", type=int, default=512, help="training window in blocks (0: whole pages)")
     ap.add_argument("--sets", default=",".join(TEXT_GOLD_SETS), help="comma-separated data sets to train on")
+    ap.add_argument("--key-prefix", default="",
+                    help="train only on pages whose dataset:site key starts with this, e.g. cleaneval:cleaneval-dev/ "
+                         "(the CleanEval dev set the paper trains on)")
     ap.add_argument("--holdout-set", metavar="NAME", help="leave-one-data-set-out: a text-gold set, or all")
     ap.add_argument("--lodo-dir", type=Path, default=REPO / "out" / "boilernet" / "lodo",
                     help="where --holdout-set writes <set>/boilernet.npz")
     ap.add_argument("--seq-cache", type=Path, help="pickle of the collected tune sequences (written if absent)")
+    ap.add_argument("--compare-to", type=Path, metavar="NPZ",
+                    help="after training, print the largest weight difference to this model (reproduction check)")
+    ap.add_argument("--also-best-of", type=int, metavar="K",
+                    help="also write the best model of the first K epochs (what --epochs K gives) as *-best-of-K.npz")
     args = ap.parse_args(argv)
     import torch
 
@@ -341,16 +374,24 @@ def main(argv=None) -> int:
     t0 = time.time()
     sets = tuple(args.sets.split(","))
     holdouts = lodo_holdouts(args.holdout_set) if args.holdout_set else ()
-    seqs = collect_cached(args.jobs, sets, args.seq_cache)
+    seqs = [s for s in collect_cached(args.jobs, sets, args.seq_cache) if s.key.startswith(args.key_prefix)]
     print(f"{len(seqs)} tune pages, {sum(len(s.labels) for s in seqs)} blocks in {time.time() - t0:.0f} s", file=sys.stderr)
     runs = [(without_set(seqs, h), args.lodo_dir / h / "boilernet.npz", f"without {h}") for h in holdouts] \
         or [(seqs, args.out, ",".join(sets))]
     for train_seqs, out, what in runs:
         t1 = time.time()
         print(f"training on {what}", file=sys.stderr, flush=True)
-        model, f1 = train(train_seqs, hyper, args.seed, args.max_blocks, log=lambda m: print(m, file=sys.stderr, flush=True))
+        early: dict[int, tuple[BoilerNetModel, float]] = {args.also_best_of: None} if args.also_best_of else {}
+        model, f1 = train(train_seqs, hyper, args.seed, args.max_blocks, log=lambda m: print(m, file=sys.stderr, flush=True),
+                          best_of=early)
         out.parent.mkdir(parents=True, exist_ok=True)
         save_model(out, model)
+        for k, (m, kf1) in ((k, v) for k, v in early.items() if v is not None):
+            save_model(out.with_name(f"{out.stem}-best-of-{k}.npz"), m)
+            print(f"{what}: best of the first {k} epochs: validation word F1 {kf1:.4f}", flush=True)
+        if args.compare_to:
+            print(f"largest weight difference to {args.compare_to}: "
+                  f"{weight_difference(model, load_model(args.compare_to)):.3g}", flush=True)
         print(f"{what}: best validation word F1 {f1:.4f}; model written to {out} in {time.time() - t1:.0f} s", flush=True)
     return 0
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from lxml import etree
 
@@ -88,10 +89,15 @@ class AncestorGroups:
         """True when block ``i`` was kept and belongs to the best group (§4 step 4)."""
         return self.best is not None and self.anchors[i] is self.best
 
+    @cached_property
+    def total_chars(self) -> int:
+        """Characters of all grouped blocks (summed once: :meth:`share` is called per block)."""
+        return sum(self.chars.values())
+
     def share(self, i: int) -> float:
         """Block ``i``'s group's share of all grouped characters, in [0, 1] (0 for a block not kept)."""
         anchor = self.anchors[i]
-        return self.chars[anchor] / (sum(self.chars.values()) or 1) if anchor is not None else 0.0
+        return self.chars[anchor] / (self.total_chars or 1) if anchor is not None else 0.0
 
 
 def ancestor_groups(blocks: Sequence[TextBlock], keep: Sequence[bool],

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from lxml import etree
 
 from newsclean.transforms.marks import mark_of
-from newsclean.transforms.text import collapse_ws, count_words, spaceless_units
+from newsclean.transforms.text import count_words, is_word, spaceless_units, words
 
 INLINE_TAGS = (
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
@@ -67,6 +68,11 @@ class TextBlock:
         """Linked words / words, in [0, 1] (0 for a block without words)."""
         return self.num_linked_words / self.num_words if self.num_words else 0.0
 
+    @cached_property
+    def words(self) -> list[str]:
+        """:func:`newsclean.transforms.text.words` of :attr:`text` (computed once; the builder sets it)."""
+        return words(self.text)
+
 
 def wrap_lines(text: str, width: int = 80) -> list[list[str]]:
     """Greedy word wrap of ``text`` at ``width`` columns; returns the lines as lists of tokens.
@@ -107,38 +113,58 @@ def text_density(text: str, width: int = 80, num_words: int | None = None) -> fl
     """
     if len(text) <= width // 2 or (len(text) <= width and text.isascii()):  # one line, however wide
         return float(count_words(text) if num_words is None else num_words)
-    lines = wrap_lines(text, width)
-    if len(lines) <= 1:
+    # Words per wrapped line: a line's units hold no whitespace and are whole Han/Kana words or runs
+    # free of them, so count_words(" ".join(line)) is the number of its units that are words.
+    per_line = _ascii_line_words(text.split(), width) if text.isascii() else \
+        [sum(map(is_word, line)) for line in wrap_lines(text, width)]
+    if len(per_line) <= 1:
         return float(count_words(text) if num_words is None else num_words)
-    return sum(count_words(" ".join(line)) for line in lines[:-1]) / (len(lines) - 1)
+    return sum(per_line[:-1]) / (len(per_line) - 1)
+
+
+def _ascii_line_words(tokens: list[str], width: int) -> list[int]:
+    """Words on each line of :func:`wrap_lines` for ASCII ``tokens`` (one unit and ``len`` columns each)."""
+    counts: list[int] = []
+    units = line_words = used = 0
+    for token in tokens:
+        extra = len(token) + (1 if units else 0)
+        if units and used + extra > width:
+            counts.append(line_words)
+            units = line_words = 0
+            used, extra = 0, len(token)
+        units += 1
+        line_words += token.isalnum() or is_word(token)
+        used += extra
+    if units:
+        counts.append(line_words)
+    return counts
 
 
 class _Builder:
-    """Accumulates text pieces into blocks while walking the tree."""
+    """Turns the text pieces gathered between two separators into a block."""
 
     def __init__(self, params: BlockParams):
         self.params = params
         self.blocks: list[TextBlock] = []
-        self._pieces: list[tuple[etree._Element, str, str, bool, etree._Element]] = []
 
-    def add(self, el, slot: str, text: str | None, in_link: bool, container) -> None:
-        if text:
-            self._pieces.append((el, slot, text, in_link, container))
-
-    def flush(self) -> None:
-        pieces, self._pieces = self._pieces, []
-        if not pieces:
+    def flush(self, pieces: list[tuple[etree._Element, str, str, bool, etree._Element]]) -> None:
+        """Append the block of ``pieces`` ``(element, slot, text, in_link, container)`` (none without words)."""
+        tokens = "".join([p[2] for p in pieces]).split()  # collapse_ws: one space between tokens
+        if not tokens:
             return
-        text = collapse_ws("".join(p[2] for p in pieces))
-        words = count_words(text)
-        if not words:
+        text = " ".join(tokens)
+        ws = words(text)
+        if not ws:
             return
-        linked = sum(count_words(p[2]) for p in pieces if p[3])
-        self.blocks.append(TextBlock(
-            text=text, num_words=words, num_linked_words=min(linked, words),
-            text_density=text_density(text, self.params.wrap_width, words),
+        n = len(ws)
+        linked = sum([count_words(p[2]) for p in pieces if p[3]])
+        block = TextBlock(
+            text=text, num_words=n, num_linked_words=min(linked, n),
+            text_density=text_density(text, self.params.wrap_width, n),
             container=pieces[0][4], pieces=[(p[0], p[1]) for p in pieces],
-        ))
+        )
+        block.words = ws  # the cached property's value, computed here already
+        self.blocks.append(block)
 
 
 def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) -> list[TextBlock]:
@@ -146,32 +172,51 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) ->
     body = root.find("body") if root.tag == "html" else root
     body = root if body is None else body
     builder = _Builder(params)
+    non_separators = frozenset(params.non_separator_tags)
+    separate_marked = params.separate_marked
+    skip_tags = frozenset(SKIP_TAGS)
+    pieces: list[tuple[etree._Element, str, str, bool, etree._Element]] = []
     containers: list[etree._Element] = []
+    open_tags: list[tuple[str, bool]] = []  # (tag, is a separator) of every element entered, not yet left
     links = 0
     skipping = 0
     for event, el in etree.iterwalk(body, events=("start", "end", "comment", "pi")):
-        if event in ("comment", "pi"):
-            if not skipping:
-                builder.add(el, "tail", el.tail, links > 0, containers[-1] if containers else body)
-            continue
-        separator = el.tag not in params.non_separator_tags or (params.separate_marked and mark_of(el) is not None)
         if event == "start":
-            if el.tag in SKIP_TAGS:
+            tag = el.tag
+            separator = tag not in non_separators or (separate_marked and mark_of(el) is not None)
+            open_tags.append((tag, separator))
+            if tag in skip_tags:
                 skipping += 1
             if separator:
-                builder.flush()
+                if pieces:
+                    builder.flush(pieces)
+                    pieces = []
                 containers.append(el)
-            links += el.tag == "a"
+            if tag == "a":
+                links += 1
             if not skipping:
-                builder.add(el, "text", el.text, links > 0, containers[-1])
+                text = el.text
+                if text:
+                    pieces.append((el, "text", text, links > 0, containers[-1]))
             continue
-        links -= el.tag == "a"
-        if separator:
-            builder.flush()
-            containers.pop()
-        if el.tag in SKIP_TAGS:
-            skipping -= 1
-        if not skipping and el is not body:
-            builder.add(el, "tail", el.tail, links > 0, containers[-1] if containers else body)
-    builder.flush()
+        if event == "end":
+            tag, separator = open_tags.pop()
+            if tag == "a":
+                links -= 1
+            if separator:
+                if pieces:
+                    builder.flush(pieces)
+                    pieces = []
+                containers.pop()
+            if tag in skip_tags:
+                skipping -= 1
+            if skipping or el is body:
+                continue
+        elif skipping:  # a comment or processing instruction
+            continue
+        tail = el.tail
+        if tail:
+            pieces.append((el, "tail", tail, links > 0, containers[-1] if containers else body))
+    if pieces:
+        builder.flush(pieces)
     return builder.blocks

@@ -27,6 +27,7 @@ from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
 from newsclean.transforms.boilerpipe import BoilerpipeParams, boilerpipe
+from newsclean.transforms.coherence import BodyEvidenceParams, CoherenceParams
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.features import PageContext
@@ -131,9 +132,12 @@ LEARNED_CONFIG = ChainConfig(
     blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True),
     boilerpipe=None,
     ancestor=None,
-    learned=LearnedParams(),
+    learned=LearnedParams(coherence=CoherenceParams(),
+                          body_evidence=BodyEvidenceParams(keep_support=1.1, drop_below=0.9)),
 )
-"""Papers' stages as features of a learned block classifier (transforms/learned.py)."""
+"""Papers' stages as features of a learned block classifier (transforms/learned.py), then page-level
+coherence and the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py; LODO tune
+pages, out/h1/RESULTS.md: +0.006 trafilatura-eval, +0.002 readability-test-pages, +0.001 cleaneval, none lower)."""
 
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
 """Shipped chain: the learned configuration (chosen on ``newsclean eval``'s held-out test split: docs/eval.md)."""
@@ -210,7 +214,9 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     """
     page = prepare_blocks(html, signature, config)
     blocks, meta = page.blocks, page.meta
-    keep = select_blocks(blocks, config, PageContext(meta.title, bool(signature)))
+    ctx = PageContext(meta.title, bool(signature), signature.profile if signature is not None else None,
+                      meta.article_body)
+    keep = select_blocks(blocks, config, ctx)
     text = blocks_text([b for b, k in zip(blocks, keep) if k])
     words = count_words(text)
     if not words:
@@ -272,8 +278,19 @@ def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]
 
 
 def _prune_empty(body: etree._Element) -> None:
+    """Drop every element under ``body`` without text (but ``br``/``hr``), children before parents.
+    One walk: whether an element holds text follows from its own text, its children's answers and
+    their tails (dropping an empty child moves its tail inside the same parent)."""
+    full: set[etree._Element] = set()  # elements whose subtree holds non-whitespace text
     for el in reversed([e for e in body.iter() if is_element(e) and e is not body]):
-        if el.tag in KEEP_EMPTY_TAGS or el.getparent() is None:
-            continue
-        if not "".join(el.itertext()).strip():
+        if _holds_text(el, full):
+            full.add(el)
+        elif el.tag not in KEEP_EMPTY_TAGS and el.getparent() is not None:
             el.drop_tree()
+
+
+def _holds_text(el: etree._Element, full: set[etree._Element]) -> bool:
+    """``"".join(el.itertext()).strip() != ""``, given ``full`` for ``el``'s children."""
+    if el.text and el.text.strip():
+        return True
+    return any(child in full or (child.tail and child.tail.strip()) for child in el)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.marks import DYNAMIC, element_position, is_element, mark, mark_of
+from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, element_position, mark, mark_of
 
 
 @dataclass(frozen=True)
@@ -77,14 +77,26 @@ def _in_noise(el: etree._Element) -> bool:
     return any(mark_of(n) for n in _ancestors_or_self(el))
 
 
+_ANCHORS_OUTSIDE_NOISE = etree.XPath(
+    f"descendant-or-self::a[not(ancestor-or-self::*[@{NOISE_ATTR} != ''])]")  # mark_of() is a non-empty string
+
+
 def candidate_nodes(root: etree._Element, params: DynamicNoiseParams = DynamicNoiseParams()) -> list[etree._Element]:
-    """LCA candidates of neighbouring anchors outside marked noise, unique, deepest first."""
-    anchors = [a for a in root.iter("a") if not _in_noise(a)]
+    """LCA candidates of neighbouring anchors outside marked noise, unique, deepest first.
+
+    Each anchor's ancestors are listed once (it is the right of one pair and the left of the next)."""
     depth: dict[etree._Element, int] = {}
-    for left, right in zip(anchors, anchors[1:]):
-        lca = least_common_ancestor(left, right)
-        if lca.tag not in params.protected_tags and lca not in depth:
-            depth[lca] = sum(1 for _ in _ancestors_or_self(lca))
+    protected = params.protected_tags
+    previous: set[etree._Element] | None = None  # the left anchor's ancestors-or-self
+    for anchor in _ANCHORS_OUTSIDE_NOISE(root):
+        chain = [anchor, *anchor.iterancestors()]
+        if previous is not None:
+            for k, node in enumerate(chain):  # the least common ancestor (chain[-1], the root, is in both)
+                if node in previous:
+                    if node not in depth and node.tag not in protected:
+                        depth[node] = len(chain) - k
+                    break
+        previous = set(chain)  # holds the proxies, so identity is stable while we compare
     return sorted(depth, key=lambda el: -depth[el])
 
 
@@ -97,21 +109,31 @@ class TextCounts:
 
     def __init__(self, root: etree._Element):
         self.counts: dict[etree._Element, list[int]] = {}
-        self._fill(root, in_link=False, in_noise=False)
+        self._fill(root)
 
-    def _fill(self, el: etree._Element, in_link: bool, in_noise: bool) -> list[int]:
-        in_link = in_link or el.tag == "a"
-        noisy = in_noise or bool(mark_of(el))
-        total = [0, 0]
-        _add_piece(total, el.text, in_link, noisy)
-        for child in el:
-            if is_element(child):
-                sub = self._fill(child, in_link, noisy)
-                total[0] += sub[0]
-                total[1] += sub[1]
-            _add_piece(total, child.tail, in_link, noisy)
-        self.counts[el] = total
-        return total
+    def _fill(self, root: etree._Element) -> None:
+        """Counts of every element, bottom-up in one walk: an element's text and its children's tails
+        count for it (link text inside an ``<a>``; none inside a marked element)."""
+        counts = self.counts
+        stack: list[tuple[list[int], bool, bool]] = []  # per open element: totals, in a link, in noise
+        for event, el in etree.iterwalk(root, events=("start", "end", "comment", "pi")):
+            if event == "start":
+                in_link, noisy = stack[-1][1:] if stack else (False, False)
+                entry = ([0, 0], in_link or el.tag == "a", noisy or bool(mark_of(el)))
+                _add_piece(entry[0], el.text, entry[1], entry[2])
+                stack.append(entry)
+                continue
+            if event == "end":
+                total = stack.pop()[0]
+                counts[el] = total
+                if not stack:
+                    continue
+                parent = stack[-1]
+                parent[0][0] += total[0]
+                parent[0][1] += total[1]
+            else:  # a comment or processing instruction: only its tail is text of its parent
+                parent = stack[-1]
+            _add_piece(parent[0], el.tail, parent[1], parent[2])
 
     def remove(self, el: etree._Element) -> None:
         """Subtract the subtree of ``el`` from its ancestors' counts (``el`` was just marked)."""

@@ -71,7 +71,7 @@ def explain_page(html: str, signature: StaticNoiseSignature | None = None, confi
 
 def label_blocks(page: PreparedPage, config: ChainConfig, has_signature: bool) -> dict[tuple[str, str], str]:
     """``(element id, "text"|"tail") -> label`` for every text piece that ended in a block."""
-    ctx = PageContext(page.meta.title, has_signature)
+    ctx = PageContext(page.meta.title, has_signature, article_body=page.meta.article_body)
     keep = select_blocks(page.blocks, config, ctx)
     if config.boilernet:
         dropped = ["boilernet"] * len(page.blocks)

@@ -39,7 +39,8 @@ from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.boilerpipe import BoilerpipeParams, classify_blocks
 from newsclean.transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
 from newsclean.transforms.marks import DYNAMIC, mark_of
-from newsclean.transforms.text import words
+from newsclean.transforms.site_profile import SITE_FEATURE_NAMES, SiteProfile, site_features
+from newsclean.transforms.structure import STRUCTURE_FEATURE_NAMES, structure_features
 
 NEGATIVE_WORDS = (
     "comment", "nav", "footer", "foot", "sidebar", "side", "related", "share", "social", "promo",
@@ -79,6 +80,8 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "neighbours": ("prev2_words_log", "prev2_link_density", "next2_words_log", "next2_link_density"),
     "table": TABLE_FEATURE_NAMES,
     "lexicon": LEXICON_FEATURE_NAMES,
+    "site": SITE_FEATURE_NAMES,
+    "structure": STRUCTURE_FEATURE_NAMES,
 }
 """The block features by group (the function computing each group: :data:`_GROUP_FUNCTIONS`)."""
 
@@ -96,6 +99,8 @@ FEATURE_NAMES = (
     "prev2_words_log", "prev2_link_density", "next2_words_log", "next2_link_density",
     *TABLE_FEATURE_NAMES,
     *LEXICON_FEATURE_NAMES,
+    *SITE_FEATURE_NAMES,
+    *STRUCTURE_FEATURE_NAMES,
 )
 """Column order of the feature matrix, as the shipped models were trained (the model files record it:
 :func:`newsclean.transforms.learned.load_model` refuses a model whose names differ)."""
@@ -114,10 +119,13 @@ _check_groups()
 
 @dataclass(frozen=True)
 class PageContext:
-    """Page-level inputs of the features: the title (or None) and whether static noise was learnt."""
+    """Page-level inputs of the features: the title (or None), whether static noise was learnt, and
+    the site's per-site evidence from its neighbour pages (:mod:`newsclean.transforms.site_profile`; None: none)."""
 
     title: str | None = None
     has_signature: bool = False
+    site: SiteProfile | None = None
+    article_body: str | None = None  # JSON-LD/microdata articleBody (Metadata.article_body): structure group
 
 
 @dataclass
@@ -408,10 +416,20 @@ def _lexicon_group(page: _Page) -> np.ndarray:
                     dtype=float).reshape(page.n, -1)
 
 
+def _site_group(page: _Page) -> np.ndarray:
+    """Per-site evidence of each block (:func:`newsclean.transforms.site_profile.site_features`); zeros without a profile."""
+    return site_features(page.blocks, page.ctx.site)
+
+
+def _structure_group(page: _Page) -> np.ndarray:
+    """Article containers, body class/id names and JSON-LD ``articleBody`` support (:mod:`newsclean.transforms.structure`)."""
+    return structure_features(page.blocks, page.ctx.article_body)
+
+
 _GROUP_FUNCTIONS = {
     "shallow": _shallow_group, "text": _text_group, "papers": _papers_group, "dom": _dom_group,
     "page": _page_group, "cluster": _cluster_group, "neighbours": _neighbours_group, "table": _table_group,
-    "lexicon": _lexicon_group,
+    "lexicon": _lexicon_group, "site": _site_group, "structure": _structure_group,
 }
 
 
@@ -431,7 +449,7 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
     feature_columns(names)  # unknown names fail here, before any work
     if not blocks:
         return np.zeros((0, len(names)))
-    ws = [words(b.text) for b in blocks]
+    ws = [b.words for b in blocks]  # computed once, by the block builder
     page = _Page(blocks, ctx, lexicon, ws, [paragraph_of(b.container) for b in blocks],
                  sum(b.num_words for b in blocks) or 1)
     column = {n: k for k, n in enumerate(names)}

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.coherence import BodyEvidenceParams, CoherenceParams, body_evidence_keep, coherent_keep
 from newsclean.transforms.features import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
@@ -36,6 +37,7 @@ from newsclean.transforms.features import (
     context_groups,
 )
 from newsclean.transforms.lexicon import load_lexicon
+from newsclean.transforms.site_profile import SiteCheckParams, site_recheck
 
 MODELS = Path(__file__).with_name("models")
 DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
@@ -56,7 +58,9 @@ FALLBACK_RATIO = 0.5
 class LearnedParams:
     """Model and lexicon files (None = the shipped ones), whether to run stage 2, whether to use the
     lexicon (False: every word unknown, as on a page in a language it never saw), the content
-    threshold in [0, 1], and the short-extraction fallback (:func:`keep_flags`; 0 words = off)."""
+    threshold in [0, 1], the short-extraction fallback (:func:`keep_flags`; 0 words = off), and the
+    page-level check against the site's content container (:func:`newsclean.transforms.site_profile.site_recheck`;
+    None = off)."""
 
     model_path: str | None = None
     context_model_path: str | None = None
@@ -66,6 +70,9 @@ class LearnedParams:
     threshold: float = 0.5
     fallback_words: int = FALLBACK_WORDS
     fallback_ratio: float = FALLBACK_RATIO
+    site_check: SiteCheckParams | None = None
+    coherence: CoherenceParams | None = None  # page-level coherence (newsclean.transforms.coherence); None = off
+    body_evidence: BodyEvidenceParams | None = None  # articleBody as evidence (coherence.body_evidence_keep); None = off
 
 
 ENSEMBLE_SEPARATOR = "\n\x1e\n"
@@ -179,6 +186,20 @@ def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: Learn
     return [p >= relative for p in probs]
 
 
+def page_level_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool], ctx: PageContext,
+                    params: LearnedParams = LearnedParams()) -> list[bool]:
+    """The page-level steps after the per-block decision, each when its parameters are set: page
+    coherence and the ``articleBody`` evidence (:mod:`newsclean.transforms.coherence`), then the site
+    check (:func:`newsclean.transforms.site_profile.site_recheck`). Returns new keep flags, one per block."""
+    keep = list(keep)
+    if params.coherence is not None:
+        keep = coherent_keep(blocks, probs, keep, params.coherence)
+    if params.body_evidence is not None:
+        keep = body_evidence_keep(blocks, probs, keep, ctx.article_body, params.body_evidence)
+    return site_recheck(blocks, probs, keep, ctx.site, params.site_check) if params.site_check else keep
+
+
 def classify_learned(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[bool]:
-    """Keep flags of :func:`keep_flags` for ``blocks``."""
-    return keep_flags(content_probabilities(blocks, ctx, params), [b.num_words for b in blocks], params)
+    """Keep flags of :func:`keep_flags` for ``blocks``, then :func:`page_level_keep`."""
+    probs = content_probabilities(blocks, ctx, params)
+    return page_level_keep(blocks, probs, keep_flags(probs, [b.num_words for b in blocks], params), ctx, params)

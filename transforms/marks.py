@@ -54,9 +54,11 @@ def iter_elements(root: etree._Element) -> Iterator[etree._Element]:
 
 def strip_marks(root: etree._Element) -> None:
     """Remove every noise mark attribute from the tree (before serialising cleaned HTML)."""
-    for el in root.iter():
-        if is_element(el) and NOISE_ATTR in el.attrib:
-            del el.attrib[NOISE_ATTR]
+    for el in _MARKED(root):
+        del el.attrib[NOISE_ATTR]
+
+
+_MARKED = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR}]")
 
 
 def element_position(el: etree._Element) -> int:

@@ -38,7 +38,7 @@ import logging
 import re
 import warnings
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urljoin, urlsplit
 
@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 MIN_DATE = datetime(1995, 1, 1, tzinfo=UTC)
 #: Longest author name, description and tag kept, in characters; most authors and tags kept per page.
 MAX_NAME_CHARS, MAX_DESCRIPTION_CHARS, MAX_ITEMS = 120, 2000, 20
+MAX_BODY_CHARS = 100_000  # articleBody kept as evidence for the structure features
 #: Characters of article text given to the language identifier (langid.py is linear in its input).
 LANGID_CHARS = 3000
 
@@ -91,6 +92,8 @@ class Metadata:
         authors: author names in page order, without "By ". description: summary (<= 2,000 characters).
         image_url / canonical_url: as written in the page (may be relative: see :func:`absolute_url`).
         site_name: publication name. section: the site's section of the article. tags: keywords.
+        article_body: the JSON-LD/microdata ``articleBody`` text (<= 100,000 characters; evidence for
+            :mod:`newsclean.transforms.structure`, not output).
     """
 
     title: str | None = None
@@ -104,6 +107,7 @@ class Metadata:
     modified_at: datetime | None = None
     section: str | None = None
     tags: tuple[str, ...] = ()
+    article_body: str | None = field(default=None, repr=False)
 
     @property
     def declared_language(self) -> str | None:
@@ -155,6 +159,12 @@ def _clean(value, limit: int = MAX_DESCRIPTION_CHARS) -> str | None:
         return None
     text = collapse_ws(html.unescape(value) if "&" in value else value)
     return text[:limit] if text else None
+
+
+def _first_text(value) -> str | None:
+    """The longest string of a schema.org text value (a string or a list of them; None: none)."""
+    texts = [v for v in _as_list(value) if isinstance(v, str)]
+    return max(texts, key=len) if texts else None
 
 
 def _first(*values) -> str | None:
@@ -499,4 +509,5 @@ def read_metadata(root: etree._Element) -> Metadata:
         modified_at=_modified(article, meta),
         section=_first(*_as_list(article.get("articleSection")), _meta(meta, _SECTION_META)),
         tags=_dedupe(tags),
+        article_body=_clean(_first_text(article.get("articleBody")), MAX_BODY_CHARS),
     )

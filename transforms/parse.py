@@ -153,11 +153,23 @@ def decode_html(body: bytes, http_charset: str | None = None) -> tuple[str, str]
     return body.decode("utf-8", errors="replace"), "utf-8"
 
 
+_CONTROL_CHARS = tuple(map(chr, (*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20))))  # what _CONTROL matches
+# Non-ASCII characters that an IGNORECASE pattern of ASCII letters can match (Python ``re`` docs, "[a-z]").
+_CASE_FOLDING_NON_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
 def repair_markup(text: str) -> str:
     """Drop an XML declaration, C0 control characters and every ``</body>``/``</html>`` end tag."""
     text = _XML_DECL.sub("", text, count=1)
-    text = _CONTROL.sub(" ", text)
+    if any(c in text for c in _CONTROL_CHARS):  # one fast scan per character, then the regex only if needed
+        text = _CONTROL.sub(" ", text)
     return _END_BODY_HTML.sub("", text)
+
+
+def _may_hold_noscript(text: str) -> bool:
+    """False only when ``_NOSCRIPT_START`` cannot match: no ``<noscript`` in the lowercased text, and none
+    of the non-ASCII characters that a case-insensitive ASCII pattern matches."""
+    return "<noscript" in text.lower() or any(c in text for c in _CASE_FOLDING_NON_ASCII)
 
 
 def _word_count(markup: str) -> int:
@@ -171,14 +183,31 @@ def resolve_noscript(text: str, unwrap_ratio: float = NOSCRIPT_UNWRAP_RATIO) -> 
     or with only their tags dropped when their content holds at least ``unwrap_ratio`` (in [0, 1])
     of the page's words (the page's no-script rendering is its content). See the module docstring.
     """
-    if not _NOSCRIPT_START.search(text):
+    if not _may_hold_noscript(text) or not _NOSCRIPT_START.search(text):
         return text
-    inner = [m.group(1) for m in _RAW_TEXT_SPAN.finditer(text) if m.group(1) is not None]
+    spans = list(_RAW_TEXT_SPAN.finditer(text))  # one regex pass; the text between spans is sliced out
+    inner = [m.group(1) for m in spans if m.group(1) is not None]
     if not inner:
         return text
     inner_words = sum(_word_count(part) for part in inner)
-    unwrap = inner_words > 0 and inner_words >= unwrap_ratio * (inner_words + _word_count(_RAW_TEXT_SPAN.sub(" ", text)))
-    return _RAW_TEXT_SPAN.sub(lambda m: m.group(0) if m.group(1) is None else (m.group(1) if unwrap else " "), text)
+    unwrap = inner_words > 0 and inner_words >= unwrap_ratio * (inner_words + _word_count(_join_outside(text, spans)))
+    return _replace_spans(text, spans, lambda m: m.group(0) if m.group(1) is None else (m.group(1) if unwrap else " "))
+
+
+def _join_outside(text: str, spans: list[re.Match]) -> str:
+    """``text`` with every span replaced by one space: ``_RAW_TEXT_SPAN.sub(" ", text)`` from its matches."""
+    return _replace_spans(text, spans, lambda m: " ")
+
+
+def _replace_spans(text: str, spans: list[re.Match], replace) -> str:
+    """``_RAW_TEXT_SPAN.sub(replace, text)`` given the pattern's matches in ``text`` (non-empty, in order)."""
+    parts, end = [], 0
+    for m in spans:
+        parts.append(text[end:m.start()])
+        parts.append(replace(m))
+        end = m.end()
+    parts.append(text[end:])
+    return "".join(parts)
 
 
 def parse_html(text: str) -> etree._Element:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark_of
+from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, is_element, mark_of
 from newsclean.transforms.text import count_words
 
 NON_INFORMATIVE_TAGS = (
@@ -72,17 +72,21 @@ def _strip(text: str | None) -> str:
     return text.strip() if text else ""
 
 
+_MARKED_DYNAMIC = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR} = '{DYNAMIC}']")  # document order
+_MARKED_STATIC = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR} = '{STATIC}']")
+
+
 def remove_noise(root: etree._Element, stages: tuple[str, ...] = (DYNAMIC, STATIC)) -> RemovalCounts:
     """Remove dynamic-noise subtrees, then static-noise nodes (own text only for containers).
 
     ``stages`` limits removal to the marks of those stages (the others stay on the tree).
     """
     counts = RemovalCounts()
-    for el in [e for e in root.iter() if is_element(e) and mark_of(e) == DYNAMIC and DYNAMIC in stages]:
+    for el in _MARKED_DYNAMIC(root) if DYNAMIC in stages else ():
         if not _inside_removed(el):
             drop_keep_tail(el)
             counts.dynamic += 1
-    for el in [e for e in root.iter() if is_element(e) and mark_of(e) == STATIC and STATIC in stages]:
+    for el in _MARKED_STATIC(root) if STATIC in stages else ():
         if _has_unmarked_text(el):
             clear_own_text(el)
         else:

@@ -20,6 +20,10 @@ Decisions the paper leaves open, fixed here:
   that differs per page), the node is part of that text (:attr:`StaticNoiseParams.keep_embedded`).
 - Keys are stored as 64-bit BLAKE2b digests, so a signature stays small (8 bytes a key) when
   it is shipped to workers as a Beam side input.
+
+The signature also carries the site's :class:`~newsclean.transforms.site_profile.SiteProfile` (issue #17),
+learnt from the same parsed neighbour trees (each page parsed once); it plays no part in marking static
+noise, which stays exactly §3.1's.
 """
 
 from __future__ import annotations
@@ -27,13 +31,20 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from lxml import etree
 
 from newsclean.transforms.marks import OWN_ATTR_PREFIX, STATIC, iter_elements, mark, own_text
 from newsclean.transforms.parse import parse_html
+from newsclean.transforms.site_profile import (
+    PageSummary,
+    SiteProfile,
+    SiteProfileParams,
+    learn_site_profile,
+    summarise_page,
+)
 
 
 @dataclass(frozen=True)
@@ -58,10 +69,13 @@ class StaticNoiseParams:
 
 @dataclass(frozen=True)
 class StaticNoiseSignature:
-    """What is static on one (site, category): key digests and the neighbour pages they came from."""
+    """What is static on one (site, category): key digests and the neighbour pages they came from;
+    ``profile``: the per-site evidence learnt from the same pages (None: not learnt or too few pages).
+    Its truth value is that of its keys (whether any static noise was learnt)."""
 
     keys: frozenset[int] = frozenset()
     pages: int = 0
+    profile: SiteProfile | None = None
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -102,20 +116,30 @@ def signature_from_key_sets(key_sets: Iterable[set[int]], params: StaticNoisePar
     return StaticNoiseSignature(frozenset(k for k, n in support.items() if n >= need), pages)
 
 
-def learn_static_noise(htmls: Iterable[str], params: StaticNoiseParams = StaticNoiseParams()) -> StaticNoiseSignature:
-    """Learn a :class:`StaticNoiseSignature` from the decoded HTML of neighbour pages.
+def learn_static_noise(htmls: Iterable[str], params: StaticNoiseParams = StaticNoiseParams(),
+                       profile: SiteProfileParams | None = SiteProfileParams()) -> StaticNoiseSignature:
+    """Learn a :class:`StaticNoiseSignature` from the decoded HTML of neighbour pages, and with it (each
+    tree parsed once) the site's :class:`~newsclean.transforms.site_profile.SiteProfile` from the same
+    distinct neighbours (``profile`` None: not learnt).
 
     Pages that fail to parse are skipped (they do not count as neighbours).
     """
 
-    def key_sets():
+    def parsed():
         for html in htmls:
             try:
-                yield page_keys(parse_html(html))
+                root = parse_html(html)
+                yield page_keys(root), summarise_page(root) if profile is not None else None
             except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning
                 continue
 
-    return signature_from_key_sets(distinct_neighbours(key_sets()), params)
+    pages = list(parsed())
+    kept = distinct_indices([keys for keys, _ in pages])
+    signature = signature_from_key_sets([pages[i][0] for i in kept], params)
+    if profile is None:
+        return signature
+    summaries: list[PageSummary] = [pages[i][1] for i in kept]
+    return replace(signature, profile=learn_site_profile(summaries, profile))
 
 
 #: Jaccard similarity in [0, 1] of two pages' key sets at or above which they are one neighbour.
@@ -131,10 +155,16 @@ def distinct_neighbours(key_sets: Iterable[set[int]], threshold: float = NEAR_ID
     at least ``threshold`` (exact copies: 1.0). Merging two distinct pages only costs one neighbour;
     O(n²) in the sample size n (a bounded sample, ≤ ``--neighbour-sample``).
     """
-    kept: list[set[int]] = []
-    for keys in key_sets:
-        if not any(_near_identical(keys, other, threshold) for other in kept):
-            kept.append(keys)
+    key_sets = list(key_sets)
+    return [key_sets[i] for i in distinct_indices(key_sets, threshold)]
+
+
+def distinct_indices(key_sets: Sequence[set[int]], threshold: float = NEAR_IDENTICAL_JACCARD) -> list[int]:
+    """Positions in ``key_sets`` of the pages :func:`distinct_neighbours` keeps (the first of each near-identical run)."""
+    kept: list[int] = []
+    for i, keys in enumerate(key_sets):
+        if not any(_near_identical(keys, key_sets[j], threshold) for j in kept):
+            kept.append(i)
     return kept
 
 
@@ -155,10 +185,13 @@ def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature,
     if not signature.keys:
         return 0
     marked = 0
+    static: dict[etree._Element, bool | None] = {}  # is_static of every element seen (parents come first)
     for el in iter_elements(root):
-        if not is_static(el, signature):
+        static[el] = answer = is_static(el, signature)
+        if not answer:
             continue
-        if params.keep_embedded and is_static(el.getparent(), signature) is False:
+        parent = el.getparent()
+        if params.keep_embedded and (static[parent] if parent in static else is_static(parent, signature)) is False:
             continue
         mark(el, STATIC)
         marked += 1

@@ -35,7 +35,7 @@ def words(text: str) -> list[str]:
     if text.isascii() or not _SPACELESS_WORD.search(text):
         # str.isalnum() is the fast path: an alphanumeric token always holds a \w character.
         return [t for t in text.split() if t.isalnum() or (_ALNUM.search(t) and t.strip("_"))]
-    return [piece for token in text.split() for piece in spaceless_units(token) if _is_word(piece)]
+    return [piece for token in text.split() for piece in spaceless_units(token) if is_word(piece)]
 
 
 def spaceless_units(token: str) -> list[str]:
@@ -46,7 +46,8 @@ def spaceless_units(token: str) -> list[str]:
     return [piece for piece in _SPACELESS_WORD.split(token) if piece]
 
 
-def _is_word(token: str) -> bool:
+def is_word(token: str) -> bool:
+    """Whether a token without whitespace (a :func:`spaceless_units` unit) is a word: holds a letter or digit."""
     return token.isalnum() or bool(_ALNUM.search(token) and token.strip("_"))
 
 

@@ -203,6 +203,19 @@ def check_lodo_boilernet_folder(folder: Path, datasets: Sequence[str]) -> None:
                              f"scripts/train_boilernet.py --holdout-set {d} --lodo-dir {folder}")
 
 
+def with_boilernet_model(systems: Sequence[System], model: Path) -> list[System]:
+    """``systems`` with the ``boilernet`` row running ``model`` (a ``.npz`` of ``scripts/train_boilernet.py``)
+    instead of the shipped one, its label naming the file. Raises UsageError when the file is missing or
+    no ``boilernet`` row is selected."""
+    if not model.is_file():
+        raise UsageError(f"--boilernet-model: {model} not found")
+    if not any(s.id == "boilernet" for s in systems):
+        raise UsageError("--boilernet-model needs the boilernet row (--configs boilernet)")
+    return [replace(s, label=f"newsclean boilernet ({model})",
+                    config=s.config.with_(boilernet=replace(s.config.boilernet, model_path=str(model))))
+            if s.id == "boilernet" else s for s in systems]
+
+
 def systems_for_dataset(opts: EvalOptions, dataset: str) -> list[System]:
     """``opts.systems`` with the leave-one-data-set-out rows (``--lodo``, ``--lodo-boilernet``) bound to
     ``dataset``'s models."""
@@ -224,6 +237,8 @@ def options_from_args(args: argparse.Namespace, argv: Sequence[str] | None = Non
     if lodo is not None:
         check_lodo_folder(lodo, datasets)
         configs = configs + [lodo_system(lodo, datasets[0])]  # bound to each data set's models by run_eval
+    if getattr(args, "boilernet_model", None):
+        configs = with_boilernet_model(configs, Path(args.boilernet_model))
     lodo_bn = Path(args.lodo_boilernet) if getattr(args, "lodo_boilernet", None) else None
     if lodo_bn is not None:
         check_lodo_boilernet_folder(lodo_bn, datasets)
@@ -449,6 +464,9 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lodo", metavar="DIR",
                         help="add the leave-one-data-set-out row: each data set scored with the models of DIR/<data set>/ "
                              "(scripts/train_block_classifier.py --holdout-set all), and its table beside trafilatura")
+    parser.add_argument("--boilernet-model", metavar="NPZ",
+                        help="run the boilernet row with this model instead of the shipped one "
+                             "(e.g. one trained by scripts/train_boilernet.py --sets cleaneval)")
     parser.add_argument("--lodo-boilernet", metavar="DIR",
                         help="add BoilerNet's leave-one-data-set-out row: each data set scored with DIR/<data set>/"
                              "boilernet.npz (scripts/train_boilernet.py --holdout-set all; trafilatura-eval: the "

@@ -12,7 +12,9 @@ the signature is the group's, as in production: **the target page is part of the
 is among those N (always, for groups of at most N pages). With ``exclude_target`` every page gets its
 own signature from N pages of its group *other than itself* (leave-one-out; N learning runs per page).
 A single-page group therefore learns from one page (or none), which gives an empty signature
-(``StaticNoiseParams.min_pages``): the single-page sets run without static noise.
+(``StaticNoiseParams.min_pages``): the single-page sets run without static noise. The signature carries
+the group's site profile (per-site evidence, issue #17: :mod:`newsclean.transforms.site_profile`), learnt
+from the same sample in the same call; none from fewer than two pages.
 
 Timing (``seconds`` per page) covers extraction only: the system's call on the decoded page, plus,
 for the chain, its share of the signature learning (a group signature's learning time split evenly

@@ -140,6 +140,12 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
         if not base.learned.fallback_words:
             out.append(make("fallback", "+ short-output fallback", "stages",
                             base.with_(learned=replace(base.learned, fallback_words=10))))
+        if base.learned.coherence is not None:
+            out.append(make("no-coherence", "− page-level coherence", "stages",
+                            base.with_(learned=replace(base.learned, coherence=None))))
+        if base.learned.body_evidence is not None:
+            out.append(make("no-body-evidence", "− articleBody evidence", "stages",
+                            base.with_(learned=replace(base.learned, body_evidence=None))))
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",

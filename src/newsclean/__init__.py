@@ -44,8 +44,10 @@ def learn_signature(neighbours: Iterable[str | bytes],
     """Learn a site's static-noise signature (StaDyNoT §3.1) from its neighbour pages.
 
     ``neighbours``: HTML pages (``str``, or ``bytes`` to be decoded) of the same site and category,
-    typically 5–20. The result is small (a set of 64-bit key digests), picklable and reusable for
-    every page of that site/category. Raises :class:`ExtractionError` for a page that is empty.
+    typically 5–20. The result is small (a set of 64-bit key digests, and the site's per-site evidence
+    learnt from the same pages: where its articles sit, which block structures and texts recur, a few KB;
+    :mod:`newsclean.transforms.site_profile`), picklable and reusable for every page of that
+    site/category. Raises :class:`ExtractionError` for a page that is empty.
     """
     return learn_static_noise([_as_text(page) for page in neighbours], params)
 

@@ -1,0 +1,215 @@
+"""The chain's faster one-walk stages (issue #11 item 3) against the plain definitions they replace.
+
+Each reference below is the straightforward form of a stage (per-element ``itertext``, per-line
+``count_words``, recursive counting, a walk to the root per anchor, three regex passes); the
+optimised code must agree with it on pages built to hit the edge cases (whitespace that is not ASCII,
+comments, noise marks, Han text, case-folding characters, control characters).
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.html
+import pytest
+from lxml import etree
+
+from newsclean.transforms.ancestor_filter import ancestor_groups
+from newsclean.transforms.blocks import BlockParams, extract_blocks, text_density, wrap_lines
+from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty
+from newsclean.transforms.dynamic_noise import TextCounts, candidate_nodes
+from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, strip_marks
+from newsclean.transforms.parse import _RAW_TEXT_SPAN, _word_count, repair_markup, resolve_noscript
+from newsclean.transforms.text import count_words
+
+
+def _tree(html: str) -> etree._Element:
+    return lxml.html.document_fromstring(html)
+
+
+# --- cleaned HTML: empty elements pruned ------------------------------------------------------------
+
+def _prune_reference(body: etree._Element) -> None:
+    for el in reversed([e for e in body.iter() if is_element(e) and e is not body]):
+        if el.tag in KEEP_EMPTY_TAGS or el.getparent() is None:
+            continue
+        if not "".join(el.itertext()).strip():
+            el.drop_tree()
+
+
+PRUNE_PAGES = [
+    "<div><p> </p><span>\xa0</span><b>x</b><i><u></u>tail</i><br><hr></div>",
+    "<div><div><div><em></em>\u2003</div></div>after<p><a><img></a></p>\n</div>",
+    "<section><p>one<span></span>two</p><ul><li><a href='/'></a></li><li>\t</li></ul>end</section>",
+    "<div><!-- c --><p><!-- only a comment --></p><p>t<!-- c -->x</p></div>",
+    "<table><tr><td></td><td> <b> </b> </td><td>cell</td></tr></table><div><br></div>",
+]
+
+
+@pytest.mark.parametrize("html", PRUNE_PAGES)
+def test_prune_empty_matches_the_itertext_definition(html):
+    mine, reference = _tree(html), _tree(html)
+    _prune_empty(mine.find("body"))
+    _prune_reference(reference.find("body"))
+    assert etree.tostring(mine) == etree.tostring(reference)
+
+
+def test_prune_empty_keeps_text_and_breaks_and_drops_whitespace_only_elements():
+    root = _tree(PRUNE_PAGES[0])
+    _prune_empty(root.find("body"))
+    assert lxml.html.tostring(root.find("body"), encoding="unicode") == \
+        "<body><div><b>x</b><i>tail</i><br><hr></div></body>"
+
+
+# --- text density: words per wrapped line ----------------------------------------------------------
+
+def _density_reference(text: str, width: int = 80) -> float:
+    lines = wrap_lines(text, width)
+    if len(lines) <= 1:
+        return float(count_words(text))
+    return sum(count_words(" ".join(line)) for line in lines[:-1]) / (len(lines) - 1)
+
+
+DENSITY_TEXTS = [
+    "word " * 50,
+    "a " * 3 + "x" * 120 + " b" * 40,  # a token longer than the line
+    "-- -- __ ** the quick, brown fox; " * 9,  # tokens without letters or digits
+    "_. _x x_ __ 1_ " * 20,
+    "東京都の人口は約千四百万人です。" * 12 + " English words here and there " * 3,
+    "カタカナのテキスト、ひらがな、漢字 mixed with Latin words and 123 numbers " * 5,
+    "Ünïcödé wörds with äccents and em—dashes – here " * 6,
+]
+
+
+@pytest.mark.parametrize("text", DENSITY_TEXTS)
+@pytest.mark.parametrize("width", [80, 20])
+def test_text_density_matches_per_line_count_words(text, width):
+    text = " ".join(text.split())
+    assert text_density(text, width) == _density_reference(text, width)
+
+
+def test_block_words_are_the_words_of_its_text():
+    root = _tree("<body><p>Hello, <b>big</b>\n world 42 -- </p><p>東京 の 人口</p></body>")
+    blocks = extract_blocks(root, BlockParams(non_separator_tags=("a", "b")))
+    assert [b.words for b in blocks] == [["Hello,", "big", "world", "42"], ["東", "京", "の", "人", "口"]]
+    assert [b.num_words for b in blocks] == [4, 5]
+
+
+# --- dynamic noise: counts and candidates ----------------------------------------------------------
+
+def _counts_reference(el, in_link=False, in_noise=False, out=None):
+    out = {} if out is None else out
+    in_link = in_link or el.tag == "a"
+    noisy = in_noise or bool(mark_of(el))
+    total = [0, 0]
+
+    def add(text):
+        if text and not noisy:
+            total[0 if in_link else 1] += len(" ".join(text.split()))
+
+    add(el.text)
+    for child in el:
+        if is_element(child):
+            sub = _counts_reference(child, in_link, noisy, out)[child]
+            total[0] += sub[0]
+            total[1] += sub[1]
+        add(child.tail)
+    out[el] = total
+    return out
+
+
+def _candidates_reference(root, protected=("html", "body")):
+    def chain(el):
+        return [el, *el.iterancestors()]
+
+    anchors = [a for a in root.iter("a") if not any(mark_of(n) for n in chain(a))]
+    depth = {}
+    for left, right in zip(anchors, anchors[1:]):
+        seen = set(chain(left))
+        lca = next(n for n in chain(right) if n in seen)
+        if lca.tag not in protected and lca not in depth:
+            depth[lca] = len(chain(lca))
+    return sorted(depth, key=lambda el: -depth[el])
+
+
+NOISE_PAGE = """<html><body><div id="wrap">
+<div id="art"><p>Article text that is long enough to matter, with <a href="/in">one link</a> inside.</p>
+<!-- a comment --><p>More text <a href="/2">two</a> and <a href="/3">three</a>.</p></div>
+<ul id="rel"><li><a href="/r1">Related one</a></li><li><a href="/r2">Related two</a> tail</li></ul>
+<div id="static"><a href="/s1">Static link</a> <a href="/s2">Other</a></div>
+<footer><a href="/f">Footer</a><span><a href="/g">Deep</a></span></footer></div></body></html>"""
+
+
+@pytest.mark.parametrize("marked", [None, "static", "rel"])
+def test_text_counts_and_candidates_match_the_plain_walks(marked):
+    root = _tree(NOISE_PAGE)
+    if marked:
+        mark(root.get_element_by_id(marked), STATIC if marked == "static" else DYNAMIC)
+    expected = _counts_reference(root)
+    counts = TextCounts(root).counts
+    assert {id(k): v for k, v in counts.items()} == {id(k): v for k, v in expected.items()}
+    assert candidate_nodes(root) == _candidates_reference(root)
+
+
+def test_candidates_skip_anchors_inside_marked_elements():
+    root = _tree(NOISE_PAGE)
+    related = root.get_element_by_id("rel")
+    assert related in candidate_nodes(root)
+    mark(related, STATIC)
+    assert related not in candidate_nodes(root)
+
+
+# --- parse: control characters and <noscript> -------------------------------------------------------
+
+def _noscript_reference(text: str, unwrap_ratio: float = 0.5) -> str:
+    inner = [m.group(1) for m in _RAW_TEXT_SPAN.finditer(text) if m.group(1) is not None]
+    if not inner:
+        return text
+    inner_words = sum(_word_count(part) for part in inner)
+    unwrap = inner_words > 0 and inner_words >= unwrap_ratio * (inner_words + _word_count(_RAW_TEXT_SPAN.sub(" ", text)))
+    return _RAW_TEXT_SPAN.sub(lambda m: m.group(0) if m.group(1) is None else (m.group(1) if unwrap else " "), text)
+
+
+NOSCRIPT_PAGES = [
+    "<p>No such tag here.</p>",
+    "<p>Text</p><noscript><img src=x></noscript><script>var s='<noscript>'</script><p>more</p>",
+    "<NOSCRIPT>Enable JavaScript to read this whole long article right here</NOSCRIPT><p>short</p>",
+    "<no\u017fcript>Long s matches s without case</no\u017fcript><p>x</p>",  # re.I: U+017F matches "s"
+    "<noscr\u0131pt>dotless i</noscr\u0131pt><!-- <noscript>in a comment</noscript> --><p>y</p>",
+]
+
+
+@pytest.mark.parametrize("html", NOSCRIPT_PAGES)
+def test_noscript_resolution_matches_three_regex_passes(html):
+    assert resolve_noscript(html) == _noscript_reference(html)
+
+
+def test_long_s_noscript_is_read_like_any_other():
+    # its words are most of the page's, so the tags go and the text stays (unwrapped)
+    assert resolve_noscript(NOSCRIPT_PAGES[3]) == "Long s matches s without case<p>x</p>"
+
+
+@pytest.mark.parametrize("text", ["plain <p>text</p>", "a\x00b\x1fc\x0bd\te\nf", "\x0c</body>x</HTML >"])
+def test_repair_markup_replaces_control_characters(text):
+    expected = re.sub(r"</\s*(?:body|html)\s*>", "", re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text), flags=re.I)
+    assert repair_markup(text) == expected
+
+
+# --- features: the ancestor filter's group share is linear -------------------------------------------
+
+def test_group_share_is_the_groups_characters_over_all_grouped():
+    root = _tree("<body>" + "".join(f"<div><div><div><p>{'word ' * (i + 1)}</p></div></div></div>"
+                                    for i in range(4)) + "</body>")
+    blocks = extract_blocks(root)
+    groups = ancestor_groups(blocks, [True, True, False, True])
+    total = sum(len(blocks[i].text) for i in (0, 1, 3))
+    assert [groups.share(i) for i in range(4)] == [len(blocks[0].text) / total, len(blocks[1].text) / total, 0.0,
+                                                 len(blocks[3].text) / total]
+
+
+def test_strip_marks_removes_every_mark():
+    root = _tree(NOISE_PAGE)
+    mark(root.get_element_by_id("rel"), DYNAMIC)
+    mark(root.get_element_by_id("static"), STATIC)
+    strip_marks(root)
+    assert not [el for el in root.iter() if is_element(el) and mark_of(el) is not None]

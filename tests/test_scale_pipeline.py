@@ -1,0 +1,212 @@
+"""Issue 15 item 1: the pipeline keeps page HTML and article text out of its shuffles.
+
+The neighbour sample is chosen from references (SHA-1 of the URL, WARC file, offset) and the sampled pages are
+read again by offset; articles wait in ``OUT/_spill`` while dedup decides on small keys. These tests check that
+the re-read finds the very records the sequential reader yields, and that the rows are those of the plain
+per-page functions (the graph before issue 15 held every page in memory to give exactly these rows).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from warc_builder import Response, article_page, paragraph, write_warc
+
+from newsclean.pipeline.clean import run_clean
+from newsclean.pipeline.options import CleanConfig
+from newsclean.pipeline.stages import SPILL_DIR, clean_page, learn_signature, read_pages_at, read_sample
+from newsclean.pipeline.warc_reader import iter_warc_file
+from newsclean.schemas.records import Article, Page
+from newsclean.transforms.chain import DEFAULT_CONFIG
+
+T0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
+
+
+def _responses(n: int) -> list[Response]:
+    """``n`` pages, every other one with a metadata record of sitemap facts after it, one in Latin-1."""
+    out = []
+    for i in range(n):
+        html = article_page("alpha", "news", f"Story {i}", [paragraph(10 * i + j) for j in range(3)])
+        body, headers = html.encode("utf-8"), [("Content-Type", "text/html; charset=utf-8")]
+        if i == 2:
+            body, headers = html.encode("latin-1", "replace"), [("Content-Type", "text/html; charset=iso-8859-1")]
+        meta = [("sitemap-title", f"Title {i}")] if i % 2 else None
+        out.append(Response(f"http://alpha.test/news/{i}.html", body, headers=headers,
+                            date=T0 + timedelta(minutes=i), metadata=meta))
+    return out
+
+
+@pytest.fixture(params=["warc.gz", "warc"])
+def warc_file(request, tmp_path) -> Path:
+    path = write_warc(tmp_path / "a.warc.gz", "alpha", "news", _responses(5))
+    if request.param == "warc":  # the same records uncompressed: offsets are then record starts in the plain file
+        plain = tmp_path / "a.warc"
+        plain.write_bytes(gzip.decompress(path.read_bytes()))
+        path.unlink()
+        return plain
+    return path
+
+
+def test_read_pages_at_finds_the_records_the_reader_yields(warc_file):
+    pages = [p for p in iter_warc_file(str(warc_file)) if isinstance(p, Page)]
+    assert len(pages) == 5 and len({p.provenance.offset for p in pages}) == 5
+    wanted = [pages[3].provenance.offset, pages[0].provenance.offset, pages[4].provenance.offset]
+    found = read_pages_at(str(warc_file), wanted)
+    assert sorted(found) == sorted(wanted)
+    for page in (pages[0], pages[3], pages[4]):
+        again = found[page.provenance.offset]
+        assert (again.url, again.html, again.charset) == (page.url, page.html, page.charset)
+        assert again.sitemap_title == page.sitemap_title  # the metadata record after it is still read
+    assert pages[3].sitemap_title == "Title 3"
+
+
+def test_read_pages_at_leaves_out_an_offset_that_is_no_response(warc_file):
+    assert read_pages_at(str(warc_file), [0]) == {}  # offset 0 is the warcinfo record
+
+
+def test_read_sample_gives_the_entries_in_the_order_of_the_full_sample(warc_file):
+    pages = [p for p in iter_warc_file(str(warc_file)) if isinstance(p, Page)]
+    refs = [(hashlib.sha1(p.url.encode()).hexdigest(), str(warc_file), p.provenance.offset) for p in pages[1:4]]
+    expected = sorted((hashlib.sha1(p.url.encode()).hexdigest(), p.html, p.charset) for p in pages[1:4])
+    assert read_sample(list(reversed(refs))) == expected
+    assert read_sample(refs + [(refs[0][0], str(warc_file.parent / "gone.warc.gz"), 0)]) == expected
+
+
+# --- end to end on real pages ------------------------------------------------------------------
+
+SITE_GROUP, N_PAGES = "bbc.co.uk/2013", 6
+
+
+def _real_pages():
+    from newsclean_eval.datasets import load, shared_data_dir
+
+    data = shared_data_dir()
+    if data is None or not (data / "msv-big9.tar.gz").exists():
+        pytest.skip("needs ../shared/data/msv-big9.tar.gz beside the repository (or NEWSCLEAN_SHARED); absent here")
+    pages = [p for p in load("msv-big9") if p.group == SITE_GROUP][:N_PAGES]
+    assert len(pages) == N_PAGES
+    return pages
+
+
+def test_rows_are_those_of_the_per_page_functions_with_the_full_sample(tmp_path):
+    """Six real pages of one site plus an exact copy of the first one fetched a day later in another file:
+    the rows equal ``clean_page`` with the signature learned from all seven pages' full HTML, the copy is a
+    counted duplicate, and no spill is left in the published output."""
+    real = _real_pages()
+    ct = [("Content-Type", "text/html; charset=utf-8")]
+    originals = [Response(f"http://news.test/story-{i}.html", p.html, headers=ct, date=T0 + timedelta(minutes=i))
+                 for i, p in enumerate(real)]
+    copy = Response("http://news.test/story-0-print.html", real[0].html, headers=ct, date=T0 + timedelta(days=1))
+    warc = tmp_path / "warc"
+    write_warc(warc / "a" / "news-all-00000.warc.gz", "news", "all", originals)
+    write_warc(warc / "b" / "news-all-00001.warc.gz", "news", "all", [copy])
+
+    summary = run_clean(CleanConfig(warc=str(warc), out=str(tmp_path / "out")), ["--runner", "DirectRunner"])
+    rows = sorted(pq.read_table(tmp_path / "out" / "articles").to_pylist(), key=lambda r: r["url"])
+
+    pages = [p for f in sorted(warc.rglob("*.warc.gz")) for p in iter_warc_file(str(f)) if isinstance(p, Page)]
+    sample = sorted((hashlib.sha1(p.url.encode()).hexdigest(), p.html, p.charset) for p in pages)
+    _, signature = learn_signature(("news", "all"), sample, DEFAULT_CONFIG)
+    expected = sorted((clean_page(p, signature, DEFAULT_CONFIG) for p in pages if p.url != copy.url),
+                      key=lambda a: a.url)
+    assert all(isinstance(a, Article) for a in expected)
+    fields = ("article_id", "url", "text", "html", "static_nodes_removed", "blocks_kept", "warc_file", "warc_offset")
+    assert [{f: r[f] for f in fields} for r in rows] == [{f: getattr(a, f) for f in fields} for a in expected]
+    assert sum(r["static_nodes_removed"] for r in rows) > 0  # the re-read sample did teach a signature
+    assert summary.balanced and summary.duplicates == {"exact_duplicate": 1, "near_duplicate": 0}
+    assert not (tmp_path / "out" / SPILL_DIR).exists()
+    assert not any(p.name.startswith("_staging") for p in (tmp_path / "out").iterdir())
+
+
+# --- what the runner holds: fusion of the graph ------------------------------------------------------
+
+
+def _fused_stages(tmp_path) -> list[set[str]]:
+    """The transform names of each stage Beam's FnApiRunner (the DirectRunner) executes for the cleaning graph.
+
+    Whatever crosses from one stage to another is held by the runner; within a stage elements stream.
+    """
+    import apache_beam as beam
+    from apache_beam.runners.portability.fn_api_runner import fn_runner
+
+    from newsclean.pipeline.clean import build_pipeline
+
+    p = beam.Pipeline()
+    build_pipeline(p, [str(tmp_path / "*.warc.gz")], CleanConfig(warc="x", out=str(tmp_path / "out")))
+    runner = fn_runner.FnApiRunner()
+    _, stages = runner.create_stages(p.to_runner_api(default_environment=runner._default_environment))  # noqa: SLF001
+    return [{t.unique_name for t in stage.transforms} for stage in stages]
+
+
+def _stage_of(stages: list[set[str]], part: str) -> int:
+    found = [i for i, names in enumerate(stages) if any(part in n for n in names)]
+    assert len(found) == 1, f"{part}: in stages {found}"
+    return found[0]
+
+
+def test_pages_are_read_cleaned_and_spilled_in_one_stage(tmp_path):
+    """No page HTML crosses a stage boundary: reading, filtering, cleaning, spilling the article rows and
+    making the dedup keys are one fused stage (before, the sample's read shared the files' spread step, which
+    kept the cleaning out of it, and the runner held every page)."""
+    stages = _fused_stages(tmp_path)
+    read = _stage_of(stages, "ReadWarc/ReadRecords")
+    for part in ("FilterResponses/Classify", "CleanPages/Extract", "SpillArticles/Write/Write/WriteImpl/WriteBundles",
+                 "DedupExact/Keys"):
+        assert _stage_of(stages, part) == read, part
+    assert _stage_of(stages, "LearnStaticNoise/ReadSample") != read
+
+
+def test_spilled_articles_are_filtered_and_written_in_one_stage(tmp_path):
+    """No article text crosses a stage boundary after the spill: reading it back, dropping exact and near
+    duplicates and writing the rows are one fused stage."""
+    stages = _fused_stages(tmp_path)
+    back = _stage_of(stages, "ReadSpilled/Read/ReadAllFiles/ReadAllFiles/ReadRange")
+    for part in ("ReadSpilled/KeepWinners", "NearDedup/AssignClusters", "WriteParquet/WriteArticles/Write/WriteImpl/WriteBundles",
+                 "WriteIndex/WriteIndexFiles/Write/WriteImpl/WriteBundles"):
+        assert _stage_of(stages, part) == back, part
+
+
+def test_worker_noise_is_dropped_and_other_stderr_lines_pass(capfd):
+    """Lines a child process writes to the inherited stderr: Beam's worker start-up noise is dropped, a real
+    error line passes, in order, and stderr is restored afterwards."""
+    import subprocess
+    import sys
+
+    from newsclean.pipeline.clean import WORKER_NOISE, worker_noise_dropped
+
+    script = ("import sys; w = sys.stderr.write; "
+              f"w({WORKER_NOISE[0].decode()!r} + ', and bigquery ...\\n'); w('Traceback: worker failed\\n'); "
+              f"w({WORKER_NOISE[1].decode()!r} + '\\n'); w('last line\\n')")
+    with worker_noise_dropped():
+        subprocess.run([sys.executable, "-c", script], check=True)
+    print("after", file=sys.stderr)
+    err = capfd.readouterr().err
+    assert err == "Traceback: worker failed\nlast line\nafter\n"
+
+
+def test_local_mode_is_added_only_when_nothing_else_is_asked(tmp_path):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from newsclean.pipeline.clean import LOCAL_PARALLEL_MODE, MIN_PARALLEL_WARC_BYTES, with_local_mode
+
+    small, big = tmp_path / "small", tmp_path / "big"
+    for folder, size in ((small, 1000), (big, MIN_PARALLEL_WARC_BYTES // 2)):
+        folder.mkdir()
+        for name in ("a.warc.gz", "b.warc.gz"):
+            with open(folder / name, "wb") as f:
+                f.truncate(size)  # sparse: only the size matters
+    patterns = [str(big / "*.warc.gz")]
+    assert with_local_mode(None, patterns, cores=4) == list(LOCAL_PARALLEL_MODE)
+    assert with_local_mode(["--job_name=x"], patterns, cores=4) == ["--job_name=x", *LOCAL_PARALLEL_MODE]
+    for asked in (["--runner", "DirectRunner"], ["--runner=PortableRunner"], ["--direct_running_mode", "in_memory"],
+                  ["--direct_num_workers=3"]):
+        assert with_local_mode(asked, patterns, cores=4) == asked
+    assert with_local_mode(None, patterns, cores=1) is None
+    assert with_local_mode(None, [str(small / "*.warc.gz")], cores=4) is None
+    ready = PipelineOptions([])
+    assert with_local_mode(ready, patterns, cores=4) is ready
