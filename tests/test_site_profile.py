@@ -137,3 +137,16 @@ def test_site_recheck_readmits_the_container_when_kept_text_lies_outside_it():
     good = [i for i in inside]
     assert site_recheck(blocks, probs, good, profile, SiteCheckParams()) == good  # the article kept: unchanged
     assert site_recheck(blocks, probs, keep, None, SiteCheckParams()) == keep
+
+
+def test_default_chain_runs_the_site_check_and_eval_has_its_ablation_row():
+    from newsclean.transforms.chain import DEFAULT_CONFIG, PAPER_CONFIG
+    from newsclean.transforms.site_profile import SiteCheckParams
+    from newsclean_eval.systems import ablations
+
+    assert DEFAULT_CONFIG.learned.site_check == SiteCheckParams()
+    assert PAPER_CONFIG.learned is None  # the papers' chain has no classifier, hence no site check
+    rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}
+    assert rows["no-site-check"].config.learned.site_check is None
+    assert rows["no-site-check"].config.learned.coherence == DEFAULT_CONFIG.learned.coherence
+    assert rows["no-site-check"].neighbour_only  # single-page sets have no neighbours to agree on

@@ -38,6 +38,7 @@ from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
+from newsclean.transforms.site_profile import SiteCheckParams
 from newsclean.transforms.static_noise import (  # learn_static_noise re-exported: harness, explain, bench use it
     StaticNoiseParams,
     StaticNoiseSignature,
@@ -133,14 +134,16 @@ LEARNED_CONFIG = ChainConfig(
     boilerpipe=None,
     ancestor=None,
     learned=LearnedParams(coherence=CoherenceParams(),
-                          body_evidence=BodyEvidenceParams(keep_support=1.1, drop_below=0.9)),
+                          body_evidence=BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
+                          site_check=SiteCheckParams()),
 )
-"""Papers' stages as features of a learned block classifier (transforms/learned.py), then page-level
-coherence and the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py; LODO tune
-pages, out/h1/RESULTS.md: +0.006 trafilatura-eval, +0.002 readability-test-pages, +0.001 cleaneval, none lower)."""
+"""Papers' stages as features of a learned block classifier (transforms/learned.py), then the page-level
+steps: coherence and the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py),
+and the site check against the neighbours' content container (transforms/site_profile.py). Chosen on
+leave-one-data-set-out F1 (docs/DECISIONS.md, "Page-level steps")."""
 
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
-"""Shipped chain: the learned configuration (chosen on ``newsclean eval``'s held-out test split: docs/eval.md)."""
+"""Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1, docs/eval.md)."""
 
 BOILERNET_CONFIG = ChainConfig(
     name="boilernet", static=None, dynamic=None, boilerpipe=None, ancestor=None,

@@ -146,6 +146,9 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
         if base.learned.body_evidence is not None:
             out.append(make("no-body-evidence", "− articleBody evidence", "stages",
                             base.with_(learned=replace(base.learned, body_evidence=None))))
+        if base.learned.site_check is not None:
+            out.append(make("no-site-check", "− site check", "stages",
+                            base.with_(learned=replace(base.learned, site_check=None)), neighbour_only=True))
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",

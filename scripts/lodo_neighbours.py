@@ -1,0 +1,118 @@
+"""Leave-one-data-set-out F1 of the shipped default against the number of neighbour pages (issue #17).
+
+    nice python scripts/lodo_neighbours.py out/lodo [--sets msv-big9,dragnet,cleanportaleval] [--out FILE.md]
+
+For each per-site set, its *tune* pages are cleaned by the default chain with the classifier of
+``DIR/<set>/`` (trained without that set: ``scripts/train_block_classifier.py --holdout-set all``), the
+static-noise signature and site profile learnt from N = 1, 2, 5, 10, 20 neighbour pages sampled as
+``newsclean eval`` samples them (``newsclean_eval.runner.neighbour_sample``), and, at N = 1 and 10, also
+without the site check. Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
+Prints a Markdown table of F1 (P/R) per variant and set; the trafilatura row is docs/eval.md's LODO table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from newsclean.transforms.chain import DEFAULT_CONFIG, blocks_text, prepare_blocks
+from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.features import PageContext
+from newsclean.transforms.learned import content_probabilities, keep_flags, page_level_keep
+from newsclean.transforms.static_noise import learn_static_noise
+from newsclean_eval.datasets import load
+from newsclean_eval.metrics import snippet_scores
+from newsclean_eval.runner import decode_page, group_pages, neighbour_sample, score_text
+
+SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages", "trafilatura-eval")
+TRAFILATURA = {"msv-big9": 0.951, "dragnet": 0.893, "cleanportaleval": 0.910, "cleaneval": 0.874,
+               "readability-test-pages": 0.931, "trafilatura-eval": 0.911}  # docs/eval.md LODO table, tune pages
+
+VARIANTS = {f"N = {n}, shipped default": n for n in (1, 2, 5, 10, 20)}
+VARIANTS.update({f"N = {n}, no site check": -n for n in (1, 10)})
+
+
+def run(folder: Path, sets) -> dict:
+    results = {}
+    for name in sets:
+        files = [str(folder / name / f) for f in ("block_classifier.txt.gz", "block_classifier_context.txt.gz",
+                                                   "boilerplate_lexicon.tsv.gz")]
+        params = replace(DEFAULT_CONFIG.learned, model_path=files[0], context_model_path=files[1], lexicon_path=files[2])
+        pages = [p for p in load(name) if p.split == "tune"]
+        per = {v: [] for v in VARIANTS}
+        t0 = time.time()
+        for group in group_pages(pages).values():
+            htmls = {p.page_id: decode_page(p) for p in group}
+            sigs = {}
+            for n in sorted({abs(v) for v in VARIANTS.values()}):
+                sample = neighbour_sample(group, n)
+                try:
+                    sigs[n] = learn_static_noise([htmls[p.page_id] for p in sample if htmls[p.page_id]], DEFAULT_CONFIG.static)
+                except Exception:  # noqa: BLE001 - as the runner does
+                    sigs[n] = None
+            for page in group:
+                html = htmls[page.page_id]
+                outs = dict.fromkeys(VARIANTS, "")
+                for v, n in VARIANTS.items():
+                    sig = sigs[abs(n)]
+                    if not html:
+                        continue
+                    try:
+                        prep = prepare_blocks(html, sig, DEFAULT_CONFIG)
+                        ctx = PageContext(prep.meta.title, bool(sig), sig.profile if sig is not None else None,
+                                          prep.meta.article_body)
+                        blocks = prep.blocks
+                        p = params if n > 0 else replace(params, site_check=None)
+                        probs = content_probabilities(blocks, ctx, p) if blocks else []
+                        keep = keep_flags(probs, [b.num_words for b in blocks], p)
+                        k = page_level_keep(blocks, probs, keep, ctx, p)
+                        outs[v] = blocks_text([b for b, f in zip(blocks, k) if f])
+                    except ExtractionError:
+                        pass
+                for v, text in outs.items():
+                    per[v].append(score_text(page, text, None))
+        results[name] = per
+        print(f"{name}: {len(pages)} pages in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    return results
+
+
+def summarise(per: list) -> tuple[float, float, float]:
+    if per and per[0][4] is not None:
+        s = snippet_scores([r[4] for r in per])
+        return s.precision, s.recall, s.f1
+    return tuple(float(np.mean([r[i] for r in per])) for i in (0, 1, 2))  # type: ignore[return-value]
+
+
+def table(results: dict) -> str:
+    sets = list(results)
+    lines = ["| variant | " + " | ".join(sets) + " |", "|---|" + "---:|" * len(sets)]
+    for v in VARIANTS:
+        cells = []
+        for s in sets:
+            p, r, f = summarise(results[s][v])
+            cells.append(f"{f:.3f} ({p:.3f}/{r:.3f})")
+        lines.append(f"| {v} | " + " | ".join(cells) + " |")
+    lines.append("| trafilatura F1 | " + " | ".join(f"{TRAFILATURA[s]:.3f}" for s in sets) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--sets", default="msv-big9,dragnet,cleanportaleval")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    text = table(run(args.folder, args.sets.split(",")))
+    print(text)
+    if args.out:
+        args.out.write_text(f"LODO tune pages, models {args.folder}; F1 (P/R)\n\n{text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
