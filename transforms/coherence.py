@@ -15,7 +15,7 @@ its optional pruning is set).
 not blindly: only when the page's blocks hold most of its words (it is this page's text, not a
 teaser), and only against blocks the classifier is not sure of. The shipped setting drops kept
 blocks the body does not contain (related links, teasers, newsletter boxes) below p 0.9.
-Measured on leave-one-data-set-out tune pages: out/h1/RESULTS.md (issue #11).
+Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md, "Page-level steps" (issue #11).
 """
 
 from __future__ import annotations

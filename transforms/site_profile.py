@@ -27,7 +27,8 @@ a Beam side input. Pages are the neighbour sample (at most ``--neighbour-sample`
 :attr:`SiteProfileParams.min_pages` give no profile.
 
 The evidence is used as the ``site`` feature group of the learned block classifier
-(:func:`site_features`) and as an optional page-level check (:func:`site_recheck`).
+(:func:`site_features`; trained, not in the shipped model) and as a page-level check
+(:func:`site_recheck`, on in the shipped default; docs/DECISIONS.md "Page-level steps").
 """
 
 from __future__ import annotations
