@@ -4,7 +4,7 @@
 
 One process, one core: pages are decoded once up front (untimed), static noise is learnt per
 neighbour group from up to 10 of its pages (counted in the chain's time), then every system
-extracts every page, ``--rounds`` times, the systems interleaved round by round so that they share
+extracts every page, ``--rounds`` times, the systems taking turns group by group so that they share
 the machine's load; pages/s is the median round. Systems: ``lxml parse`` (``lxml.html`` parse of
 the decoded text, nothing else: the floor every extractor pays), the chain's ``default`` and
 ``paper`` configurations and ``trafilatura`` (with its defaults, when installed). Prints pages/s per
@@ -16,6 +16,7 @@ wrapped by timers (``--no-stages`` skips it).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -29,7 +30,7 @@ import lxml.html
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from newsclean.transforms import chain, learned  # noqa: E402
-from newsclean.transforms.chain import CONFIGS, extract_article, learn_static_noise  # noqa: E402
+from newsclean.transforms.chain import CONFIGS, extract_article  # noqa: E402
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
 from newsclean.transforms.parse import decode_html  # noqa: E402
 from newsclean_eval.datasets import LOADERS, load  # noqa: E402
@@ -53,7 +54,8 @@ def load_groups(datasets: list[str], pages: int | None) -> Groups:
 def chain_runner(config) -> Callable[[Groups], None]:
     def run(groups: Groups) -> None:
         for htmls in groups.values():
-            signature = learn_static_noise(htmls[:NEIGHBOURS]) if len(htmls) > 1 else None
+            # looked up on the module at call time, so that stage_table() can time it
+            signature = chain.learn_static_noise(htmls[:NEIGHBOURS]) if len(htmls) > 1 else None
             for html in htmls:
                 try:
                     extract_article(html, signature, config)
@@ -85,16 +87,22 @@ def trafilatura_runner() -> Callable[[Groups], None] | None:
 
 
 def measure(systems: dict[str, Callable[[Groups], None]], groups: Groups, rounds: int) -> dict[str, float]:
-    """Median pages/s of each system over ``rounds`` rounds, systems interleaved within a round."""
+    """Median pages/s of each system over ``rounds`` rounds. Within a round the systems take turns group by
+    group (the order rotating), so that a busy spell of a shared machine slows them alike."""
     n = sum(map(len, groups.values()))
     for run in systems.values():
         run({k: v[:1] for k, v in list(groups.items())[:20]})  # warm-up: imports, model loading
+    names = list(systems)
     times: dict[str, list[float]] = defaultdict(list)
     for _ in range(rounds):
-        for name, run in systems.items():
-            t0 = time.perf_counter()
-            run(groups)
-            times[name].append(time.perf_counter() - t0)
+        spent = dict.fromkeys(names, 0.0)
+        for i, (key, htmls) in enumerate(groups.items()):
+            for name in names[i % len(names):] + names[:i % len(names)]:
+                t0 = time.perf_counter()
+                systems[name]({key: htmls})
+                spent[name] += time.perf_counter() - t0
+        for name, seconds in spent.items():
+            times[name].append(seconds)
     return {name: n / statistics.median(ts) for name, ts in times.items()}
 
 
@@ -168,7 +176,8 @@ def main(argv=None) -> int:
         systems["trafilatura"] = traf
     rates = measure(systems, groups, args.rounds)
     n = sum(map(len, groups.values()))
-    print(f"{n} pages ({', '.join(datasets)}), one process, median of {args.rounds} rounds")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{n} pages ({', '.join(datasets)}), one process, median of {args.rounds} rounds; load average {load:.2f}")
     for name, rate in rates.items():
         print(f"  {name:12s} {rate:8.1f} pages/s")
     if traf:

@@ -17,10 +17,12 @@ distinct from every other copy's, boilerplate still shared within the copy's (si
 - ``newsclean``: ``newsclean clean`` with its defaults (whichever of the two the CLI picks).
 
 Peak RSS is the largest sum of RSS over the child and all its descendants (the ``multi_processing`` SDK
-workers included), sampled every 0.1 s with psutil (``pip install -e .[bench]``). Rounds interleave the
-systems so they share the machine's load (printed: 1-minute load average before each run); the median round is
-printed: wall seconds, pages/s (WARC response records / wall), peak RSS, the ratio of the baseline's wall to
-each system's (> 1: faster than the script), and newsclean's article / exact / near-duplicate counts.
+workers included), sampled every 0.1 s with psutil (``pip install -e .[bench]``); peak PSS likewise every
+0.5 s (shared pages, such as the libraries every worker maps, counted once in all: what the machine holds).
+Rounds interleave the systems so they share the machine's load (printed: 1-minute load average before and
+after each run); the median round is printed: wall seconds, pages/s (WARC response records / wall), peak
+RSS and PSS, the ratio of the baseline's wall to each system's (> 1: faster than the script), each system's
+peak RSS over the baseline's, and newsclean's article / exact / near-duplicate counts.
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: 
     if generate is not None:
         real, made, k = n, 0, 0
         while made < generate:
+            before = made
             for (site, cat), pages in groups.items():
                 take = pages[: max(0, generate - made)]
                 if not take:
@@ -147,10 +150,14 @@ def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: 
                 items = [((f"{p.url}{'&' if '?' in p.url else '?'}v={k}" if p.url and k else p.url),
                           p.html if k == 0 else distinct_variant(p.html, k)) for p in take]
                 items = [(u, h) for u, h in items if h is not None]
+                if not items:
+                    continue
                 name = site if k == 0 else f"{site}-v{k}"
                 _write_warc(root / name / cat / f"{name}-{cat}-20240501T120000Z-00000.warc.gz", name, cat, T0, items)
-                made += len(take)
+                made += len(items)  # pages written (a page that does not parse gets no copy)
             k += 1
+            if made == before:
+                raise SystemExit(f"--generate {generate}: no page could be copied (copy {k - 1})")
         print(f"generated {made} pages from {real} real pages ({k} copies)")
         return made, 0
     copies = 0
@@ -202,20 +209,44 @@ def _tree_rss(proc) -> int:
     return total
 
 
+def _tree_pss(proc) -> int:
+    """PSS in bytes (proportional set size: pages shared between processes, such as the libraries every worker
+    maps, divided among them) of ``proc`` and all its descendants now; 0 where the platform has none."""
+    import psutil
+
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += getattr(p.memory_full_info(), "pss", 0)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total
+
+
+#: Peak PSS of the last :func:`_measure` call, in bytes (sampled every 0.5 s; reading it costs more than RSS).
+LAST_PEAK_PSS = [0]
+
+
 def _measure(cmd: list[str]) -> tuple[float, int, str]:
-    """Run ``cmd`` as a child; returns (wall s, peak RSS of its process tree in bytes, stdout)."""
+    """Run ``cmd`` as a child; returns (wall s, peak RSS of its process tree in bytes, stdout). The peak PSS of the
+    tree is left in :data:`LAST_PEAK_PSS`."""
     import psutil
 
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     watched, peak, done = psutil.Process(proc.pid), [0], threading.Event()
+    LAST_PEAK_PSS[0] = 0
 
     def sample():
+        n = 0
         while not done.is_set():
             try:
                 peak[0] = max(peak[0], _tree_rss(watched))
+                if n % 5 == 0:
+                    LAST_PEAK_PSS[0] = max(LAST_PEAK_PSS[0], _tree_pss(watched))
             except psutil.NoSuchProcess:
                 return
+            n += 1
             done.wait(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -266,14 +297,14 @@ def main(argv: list[str] | None = None) -> int:
                                       "--direct_num_workers", str(args.workers)],
     }
     systems = {name: every[name] for name in args.systems.split(",")}
-    results: dict[str, list[tuple[float, int]]] = {s: [] for s in systems}
+    results: dict[str, list[tuple[float, int, int]]] = {s: [] for s in systems}
     counts: dict[str, str] = {}
     for r in range(args.rounds):
         for name, cmd in systems.items():
             out = str(root / f"out-{name}-{r}")
             load1 = os.getloadavg()[0]
             wall, rss, stdout = _measure(cmd(out))
-            results[name].append((wall, rss))
+            results[name].append((wall, rss, LAST_PEAK_PSS[0]))
             if name.startswith("newsclean"):
                 summary = json.loads(Path(out, "_summary.json").read_text())
                 dup = summary.get("duplicates", {})
@@ -282,15 +313,20 @@ def main(argv: list[str] | None = None) -> int:
                                 f"near-duplicates {dup.get('near_duplicate', 0)}, rejects {summary['rejects_total']}")
             else:
                 counts[name] = stdout.strip()
-            print(f"  round {r + 1} {name}: {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB (load before {load1:.1f})",
-                  flush=True)
-    base = statistics.median(w for w, _ in results["baseline"]) if "baseline" in results else None
-    print(f"\n{'system':<14} {'wall s':>8} {'pages/s':>8} {'peak RSS MiB':>13} {'baseline/this':>14}")
+            print(f"  round {r + 1} {name}: {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB, peak PSS "
+                  f"{LAST_PEAK_PSS[0] / 2**20:.0f} MiB (1-minute load before {load1:.1f}, after "
+                  f"{os.getloadavg()[0]:.1f})", flush=True)
+    base = statistics.median(w for w, _, _ in results["baseline"]) if "baseline" in results else None
+    base_rss = statistics.median(m for _, m, _ in results["baseline"]) if "baseline" in results else None
+    print(f"\n{'system':<14} {'wall s':>8} {'pages/s':>8} {'peak RSS MiB':>13} {'peak PSS MiB':>13} "
+          f"{'baseline/this':>14} {'RSS/baseline':>13}")
     for name, runs in results.items():
-        wall = statistics.median(w for w, _ in runs)
-        rss = statistics.median(m for _, m in runs)
+        wall = statistics.median(w for w, _, _ in runs)
+        rss = statistics.median(m for _, m, _ in runs)
+        pss = statistics.median(m for _, _, m in runs)
         ratio = f"{base / wall:>14.2f}" if base else f"{'-':>14}"
-        print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {ratio}")
+        mem = f"{rss / base_rss:>13.2f}" if base_rss else f"{'-':>13}"
+        print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {pss / 2**20:>13.0f} {ratio} {mem}")
     for name, line in counts.items():
         print(f"{name}: {line}")
     return 0

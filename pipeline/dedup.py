@@ -1,8 +1,10 @@
 """Near-duplicate removal: MinHash LSH over word 5-gram shingles, after exact dedup.
 
-    articles ─► Signatures (article id, keep rank, MinHash) ─┬─► Bands ─► GroupByKey ─► candidate edges
-                                                            │        (only ids, ranks and signatures cross it)
-             (corpus already built: index entries) ─────────┘
+    articles ─► Signatures (article id, keep rank, MinHash) ─┬─► Bands ─► GroupBands ─► candidate pairs
+                                                            │   (band key, member = (id, rank)): no signature
+             (corpus already built: index entries) ─────────┤
+                        member ─► its signature ────────────┴─► JoinSignatures (by member; each signature once)
+                                                                  ─► PairSignatures (by pair) ─► Jaccard ─► edges
     edges ─► Clusters (union-find CombineGlobally: member id -> kept member id; duplicates only)
     articles + clusters (side input) ─► kept articles with ``cluster_id``; dropped ones counted
                                         (``near_duplicate``) and written to ``OUT/duplicates/``
@@ -20,11 +22,17 @@ then the longest text (words, then characters); then the smallest URL and articl
 does not depend on the runner's order. Every kept row gets ``cluster_id`` = the article id of its
 cluster's kept member (its own id; an article with no near-duplicate is a cluster of one).
 
-Memory: the HTML never crosses a shuffle here. Each article contributes ``b`` band entries of
-about ``4 * num_perm`` bytes (9 × 512 bytes at the defaults) to one GroupByKey, and the cluster map
-holds one entry per article that has a near-duplicate. The pipeline (``pipeline/clean.py``) passes the
-entries in (``entries=``, computed where the article is cleaned), so that the articles are read only
-once, after the clusters are known, and never cross a shuffle.
+Memory: the HTML never crosses a shuffle here. Each article contributes ``b`` band records to one
+GroupByKey (9 at the defaults), each only ``((band index, band hash), (article id, keep rank))``: 215
+bytes in Beam's coder with a 60-character URL. Its MinHash signature (``4 * num_perm`` bytes, 512 at
+the defaults) crosses one more GroupByKey once, keyed by the member (708 bytes), to be joined to the
+candidate pairs it is in, and then twice per candidate pair (once per side). Before, every band record
+carried the signature: 9 × 783 = 7,047 bytes an article against 9 × 215 + 708 = 2,643 now (issue 15).
+Which pairs are near-duplicates is unchanged: the same pairs are compared with the same signatures
+(:func:`bucket_edges` is the in-memory equivalent). The cluster map holds one entry per article that has
+a near-duplicate. The pipeline (``pipeline/clean.py``) passes the entries in (``entries=``, computed
+where the article is cleaned), so that the articles are read only once, after the clusters are known,
+and never cross a shuffle.
 """
 
 from __future__ import annotations
@@ -102,28 +110,85 @@ def signature_entry(article: Article, params: NearDupParams, existing: bool = Fa
     return SignatureEntry(article.article_id, keep_rank(article, existing), sig.tobytes())
 
 
+#: What an LSH band record carries of an article: ``(article id, keep rank)``; no signature.
+Member = tuple[str, Rank]
+#: A candidate pair of one bucket: ``(member, the bucket's best-ranked member)``.
+Pair = tuple[Member, Member]
+
+
+def member(entry: SignatureEntry) -> Member:
+    """The :data:`Member` of ``entry``: its article id and :func:`keep_rank`."""
+    return entry.article_id, entry.rank
+
+
 def band_items(entry: SignatureEntry, params: NearDupParams):
-    """``((band index, band hash), entry)`` for each LSH band of the entry's signature."""
+    """``((band index, band hash), member)`` for each LSH band of the entry's signature (:func:`member`: id and
+    rank only, so that the band shuffle carries no signature)."""
+    m = member(entry)
     for key in band_keys(entry.values(), params):
-        yield key, entry
+        yield key, m
 
 
-def bucket_edges(members: list[SignatureEntry], threshold: float):
-    """Near-duplicate edges in one LSH bucket: ``(member, kept-candidate)`` entry pairs.
+def bucket_pairs(members: list[Member]):
+    """Candidate pairs in one LSH bucket: ``(member, head)`` for each member but the head.
 
-    The bucket's best-ranked member is the candidate; every other member whose estimated Jaccard
-    similarity with it reaches ``threshold`` gives an edge, except a member with the candidate's URL
-    (``rank[5]``): a changed text at the same URL is a new version, not a duplicate. Buckets of one give nothing.
+    The head is the bucket's best-ranked member (smallest :func:`keep_rank`, ``member[1]``). A member with
+    the head's article id (the same article from two sources) or URL (``rank[5]``: a changed text at the same
+    URL is a new version, not a duplicate; pipeline/incremental.py) gives no pair. Buckets of one give nothing.
     """
     if len(members) < 2:
         return
-    members = sorted(members, key=lambda e: e.rank)
-    head, head_values = members[0], members[0].values()
+    members = sorted(members, key=lambda m: m[1])
+    head = members[0]
     for m in members[1:]:
-        if m.article_id == head.article_id or m.rank[5] == head.rank[5]:
-            continue  # the same article from two sources, or another version of the same URL (incremental.py)
-        if estimated_jaccard(m.values(), head_values) >= threshold:
-            yield (m.article_id, m.rank), (head.article_id, head.rank)
+        if m[0] == head[0] or m[1][5] == head[1][5]:
+            continue
+        yield m, head
+
+
+def bucket_edges(members: list[SignatureEntry], threshold: float):
+    """Near-duplicate edges in one LSH bucket of whole entries: ``(member, head)`` pairs of :func:`bucket_pairs`
+    whose estimated Jaccard similarity reaches ``threshold``. What :class:`NearDedup` computes, bucket by bucket,
+    with the signatures joined to the candidate pairs instead of carried in the bucket."""
+    values = {member(e): e.values() for e in members}
+    for m, head in bucket_pairs(list(values)):
+        if estimated_jaccard(values[m], values[head]) >= threshold:
+            yield m, head
+
+
+def member_signature(entry: SignatureEntry) -> tuple[Member, bytes]:
+    """``(member, signature bytes)``: the join side of :func:`signature_to_pairs`."""
+    return member(entry), entry.signature
+
+
+def pair_endpoints(pair: Pair):
+    """``(member, pair)`` for both members of a candidate pair (the pair side of :func:`signature_to_pairs`)."""
+    yield pair[0], pair
+    yield pair[1], pair
+
+
+def signature_to_pairs(kv):
+    """``(member, {"signature": [bytes], "pairs": [pair, ...]})`` -> ``(pair, (side, signature))`` once per
+    distinct candidate pair the member is in (``side``: 0 the member, 1 the head). A member in no pair gives
+    nothing; one that shares several bands with its head is sent once."""
+    m, joined = kv
+    signatures = list(joined["signature"])
+    if not signatures:
+        return
+    for pair in set(joined["pairs"]):
+        yield pair, (0 if pair[0] == m else 1, signatures[0])
+
+
+def pair_edge(kv, threshold: float):
+    """``(pair, [(side, signature), ...])`` -> the pair as an edge when the estimated Jaccard similarity of the
+    two signatures reaches ``threshold``; nothing otherwise."""
+    pair, sides = kv
+    by_side = dict(sides)
+    if 0 in by_side and 1 in by_side:
+        a = np.frombuffer(by_side[0], dtype=np.uint32)
+        b = np.frombuffer(by_side[1], dtype=np.uint32)
+        if estimated_jaccard(a, b) >= threshold:
+            yield pair
 
 
 class ClusterFn(beam.CombineFn):
@@ -236,11 +301,20 @@ class NearDedup(beam.PTransform):
         candidates = entries
         if self.existing is not None:
             candidates = (entries, self.existing) | "WithCorpus" >> beam.Flatten()
-        clusters = (
+        pairs = (
             candidates
             | "Bands" >> beam.FlatMap(band_items, params)
             | "GroupBands" >> beam.GroupByKey()
-            | "Edges" >> beam.FlatMap(lambda kv, t: bucket_edges(list(kv[1]), t), params.threshold)
+            | "CandidatePairs" >> beam.FlatMap(lambda kv: bucket_pairs(list(kv[1])))
+            | "PairEndpoints" >> beam.FlatMap(pair_endpoints)
+        )
+        member_signatures = candidates | "MemberSignatures" >> beam.Map(member_signature)
+        clusters = (
+            {"signature": member_signatures, "pairs": pairs}
+            | "JoinSignatures" >> beam.CoGroupByKey()
+            | "SignatureToPairs" >> beam.FlatMap(signature_to_pairs)
+            | "PairSignatures" >> beam.GroupByKey()
+            | "Edges" >> beam.FlatMap(pair_edge, params.threshold)
             | "Clusters" >> beam.CombineGlobally(ClusterFn())
         )
         out = articles | "AssignClusters" >> beam.ParDo(

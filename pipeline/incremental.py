@@ -184,11 +184,29 @@ def _index_files(out: str) -> list[str]:
 
 
 def index_row(article: Article, params: NearDupParams = NearDupParams()) -> dict:
-    """The ``_index`` row (:data:`INDEX_SCHEMA`) of a kept article."""
-    entry = signature_entry(article, params)
+    """The ``_index`` row (:data:`INDEX_SCHEMA`) of a kept article (its MinHash computed here)."""
+    return {**index_fields(article), "signature": signature_entry(article, params).signature}
+
+
+def index_fields(article: Article) -> dict:
+    """The ``_index`` row of a kept article without its ``signature``: small values only, no text."""
     return {"article_id": article.article_id, "url": article.url, "content_hash": article.content_hash,
             "version": article.version, "first_seen": article.first_seen or article.fetched_at,
-            "last_seen": article.last_seen or article.fetched_at, "signature": entry.signature}
+            "last_seen": article.last_seen or article.fetched_at}
+
+
+def joined_index_rows(item) -> list[dict]:
+    """``(article id, {"fields": [...], "signatures": [...]})`` -> the article's index row with the MinHash the
+    near-dedup step computed (:attr:`SignatureEntry.signature`); none for a signature without its article.
+
+    Raises:
+        ValueError: a kept article without a near-dedup entry (the pipeline gives every kept article one).
+    """
+    article_id, joined = item
+    signatures = list(joined["signatures"])
+    if joined["fields"] and not signatures:
+        raise ValueError(f"kept article {article_id} has no near-dedup signature")
+    return [{**fields, "signature": signatures[0]} for fields in joined["fields"]]
 
 
 def corpus_entry(row: dict) -> SignatureEntry:
@@ -253,18 +271,33 @@ def add_corpus_dedup(p, articles, corpus: str, keys=None):
     return out.articles, out[COUNTS_TAG], entries, keys
 
 
+#: Parquet row group of ``OUT/_index``, in bytes, and rows turned into Arrow at once (Beam's defaults, 64 MiB
+#: and 1,000 rows, held ~64 MiB per worker at 100k articles; issue 15).
+INDEX_ROW_GROUP_BYTES, INDEX_RECORD_BATCH = 16 << 20, 1000
+
+
 class WriteIndex(beam.PTransform):
-    """Kept articles -> ``OUT/_index/part-*.parquet`` (:data:`INDEX_SCHEMA`)."""
+    """Kept articles -> ``OUT/_index/part-*.parquet`` (:data:`INDEX_SCHEMA`).
+
+    Input: the articles (MinHash computed here), or ``{"articles": ..., "entries": ...}`` with the near-dedup
+    :class:`SignatureEntry` of each, so that the MinHash is not computed a second time; the join carries the
+    index fields (:func:`index_fields`) and 512-byte signatures only, no text."""
 
     def __init__(self, out: str):
         super().__init__()
         self.out = out
 
-    def expand(self, articles):
-        return (articles | "IndexRows" >> beam.Map(index_row)
-                | "WriteIndexFiles" >> beam.io.WriteToParquet(
-                    FileSystems.join(self.out, INDEX_DIR, "part"), INDEX_SCHEMA, codec="snappy",
-                    file_name_suffix=".parquet"))
+    def expand(self, pcolls):
+        if isinstance(pcolls, dict):
+            rows = ({"fields": pcolls["articles"] | "IndexFields" >> beam.Map(lambda a: (a.article_id, index_fields(a))),
+                     "signatures": pcolls["entries"] | "SignatureById" >> beam.Map(lambda e: (e.article_id, e.signature))}
+                    | "JoinSignatures" >> beam.CoGroupByKey()
+                    | "IndexRows" >> beam.FlatMap(joined_index_rows))
+        else:
+            rows = pcolls | "IndexRows" >> beam.Map(index_row)
+        return rows | "WriteIndexFiles" >> beam.io.WriteToParquet(
+            FileSystems.join(self.out, INDEX_DIR, "part"), INDEX_SCHEMA, codec="snappy", file_name_suffix=".parquet",
+            row_group_buffer_size=INDEX_ROW_GROUP_BYTES, record_batch_size=INDEX_RECORD_BATCH)
 
 
 # --------------------------------------------------------------------------------------------

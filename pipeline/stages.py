@@ -78,7 +78,8 @@ from newsclean.transforms.metadata import (
 )
 from newsclean.transforms.minhash import NearDupParams
 from newsclean.transforms.parse import decode_html, looks_binary
-from newsclean.transforms.static_noise import StaticNoiseSignature, learn_static_noise
+from newsclean.transforms.site_signature import learn_site_signature
+from newsclean.transforms.static_noise import StaticNoiseSignature
 from newsclean.transforms.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,10 @@ ARTICLES_DIR, REJECTS_DIR, COUNTS_DIR = "articles", "rejects", "_counts"
 SPILL_DIR = "_spill"
 #: Parquet row group of the spill, in bytes: what :class:`ReadSpilled` turns into Python rows at once.
 SPILL_ROW_GROUP_BYTES = 4 << 20
+#: Parquet row group of ``OUT/articles``, in bytes of Arrow data, and the rows turned into Arrow at once: what
+#: each writer holds before it writes (Beam's defaults, 64 MiB and 1,000 rows of text and HTML, were most of a
+#: worker's peak in the last stage; issue 15).
+ARTICLE_ROW_GROUP_BYTES, ARTICLE_RECORD_BATCH = 16 << 20, 100
 PARQUET_SUFFIX = ".parquet"
 
 __all__ = [
@@ -339,7 +344,7 @@ def learn_signature(key: SiteKey, sample: list[SampleEntry],
         except ExtractionError:
             continue
     try:
-        signature = learn_static_noise(htmls, params)
+        signature = learn_site_signature(htmls, config)  # learn_static_noise's, + the site vote when the chain has one
     except Exception:  # a bug in transforms/ must not stop the job: pages still get cleaned
         log.exception("learn_static_noise failed for %s", key)
         _inc("signature_errors")
@@ -745,7 +750,8 @@ class WriteParquet(beam.PTransform):
         a = (pcolls["articles"] | "ArticleRows" >> beam.Map(to_row)
              | "WriteArticles" >> beam.io.WriteToParquet(
                  output_prefix(self.out, ARTICLES_DIR), ARTICLE_SCHEMA, codec="snappy",
-                 file_name_suffix=PARQUET_SUFFIX))
+                 file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=ARTICLE_ROW_GROUP_BYTES,
+                 record_batch_size=ARTICLE_RECORD_BATCH))
         r = (rejects | "RejectRows" >> beam.Map(to_row)
              | "WriteRejects" >> beam.io.WriteToParquet(
                  output_prefix(self.out, REJECTS_DIR), REJECT_SCHEMA, codec="snappy",

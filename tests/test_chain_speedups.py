@@ -18,8 +18,10 @@ from newsclean.transforms.ancestor_filter import ancestor_groups
 from newsclean.transforms.blocks import BlockParams, extract_blocks, text_density, wrap_lines
 from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty
 from newsclean.transforms.dynamic_noise import TextCounts, candidate_nodes
+from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, _Subtree, context_features
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, strip_marks
-from newsclean.transforms.parse import _RAW_TEXT_SPAN, _word_count, repair_markup, resolve_noscript
+from newsclean.transforms.parse import _RAW_TEXT_SPAN, _word_count, prefix_word_counts, repair_markup, resolve_noscript
+from newsclean.transforms.postprocess import PostProcessParams, remove_non_informative
 from newsclean.transforms.text import count_words
 
 
@@ -213,3 +215,128 @@ def test_strip_marks_removes_every_mark():
     mark(root.get_element_by_id("static"), STATIC)
     strip_marks(root)
     assert not [el for el in root.iter() if is_element(el) and mark_of(el) is not None]
+
+
+# --- round 3 (issue #11 item 3): narrow non-ASCII text, empty-block flushes, LCAs in the counting walk -----
+
+NARROW_TEXTS = [
+    "Ünïcödé wörds with äccents and em—dashes – here " * 6,
+    "Ελληνικά και русский текст вместе, с пунктуацией. " * 5,
+    "ｶﾀｶﾅ half-width katakana is narrow but spaceless " * 4,  # falls back to the per-unit wrap
+    "emoji 😀 are wide, café is not " * 8,
+]
+
+
+@pytest.mark.parametrize("text", NARROW_TEXTS)
+@pytest.mark.parametrize("width", [80, 20])
+def test_text_density_of_narrow_non_ascii_text_matches_the_wrap(text, width):
+    text = " ".join(text.split())
+    assert text_density(text, width) == _density_reference(text, width)
+
+
+def test_blocks_of_whitespace_only_pieces_are_not_built_and_joined_pieces_still_are():
+    root = _tree("<body><div> \n <span>\t</span> </div><p>a<b>b</b> c</p><div>\xa0</div></body>")
+    blocks = extract_blocks(root, BlockParams(non_separator_tags=("a", "b")))
+    assert [b.text for b in blocks] == ["ab c"]
+
+
+@pytest.mark.parametrize("marked", [None, "static", "rel"])
+def test_pair_depths_of_the_counting_walk_are_the_candidates(marked):
+    root = _tree(NOISE_PAGE)
+    if marked:
+        mark(root.get_element_by_id(marked), STATIC if marked == "static" else DYNAMIC)
+    depths = TextCounts(root).pair_depths
+    assert sorted(depths, key=lambda el: -depths[el]) == candidate_nodes(root) == _candidates_reference(root)
+
+
+# --- counting only as far as a comparison needs: prefix word counts --------------------------------
+
+@pytest.mark.parametrize("text", ["word " * 5000, "a" * 9000 + " b", "東京都の人口 " * 2000 + "end", "-- __ " * 3000 + "x"])
+def test_prefix_word_counts_grow_to_the_exact_count(text):
+    counts = list(prefix_word_counts(text, first=100, growth=2))
+    bounds = [n for n, _ in counts]
+    assert bounds == sorted(bounds) and [whole for _, whole in counts][-1] is True
+    assert bounds[-1] == count_words(text)
+
+
+def test_prefix_word_counts_of_markup_cut_after_a_tag_end():
+    markup = "<div class='a b c d e f g'>one two</div>" * 500
+    counts = list(prefix_word_counts(markup, ">", lambda s: re.sub(r"<[^>]*>", " ", s), first=60, growth=3))
+    assert counts[-1] == (1000, True)
+    assert all(n % 2 == 0 for n, _ in counts)  # a cut tag would add its attribute tokens as words
+
+
+def _non_informative_reference(root, ratio=0.5):
+    body_words = max(1, count_words("".join(root.itertext()))) if root.find(".//form") is not None else 1
+    for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
+        el.drop_tree()
+    for el in list(root.iter("img", "script", "form", "input", "noscript")):
+        node = el
+        while node.getparent() is not None:
+            node = node.getparent()
+        if node is not root:
+            continue
+        if el.tag == "form" and count_words("".join(el.itertext())) >= ratio * body_words:
+            el.drop_tag()
+        else:
+            el.drop_tree()
+
+
+FORM_PAGES = [
+    "<html><body><form><input>Search</form>" + "<p>article words here</p>" * 300 + "</body></html>",
+    "<html><body><form>" + "<p>article words here</p>" * 300 + "<script>x</script><img></form><p>end</p></body></html>",
+    "<html><body><form><form>inner <img> text</form>" + "<p>w</p>" * 5 + "</form><!-- c --><p>tail</p></body></html>",
+    "<html><body><noscript><img><script>s</script></noscript><form></form></body></html>",
+]
+
+
+@pytest.mark.parametrize("html", FORM_PAGES)
+@pytest.mark.parametrize("ratio", [0.5, 0.0, 1.01])
+def test_non_informative_removal_matches_the_whole_page_count(html, ratio):
+    mine, reference = _tree(html), _tree(html)
+    remove_non_informative(mine, PostProcessParams(("img", "script", "form", "input", "noscript"), ratio))
+    _non_informative_reference(reference, ratio)
+    assert etree.tostring(mine) == etree.tostring(reference)
+
+
+def test_a_short_noscript_in_a_long_page_is_cut_and_a_page_wide_one_unwrapped():
+    long_page = "<p>" + "article text " * 3000 + "</p>"
+    html = "<noscript><p>Please enable JavaScript now</p></noscript>" + long_page
+    assert resolve_noscript(html) == _noscript_reference(html) == " " + long_page
+    wide = "<noscript>" + long_page + "</noscript><p>menu</p>"
+    assert resolve_noscript(wide) == _noscript_reference(wide) == long_page + "<p>menu</p>"
+
+
+def test_subtree_membership_matches_the_set_of_the_subtree():
+    root = _tree(NOISE_PAGE)
+    top = root.get_element_by_id("art")
+    inside = _Subtree(top)
+    elements = [el for el in root.iter() if is_element(el)]
+    assert [el in inside for el in elements] == [el in set(top.iter()) for el in elements]
+    assert not any(el in _Subtree(None) for el in elements)
+
+
+def test_context_features_match_the_per_row_lists():
+    p, groups, words = [0.1, 0.9, 0.8, 0.2, 0.7], [(0, 9), (1, 9), (1, 9), (2, 8), (2, 8)], [3, 0, 12, 5, 40]
+    weights = [max(1, w) for w in words]
+
+    at = lambda i: p[i] if 0 <= i < 5 else 0.0  # noqa: E731
+    parent = {k: sum(p[i] * weights[i] for i in range(5) if groups[i][0] == k) /
+              sum(weights[i] for i in range(5) if groups[i][0] == k) for k in (0, 1, 2)}
+    rows = context_features(p, groups, words)
+    assert rows.shape == (5, len(CONTEXT_FEATURE_NAMES))
+    assert [list(r[:5]) for r in rows] == [[at(i - 2), at(i - 1), p[i], at(i + 1), at(i + 2)] for i in range(5)]
+    assert list(rows[:, 5]) == pytest.approx([parent[g[0]] for g in groups])
+    assert list(rows[:, 8]) == [0.9] * 5
+
+
+def test_direct_lightgbm_call_predicts_as_booster_predict():
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("lightgbm")
+    from newsclean.transforms.learned import DEFAULT_MODEL, booster_predict, load_model
+
+    booster = load_model(str(DEFAULT_MODEL)).boosters[0]
+    X = np.random.default_rng(7).random((37, booster.num_feature())) * 3
+    expected = booster.predict(X, num_threads=1)
+    assert np.array_equal(booster_predict(booster, X), expected)
+    assert np.array_equal(booster_predict(booster, np.asfortranarray(X)), expected)  # the wrapper's path

@@ -4,18 +4,32 @@ pipeline on real pages with near-duplicate copies (three words changed, a timest
 from __future__ import annotations
 
 import importlib.util
+import pickle
 import random
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from warc_builder import Response, write_warc
 
 from newsclean.pipeline.clean import run_clean
-from newsclean.pipeline.dedup import ClusterFn, SignatureEntry, bucket_edges, keep_rank, signature_entry
+from newsclean.pipeline.dedup import (
+    ClusterFn,
+    NearDedup,
+    SignatureEntry,
+    band_items,
+    bucket_edges,
+    bucket_pairs,
+    keep_rank,
+    member,
+    pair_edge,
+    signature_entry,
+    signature_to_pairs,
+)
 from newsclean.pipeline.options import CleanConfig
 from newsclean.schemas.records import Article
 from newsclean.transforms.minhash import (
@@ -143,6 +157,82 @@ def test_signature_entry_round_trips_the_signature():
     assert isinstance(e, SignatureEntry) and len(e.values()) == 128
     assert list(e.values()) == [int(v) for v in signature(_text(8))]
     assert replace(e, article_id="z").rank == e.rank
+
+
+# --- the band shuffle carries no signature (issue 15) ------------------------------------------
+
+
+def _crafted_entry(article: Article, base: np.ndarray, agree: list[int], seed: int) -> SignatureEntry:
+    """An entry whose signature equals ``base`` at the positions ``agree`` and differs from it everywhere else."""
+    values = base.copy()
+    others = np.setdiff1d(np.arange(len(base)), agree)
+    values[others] = (base[others] + np.uint32(1 + seed)).astype(np.uint32)
+    return SignatureEntry(article.article_id, keep_rank(article), values.astype(np.uint32).tobytes())
+
+
+def test_band_records_hold_ids_and_ranks_but_no_signature():
+    entry = signature_entry(_article("a", _text(9), T0), NearDupParams())
+    items = list(band_items(entry, NearDupParams()))
+    assert len(items) == len(band_ranges(0.8, 128)) == 9
+    for key, value in items:
+        assert value == (entry.article_id, entry.rank)
+        assert entry.signature not in pickle.dumps((key, value))
+        assert not any(isinstance(part, bytes) for part in (*key, *value, *value[1]))
+    assert len(pickle.dumps(items)) < len(entry.signature) * 2  # before: each of the 9 records held 512 bytes
+
+
+def test_near_dedup_joins_signatures_to_candidate_pairs_only():
+    """Crafted signatures: ``copy`` agrees with ``first`` on 104 of 128 positions (bands 0-7: a near-duplicate,
+    estimated Jaccard 0.81); ``shares_a_band`` agrees with both on band 0 only (a candidate, Jaccard 0.10: no
+    edge); ``other`` agrees with nobody. Only ``copy`` is dropped, into ``first``'s cluster."""
+    import apache_beam as beam
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to
+
+    ranges = band_ranges(0.8, 128)
+    (s0, e0), e7 = ranges[0], ranges[7][1]
+    base = np.random.default_rng(0).integers(1, 2**31, 128, dtype=np.uint32)
+    articles = {name: _article(name, _text(20 + i), T0 + timedelta(hours=i))
+                for i, name in enumerate(("first", "copy", "shares_a_band", "other"))}
+    entries = [
+        _crafted_entry(articles["first"], base, list(range(128)), 0),
+        _crafted_entry(articles["copy"], base, list(range(s0, e7)), 1),
+        _crafted_entry(articles["shares_a_band"], base, list(range(s0, e0)), 2),
+        _crafted_entry(articles["other"], base, [], 3),
+    ]
+    values = {e.article_id: e.values() for e in entries}
+    assert estimated_jaccard(values["copy"], values["first"]) == pytest.approx(104 / 128)
+    assert estimated_jaccard(values["shares_a_band"], values["first"]) == pytest.approx(13 / 128)
+    with TestPipeline() as p:
+        out = (p | "Articles" >> beam.Create(list(articles.values()))) | NearDedup(
+            NearDupParams(), entries=p | "Entries" >> beam.Create(entries))
+        assert_that(out["articles"] | beam.Map(lambda a: (a.article_id, a.cluster_id)),
+                    equal_to([("first", "first"), ("shares_a_band", "shares_a_band"), ("other", "other")]),
+                    label="Kept")
+        assert_that(out["duplicates"] | beam.Map(lambda d: (d["article_id"], d["cluster_id"], d["reason"])),
+                    equal_to([("copy", "first", "near_duplicate")]), label="Dropped")
+
+
+def test_signature_join_gives_the_edges_of_whole_buckets():
+    """The join (:func:`signature_to_pairs`, :func:`pair_edge`) yields exactly :func:`bucket_edges` over the same
+    bucket: a near copy linked to the head, a band-sharing non-duplicate not; a pair met in two bands is sent once."""
+    a = _text(30)
+    entries = [signature_entry(_article(name, text, T0 + timedelta(hours=i)), NearDupParams())
+               for i, (name, text) in enumerate((("head", a), ("copy", _change_words(a, [5, 150, 290])),
+                                                 ("other", _text(31))))]
+    members = [member(e) for e in entries]
+    pairs = list(bucket_pairs(members)) * 2  # the same bucket met in two bands
+    assert [(m[0], h[0]) for m, h in pairs[:2]] == [("copy", "head"), ("other", "head")]
+    sent = []
+    for e in entries:
+        touching = [pair for pair in pairs if member(e) in pair]
+        sent.extend(signature_to_pairs((member(e), {"signature": [e.signature], "pairs": touching})))
+    assert len(sent) == 4  # two distinct pairs, two sides each
+    grouped: dict = {}
+    for pair, side in sent:
+        grouped.setdefault(pair, []).append(side)
+    edges = [edge for kv in grouped.items() for edge in pair_edge(kv, 0.8)]
+    assert edges == list(bucket_edges(entries, 0.8)) == [(members[1], members[0])]
 
 
 # --- the pipeline on real pages ---------------------------------------------------------------

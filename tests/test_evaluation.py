@@ -18,7 +18,7 @@ from newsclean.demo.scoring import (
     score_pages,
     tokens,
 )
-from newsclean_eval.datasets import decode_gold, html_text, read_text_file, repair_mojibake
+from newsclean_eval.datasets import cleaneval_gold_text, decode_gold, html_text, read_text_file, repair_mojibake
 
 
 def test_tokens_nfc_lowercase_word_runs():
@@ -121,3 +121,13 @@ def test_read_parquet_and_pair_with_gold(tmp_path):
     assert [s.f1 for s in scores] == [pytest.approx(2 / 3), 0.0]
     assert scores[1].missing
     assert read_articles(tmp_path / "nowhere") == {}
+
+
+@pytest.mark.parametrize("lead", ["", "\n", "\r\n\n"])
+def test_cleaneval_gold_drops_the_url_line_after_leading_blank_lines(lead):
+    gold = f"{lead}URL: http://bbc.co.uk/news/x-1\n<h>Storm hits &amp; coast\n<p>Two people were hurt.\n"
+    assert cleaneval_gold_text(gold) == "Storm hits & coast\nTwo people were hurt."
+
+
+def test_cleaneval_gold_keeps_a_first_line_that_is_not_a_url_line():
+    assert cleaneval_gold_text("<p>URL shorteners are popular.\n<p>Next.") == "URL shorteners are popular.\nNext."

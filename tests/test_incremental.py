@@ -12,7 +12,7 @@ import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline.clean import run_clean
-from newsclean.pipeline.incremental import read_index, read_manifest, read_runs
+from newsclean.pipeline.incremental import joined_index_rows, read_index, read_manifest, read_runs
 from newsclean.pipeline.options import CleanConfig
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
@@ -120,3 +120,12 @@ def test_a_full_run_replaces_corpus_and_manifest(runs, tmp_path):
     s = _clean(runs["warc"], out, incremental=False)
     assert s.records_read == 10  # every file, the copied one too (2 + 2 + 4 + 2 records)
     assert len(read_runs(str(out))) == 1 and len(read_manifest(str(out))) == 4
+
+
+def test_index_rows_take_the_near_dedup_signature_and_need_one():
+    fields = {"article_id": "a1", "url": "http://alpha.test/1", "content_hash": "h", "version": 1,
+              "first_seen": T0, "last_seen": T0}
+    assert joined_index_rows(("a1", {"fields": [fields], "signatures": [b"\x01\x02"]})) == [{**fields, "signature": b"\x01\x02"}]
+    assert joined_index_rows(("a2", {"fields": [], "signatures": [b"\x03"]})) == []  # a near-duplicate: no row
+    with pytest.raises(ValueError, match="a1"):
+        joined_index_rows(("a1", {"fields": [fields], "signatures": []}))

@@ -163,12 +163,14 @@ def test_pages_are_read_cleaned_and_spilled_in_one_stage(tmp_path):
 
 def test_spilled_articles_are_filtered_and_written_in_one_stage(tmp_path):
     """No article text crosses a stage boundary after the spill: reading it back, dropping exact and near
-    duplicates and writing the rows are one fused stage."""
+    duplicates, writing the rows and cutting each kept article down to its index fields are one fused stage
+    (the index rows then meet their MinHash signatures by article id, without text)."""
     stages = _fused_stages(tmp_path)
     back = _stage_of(stages, "ReadSpilled/Read/ReadAllFiles/ReadAllFiles/ReadRange")
     for part in ("ReadSpilled/KeepWinners", "NearDedup/AssignClusters", "WriteParquet/WriteArticles/Write/WriteImpl/WriteBundles",
-                 "WriteIndex/WriteIndexFiles/Write/WriteImpl/WriteBundles"):
+                 "WriteIndex/IndexFields"):
         assert _stage_of(stages, part) == back, part
+    assert _stage_of(stages, "WriteIndex/WriteIndexFiles/Write/WriteImpl/WriteBundles") != back
 
 
 def test_worker_noise_is_dropped_and_other_stderr_lines_pass(capfd):
@@ -210,3 +212,16 @@ def test_local_mode_is_added_only_when_nothing_else_is_asked(tmp_path):
     assert with_local_mode(None, [str(small / "*.warc.gz")], cores=4) is None
     ready = PipelineOptions([])
     assert with_local_mode(ready, patterns, cores=4) is ready
+
+
+def test_worker_env_is_added_for_the_block_and_a_user_value_is_kept(monkeypatch):
+    import os
+
+    from newsclean.pipeline.clean import WORKER_ENV, worker_env
+
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")  # the user's choice wins
+    with worker_env():
+        assert os.environ["MALLOC_ARENA_MAX"] == WORKER_ENV["MALLOC_ARENA_MAX"] == "2"
+        assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
+    assert "MALLOC_ARENA_MAX" not in os.environ and os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"

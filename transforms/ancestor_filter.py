@@ -51,14 +51,20 @@ class AncestorFilterParams:
 
 def paragraph_of(el: etree._Element, tags: Sequence[str] = PARAGRAPH_TAGS) -> etree._Element:
     """Closest ancestor-or-self of ``el`` with a paragraph tag (the topmost ancestor if none)."""
+    if tags is PARAGRAPH_TAGS:
+        tags = _PARAGRAPH_TAG_SET  # called per block by several stages: a set lookup per step
     node = el
     while node is not None:
         if node.tag in tags:
             return node
-        if node.getparent() is None:
+        parent = node.getparent()
+        if parent is None:
             return node
-        node = node.getparent()
+        node = parent
     return el
+
+
+_PARAGRAPH_TAG_SET = frozenset(PARAGRAPH_TAGS)
 
 
 def nth_ancestor(el: etree._Element, depth: int) -> etree._Element:

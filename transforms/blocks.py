@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from lxml import etree
 
 from newsclean.transforms.marks import mark_of
-from newsclean.transforms.text import count_words, is_word, spaceless_units, words
+from newsclean.transforms.text import _ALNUM, _SPACELESS_WORD, count_words, is_word, spaceless_units, words
 
 INLINE_TAGS = (
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
@@ -115,15 +115,31 @@ def text_density(text: str, width: int = 80, num_words: int | None = None) -> fl
         return float(count_words(text) if num_words is None else num_words)
     # Words per wrapped line: a line's units hold no whitespace and are whole Han/Kana words or runs
     # free of them, so count_words(" ".join(line)) is the number of its units that are words.
-    per_line = _ascii_line_words(text.split(), width) if text.isascii() else \
+    per_line = _ascii_line_words(text.split(), width) if _narrow_tokens(text) else \
         [sum(map(is_word, line)) for line in wrap_lines(text, width)]
     if len(per_line) <= 1:
         return float(count_words(text) if num_words is None else num_words)
     return sum(per_line[:-1]) / (len(per_line) - 1)
 
 
+def _narrow_tokens(text: str) -> bool:
+    """Whether every whitespace-separated token of ``text`` is one wrap unit of ``len`` columns, as in ASCII
+    text: no Han/Kana word (:func:`~newsclean.transforms.text.spaceless_units` keeps each token whole) and
+    no East Asian Wide/Fullwidth character (:func:`_columns`)."""
+    if text.isascii():
+        return True
+    return not _SPACELESS_WORD.search(text) and not any(map(_wide, set(text)))
+
+
+@lru_cache(maxsize=1 << 14)
+def _wide(char: str) -> bool:
+    """Whether ``char`` takes two columns (East Asian Wide or Fullwidth)."""
+    return unicodedata.east_asian_width(char) in "WF"
+
+
 def _ascii_line_words(tokens: list[str], width: int) -> list[int]:
-    """Words on each line of :func:`wrap_lines` for ASCII ``tokens`` (one unit and ``len`` columns each)."""
+    """Words on each line of :func:`wrap_lines` for ``tokens`` of one unit and ``len`` columns each
+    (ASCII text; any text for which :func:`_narrow_tokens` holds)."""
     counts: list[int] = []
     units = line_words = used = 0
     for token in tokens:
@@ -133,7 +149,7 @@ def _ascii_line_words(tokens: list[str], width: int) -> list[int]:
             units = line_words = 0
             used, extra = 0, len(token)
         units += 1
-        line_words += token.isalnum() or is_word(token)
+        line_words += token.isalnum() or bool(_ALNUM.search(token) and token.strip("_"))  # is_word, inlined
         used += extra
     if units:
         counts.append(line_words)
@@ -153,7 +169,7 @@ class _Builder:
         if not tokens:
             return
         text = " ".join(tokens)
-        ws = words(text)
+        ws = _words_of_tokens(tokens, text)
         if not ws:
             return
         n = len(ws)
@@ -167,6 +183,13 @@ class _Builder:
         self.blocks.append(block)
 
 
+def _words_of_tokens(tokens: list[str], text: str) -> list[str]:
+    """:func:`~newsclean.transforms.text.words` of ``text``, given ``tokens == text.split()`` (split once)."""
+    if text.isascii() or not _SPACELESS_WORD.search(text):
+        return [t for t in tokens if t.isalnum() or (_ALNUM.search(t) and t.strip("_"))]  # words()' own test
+    return words(text)
+
+
 def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) -> list[TextBlock]:
     """Segment the ``<body>`` of ``root`` (or ``root`` itself) into atomic text blocks, in document order."""
     body = root.find("body") if root.tag == "html" else root
@@ -176,39 +199,49 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) ->
     separate_marked = params.separate_marked
     skip_tags = frozenset(SKIP_TAGS)
     pieces: list[tuple[etree._Element, str, str, bool, etree._Element]] = []
+    has_text = False  # whether a piece of ``pieces`` holds more than whitespace (else flushing yields no block)
     containers: list[etree._Element] = []
-    open_tags: list[tuple[str, bool]] = []  # (tag, is a separator) of every element entered, not yet left
+    open_tags: list[tuple[bool, bool, bool]] = []  # (separator, skipped, link) of every element entered, not yet left
+    kinds: dict[str, tuple[bool, bool, bool]] = {}  # the same, by tag (an element marked as noise may differ)
     links = 0
     skipping = 0
     for event, el in etree.iterwalk(body, events=("start", "end", "comment", "pi")):
         if event == "start":
             tag = el.tag
-            separator = tag not in non_separators or (separate_marked and mark_of(el) is not None)
-            open_tags.append((tag, separator))
-            if tag in skip_tags:
+            kind = kinds.get(tag)
+            if kind is None:
+                kind = kinds[tag] = (tag not in non_separators, tag in skip_tags, tag == "a")
+            separator, skip, link = kind
+            if not separator and separate_marked and mark_of(el) is not None:
+                separator, kind = True, (True, skip, link)
+            open_tags.append(kind)
+            if skip:
                 skipping += 1
             if separator:
                 if pieces:
-                    builder.flush(pieces)
-                    pieces = []
+                    if has_text:
+                        builder.flush(pieces)
+                    pieces, has_text = [], False
                 containers.append(el)
-            if tag == "a":
+            if link:
                 links += 1
             if not skipping:
                 text = el.text
                 if text:
                     pieces.append((el, "text", text, links > 0, containers[-1]))
+                    has_text = has_text or not text.isspace()
             continue
         if event == "end":
-            tag, separator = open_tags.pop()
-            if tag == "a":
+            separator, skip, link = open_tags.pop()
+            if link:
                 links -= 1
             if separator:
                 if pieces:
-                    builder.flush(pieces)
-                    pieces = []
+                    if has_text:
+                        builder.flush(pieces)
+                    pieces, has_text = [], False
                 containers.pop()
-            if tag in skip_tags:
+            if skip:
                 skipping -= 1
             if skipping or el is body:
                 continue
@@ -217,6 +250,7 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) ->
         tail = el.tail
         if tail:
             pieces.append((el, "tail", tail, links > 0, containers[-1] if containers else body))
-    if pieces:
+            has_text = has_text or not tail.isspace()
+    if has_text:
         builder.flush(pieces)
     return builder.blocks

@@ -34,10 +34,11 @@ from newsclean.transforms.features import PageContext
 from newsclean.transforms.learned import LearnedParams, classify_learned
 from newsclean.transforms.link_filters import FILTERS as LINK_FILTERS
 from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
-from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, strip_marks
+from newsclean.transforms.marks import DYNAMIC, STATIC, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
+from newsclean.transforms.side_content import SideContentParams
 from newsclean.transforms.site_profile import SiteCheckParams
 from newsclean.transforms.static_noise import (  # learn_static_noise re-exported: harness, explain, bench use it
     StaticNoiseParams,
@@ -135,12 +136,14 @@ LEARNED_CONFIG = ChainConfig(
     ancestor=None,
     learned=LearnedParams(coherence=CoherenceParams(),
                           body_evidence=BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
-                          site_check=SiteCheckParams()),
+                          site_check=SiteCheckParams(), side_content=SideContentParams()),
 )
 """Papers' stages as features of a learned block classifier (transforms/learned.py), then the page-level
 steps: coherence and the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py),
-and the site check against the neighbours' content container (transforms/site_profile.py). Chosen on
-leave-one-data-set-out F1 (docs/DECISIONS.md, "Page-level steps")."""
+the site check against the neighbours' content container (transforms/site_profile.py), and side boxes
+(related, share, "read also" teasers) dropped last (transforms/side_content.py). Chosen on
+leave-one-data-set-out F1 (docs/DECISIONS.md, "Page-level steps"); the site vote (transforms/site_vote.py)
+is measured there and off."""
 
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
 """Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1, docs/eval.md)."""
@@ -183,14 +186,16 @@ class PreparedPage:
 
 
 def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: ChainConfig,
-                   on_marked: Callable[[etree._Element], None] | None = None) -> PreparedPage:
+                   on_marked: Callable[[etree._Element], None] | None = None,
+                   root: etree._Element | None = None) -> PreparedPage:
     """Parse, read metadata, link filter, mark and remove noise, build text blocks.
 
     ``on_marked`` is called with the tree once noise is marked and before anything is removed
-    (``newsclean explain`` takes its snapshot there).
+    (``newsclean explain`` takes its snapshot there). ``root``: the page already parsed by
+    :func:`~newsclean.transforms.parse.parse_html` (``html`` is then not read; the tree is changed in place).
     Raises :class:`ExtractionError` (``EMPTY_BODY``/``PARSE_ERROR``) for input lxml cannot use.
     """
-    root = parse_html(html)
+    root = parse_html(html) if root is None else root
     meta = read_metadata(root)
     apply_link_filter(root, config.link_filter)
     if signature and config.static:
@@ -275,25 +280,48 @@ def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]
     body = root if body is None else body
     _prune_empty(body)
     strip_marks(root)
-    for el in body.iter("a"):
-        el.attrib.pop(PAD_ATTR, None)
+    for el in _PADDED_LINKS(body):
+        del el.attrib[PAD_ATTR]
     return lxml.html.tostring(body, encoding="unicode", method="html").strip()
 
 
+_PADDED_LINKS = etree.XPath(f"descendant-or-self::a[@{PAD_ATTR}]")  # link filter 3's padding (link_filters.py)
+
+
 def _prune_empty(body: etree._Element) -> None:
-    """Drop every element under ``body`` without text (but ``br``/``hr``), children before parents.
-    One walk: whether an element holds text follows from its own text, its children's answers and
-    their tails (dropping an empty child moves its tail inside the same parent)."""
-    full: set[etree._Element] = set()  # elements whose subtree holds non-whitespace text
-    for el in reversed([e for e in body.iter() if is_element(e) and e is not body]):
-        if _holds_text(el, full):
-            full.add(el)
-        elif el.tag not in KEEP_EMPTY_TAGS and el.getparent() is not None:
-            el.drop_tree()
+    """Drop every element under ``body`` without text (but ``br``/``hr``), as dropping them children before
+    parents would. Which elements hold text does not depend on the order of dropping (a dropped element's tail stays
+    in its parent), so it is found first (:func:`_text_holders`); then only the topmost empty elements
+    are dropped, their empty descendants with them."""
+    full = _text_holders(body)
+    empty: list[etree._Element] = []
+    stack = [body]
+    while stack:
+        for child in stack.pop():
+            if not isinstance(child.tag, str):
+                continue
+            if child in full or child.tag in KEEP_EMPTY_TAGS:
+                stack.append(child)  # kept: its empty descendants are dropped one by one
+            else:
+                empty.append(child)
+    for el in reversed(empty):
+        el.drop_tree()
 
 
-def _holds_text(el: etree._Element, full: set[etree._Element]) -> bool:
-    """``"".join(el.itertext()).strip() != ""``, given ``full`` for ``el``'s children."""
-    if el.text and el.text.strip():
-        return True
-    return any(child in full or (child.tail and child.tail.strip()) for child in el)
+def _text_holders(body: etree._Element) -> set[etree._Element]:
+    """The elements under ``body`` (itself included) whose subtree holds non-whitespace text: those with
+    such ``.text``, the parents of nodes with such ``.tail``, and all their ancestors up to ``body``."""
+    full: set[etree._Element] = {body}
+    for node in body.iter():
+        text = node.text if isinstance(node.tag, str) else None
+        tail = node.tail if node is not body else None
+        if text and not text.isspace():
+            holder = node
+        elif tail and not tail.isspace():
+            holder = node.getparent()
+        else:
+            continue
+        while holder not in full:
+            full.add(holder)
+            holder = holder.getparent()
+    return full

@@ -104,36 +104,63 @@ class TextCounts:
     """Link and non-link characters under every element, excluding text of noise-marked elements.
 
     ``counts[el] = [link_chars, nonlink_chars]`` for the subtree of ``el``; :meth:`remove`
-    subtracts a subtree that has just been marked from all its ancestors.
+    subtracts a subtree that has just been marked from all its ancestors. ``pair_depths``: the
+    least common ancestors of neighbouring anchors outside marked noise (below ``root``) with their
+    depth, found in the same walk (what :func:`candidate_nodes` sorts; ``protected`` tags left out).
     """
 
-    def __init__(self, root: etree._Element):
+    def __init__(self, root: etree._Element, protected: tuple[str, ...] = DynamicNoiseParams.protected_tags):
         self.counts: dict[etree._Element, list[int]] = {}
-        self._fill(root)
+        self.pair_depths: dict[etree._Element, int] = {}
+        self._fill(root, protected)
 
-    def _fill(self, root: etree._Element) -> None:
-        """Counts of every element, bottom-up in one walk: an element's text and its children's tails
-        count for it (link text inside an ``<a>``; none inside a marked element)."""
-        counts = self.counts
-        stack: list[tuple[list[int], bool, bool]] = []  # per open element: totals, in a link, in noise
+    def _fill(self, root: etree._Element, protected: tuple[str, ...]) -> None:
+        """Counts of every element in one walk: an element's text and its children's tails count for it
+        (link text inside an ``<a>``; none inside a marked element). Characters are summed into two
+        running totals; an element's counts are the totals at its end minus those at its start. The
+        least common ancestor of an anchor and the previous one is the deepest element open at both,
+        i.e. the open element at the lowest depth the walk returned to in between (``low``)."""
+        counts, pair_depths = self.counts, self.pair_depths
+        starts: list[tuple[int, int, bool, bool, etree._Element]] = []  # per open element: totals at its
+        # start, whether it is a link, whether it is marked, the element
+        link = nonlink = 0  # running totals of characters in and outside links, outside noise
+        links = marked = 0  # open <a> elements, open marked elements
+        low = 0  # fewest open elements since the last anchor outside noise (0: none yet)
         for event, el in etree.iterwalk(root, events=("start", "end", "comment", "pi")):
             if event == "start":
-                in_link, noisy = stack[-1][1:] if stack else (False, False)
-                entry = ([0, 0], in_link or el.tag == "a", noisy or bool(mark_of(el)))
-                _add_piece(entry[0], el.text, entry[1], entry[2])
-                stack.append(entry)
+                is_link = el.tag == "a"
+                is_marked = bool(el.get(NOISE_ATTR))
+                starts.append((link, nonlink, is_link, is_marked, el))
+                links += is_link
+                marked += is_marked
+                if is_link and not marked:
+                    if low:
+                        node = starts[low - 1][4]
+                        if node not in pair_depths and node.tag not in protected:
+                            pair_depths[node] = low
+                    low = len(starts)
+                text = el.text
+                if text and not marked and not text.isspace():
+                    if links:
+                        link += len(" ".join(text.split()))
+                    else:
+                        nonlink += len(" ".join(text.split()))
                 continue
             if event == "end":
-                total = stack.pop()[0]
-                counts[el] = total
-                if not stack:
+                link0, nonlink0, is_link, is_marked, _ = starts.pop()
+                counts[el] = [link - link0, nonlink - nonlink0]
+                links -= is_link
+                marked -= is_marked
+                if not starts:
                     continue
-                parent = stack[-1]
-                parent[0][0] += total[0]
-                parent[0][1] += total[1]
-            else:  # a comment or processing instruction: only its tail is text of its parent
-                parent = stack[-1]
-            _add_piece(parent[0], el.tail, parent[1], parent[2])
+                if len(starts) < low:
+                    low = len(starts)
+            tail = el.tail  # text of the parent (after an element's end, or a comment or processing instruction)
+            if tail and not marked and not tail.isspace():
+                if links:
+                    link += len(" ".join(tail.split()))
+                else:
+                    nonlink += len(" ".join(tail.split()))
 
     def remove(self, el: etree._Element) -> None:
         """Subtract the subtree of ``el`` from its ancestors' counts (``el`` was just marked)."""
@@ -142,13 +169,6 @@ class TextCounts:
             self.counts[anc][0] -= link
             self.counts[anc][1] -= nonlink
         self.counts[el] = [0, 0]
-
-
-def _add_piece(total: list[int], text: str | None, in_link: bool, noisy: bool) -> None:
-    if not text or noisy:
-        return
-    n = len(" ".join(text.split()))
-    total[0 if in_link else 1] += n
 
 
 def is_dynamic_noise(link_chars: int, nonlink_chars: int, params: DynamicNoiseParams) -> bool:
@@ -160,11 +180,17 @@ def is_dynamic_noise(link_chars: int, nonlink_chars: int, params: DynamicNoisePa
 
 
 def mark_dynamic_noise(root: etree._Element, params: DynamicNoiseParams = DynamicNoiseParams()) -> int:
-    """Mark (not remove) dynamic noise candidates of ``root`` that pass the §3.2 tests. Returns the count marked."""
-    counts = TextCounts(root)
+    """Mark (not remove) dynamic noise candidates of ``root`` that pass the §3.2 tests. Returns the count marked.
+
+    Candidates as :func:`candidate_nodes` (found in the counting walk: :class:`TextCounts`)."""
+    if root.getparent() is not None and _in_noise(root.getparent()):
+        return 0  # every anchor lies in marked noise: no candidate
+    counts = TextCounts(root, params.protected_tags)
     marked = 0
-    for el in candidate_nodes(root, params):
-        if el.tag in params.never_noise_tags or _in_noise(el):
+    # No candidate lies in noise when it is decided: it is the ancestor of an anchor outside the static
+    # marks, and dynamic marks so far went to candidates at least as deep (never to its ancestors).
+    for el in sorted(counts.pair_depths, key=lambda el: -counts.pair_depths[el]):
+        if el.tag in params.never_noise_tags:
             continue
         link, nonlink = counts.counts[el]
         if is_dynamic_noise(link, nonlink, params):

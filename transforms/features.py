@@ -26,10 +26,11 @@ in the page's blocks and elements (each element's DOM context and child count co
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 from lxml import etree
@@ -61,6 +62,7 @@ BOILERPLATE_PHRASES = (
 )
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$|[\"'”’)])")
 _TOKEN_RE = re.compile(r"[\w-]+")
+_first_char = operator.itemgetter(0)
 
 TABLE_FEATURE_NAMES = (
     "table_cells_log", "table_nesting", "table_word_share", "table_link_density", "table_has_th",
@@ -144,10 +146,32 @@ class _Page:
         return len(self.blocks)
 
     @cached_property
-    def clusters(self) -> tuple[dict, list, list, set]:
-        """:func:`_cluster_scores` and the elements of the best cluster's subtree (empty set: none)."""
+    def clusters(self) -> tuple[dict, list, list, _Subtree]:
+        """:func:`_cluster_scores` and the best cluster's subtree (:class:`_Subtree`; empty: none)."""
         scores, parents, grands, best = _cluster_scores(self)
-        return scores, parents, grands, set(best.iter()) if best is not None else set()
+        return scores, parents, grands, _Subtree(best)
+
+
+class _Subtree:
+    """``el in _Subtree(top)`` is ``el in set(top.iter())`` for an element ``el`` (False for every ``el`` when
+    ``top`` is None), answered by walking up from ``el``; each element's answer is kept, so that the
+    walks of a page's blocks are linear in the elements above them (no proxy for every element below ``top``)."""
+
+    def __init__(self, top: etree._Element | None):
+        self.top = top
+        self._memo: dict[etree._Element, bool] = {}
+
+    def __contains__(self, el: etree._Element) -> bool:
+        if self.top is None:
+            return False
+        memo, path, node = self._memo, [], el
+        while node is not None and node is not self.top and node not in memo:
+            path.append(node)
+            node = node.getparent()
+        answer = node is self.top or (node is not None and memo[node])
+        for visited in path:
+            memo[visited] = answer
+        return answer
 
 
 def _shallow_row(block: TextBlock, ws: Sequence[str]) -> list[float]:
@@ -156,7 +180,7 @@ def _shallow_row(block: TextBlock, ws: Sequence[str]) -> list[float]:
     return [
         math.log1p(block.num_words), block.link_density, block.text_density,
         sum(map(len, ws)) / n,
-        sum([w[:1].isupper() for w in ws]) / n,
+        sum(map(str.isupper, map(_first_char, ws))) / n,  # words are never empty
         len(_SENTENCE_END.findall(block.text + " ")) / n if ws else 0.0,
     ]
 
@@ -182,7 +206,7 @@ def _text_group(page: _Page) -> np.ndarray:
     for b, ws in zip(page.blocks, page.words):
         lower = b.text.lower()
         rows.append([b.text.count(",") / max(1, len(ws)), _digits(b.text) / max(1, len(b.text)),
-                     math.log1p(len(b.text)), float(sum([ph in lower for ph in BOILERPLATE_PHRASES]))])
+                     math.log1p(len(b.text)), float(sum(map(lower.__contains__, BOILERPLATE_PHRASES)))])
     return np.array(rows, dtype=float).reshape(page.n, -1)
 
 
@@ -210,8 +234,7 @@ class _AncestorCache:
                 neg_near, pos_near = neg_near + n_neg, pos_near + n_pos
                 node = node.getparent()
             self._cache[el] = [
-                float(CONTAINER_CLASSES.get(el.tag, 0)),
-                *(float(bool(mask & bit)) for bit in self._SEMANTIC_BITS.values()),
+                float(CONTAINER_CLASSES.get(el.tag, 0)), *_mask_flags(mask),
                 float(neg), float(pos), float(neg_near), float(pos_near), float(depth),
             ]
         return self._cache[el]
@@ -219,9 +242,7 @@ class _AncestorCache:
     def _own_words(self, el: etree._Element) -> tuple[int, int]:
         """Negative and positive words in ``el``'s own class and id."""
         if el not in self._own:
-            names = _class_id_words(el)
-            self._own[el] = ((sum(w in names for w in NEGATIVE_WORDS), sum(w in names for w in POSITIVE_WORDS))
-                             if names.strip() else (0, 0))
+            self._own[el] = _cue_words(_class_id_words(el))
         return self._own[el]
 
     def _path_of(self, el: etree._Element) -> tuple[int, int, int, int]:
@@ -238,6 +259,21 @@ class _AncestorCache:
             mask, neg, pos, depth = mask | self._SEMANTIC_BITS.get(tag, 0), neg + n_neg, pos + n_pos, depth + 1
             self._path[node] = (mask, neg, pos, depth)
         return self._path[el]
+
+
+@lru_cache(maxsize=1024)
+def _mask_flags(mask: int) -> tuple[float, ...]:
+    """0/1 per tag of :data:`SEMANTIC_TAGS`: whether ``mask`` (:attr:`_AncestorCache._SEMANTIC_BITS`) holds it."""
+    return tuple(float(bool(mask & bit)) for bit in _AncestorCache._SEMANTIC_BITS.values())
+
+
+@lru_cache(maxsize=1 << 16)
+def _cue_words(names: str) -> tuple[int, int]:
+    """How many of :data:`NEGATIVE_WORDS` and of :data:`POSITIVE_WORDS` occur in ``names`` (lowercased class
+    and id; (0, 0) when blank). Cached: pages and sites repeat their class names."""
+    if not names.strip():
+        return 0, 0
+    return sum(map(names.__contains__, NEGATIVE_WORDS)), sum(map(names.__contains__, POSITIVE_WORDS))
 
 
 def _class_id_words(el: etree._Element) -> str:
@@ -294,12 +330,12 @@ def _papers_group(page: _Page) -> np.ndarray:
     alg1 = classify_blocks(sub, BoilerpipeParams(algorithm=1))
     alg2 = classify_blocks(sub, BoilerpipeParams(algorithm=2))
     groups = ancestor_groups(sub, alg2, AncestorFilterParams())
-    inside = set(groups.best.iter()) if groups.best is not None else set()
+    inside = _Subtree(groups.best)
     out = np.zeros((page.n, len(FEATURE_GROUPS["papers"])))
     out[:, 0] = dynamic
-    for j, i in enumerate(idx):
-        out[i, 1:] = [float(alg1[j]), float(alg2[j]), float(bool(alg2[j]) and groups.in_best(j)),
-                      float(page.blocks[i].container in inside), groups.share(j)]
+    if idx:  # one assignment of all rows (a numpy row assignment per block costs more than the row)
+        out[idx, 1:] = [[float(alg1[j]), float(alg2[j]), float(bool(alg2[j]) and groups.in_best(j)),
+                         float(page.blocks[i].container in inside), groups.share(j)] for j, i in enumerate(idx)]
     return out
 
 
@@ -522,18 +558,20 @@ def _runs(p: Sequence[float], threshold: float = 0.5) -> list[float]:
     return out
 
 
-def context_features(p: Sequence[float], groups: Sequence[tuple[int, int]], word_counts: Sequence[int]) -> list[list[float]]:
+def context_features(p: Sequence[float], groups: Sequence[tuple[int, int]], word_counts: Sequence[int]) -> np.ndarray:
     """Second-stage features (:data:`CONTEXT_FEATURE_NAMES`) from first-stage content probabilities
-    ``p`` in [0, 1] of a page's blocks in document order, their :func:`context_groups` and word counts."""
+    ``p`` in [0, 1] of a page's blocks in document order, their :func:`context_groups` and word counts:
+    shape ``(len(p), 10)``, float64 (neighbours beyond the ends are 0)."""
     n = len(p)
+    out = np.zeros((n, len(CONTEXT_FEATURE_NAMES)))
     if not n:
-        return []
+        return out
     weights = [max(1, w) for w in word_counts]
-    parent = _weighted_means(p, [g[0] for g in groups], weights)
-    grand = _weighted_means(p, [g[1] for g in groups], weights)
-    page_mean = sum(pi * w for pi, w in zip(p, weights)) / sum(weights)
-    page_max = max(p)
-    runs = _runs(p)
-    at = lambda i: p[i] if 0 <= i < n else 0.0  # noqa: E731
-    return [[at(i - 2), at(i - 1), p[i], at(i + 1), at(i + 2), parent[i], grand[i], page_mean, page_max, runs[i]]
-            for i in range(n)]
+    probs = np.asarray(p, dtype=float)
+    out[2:, 0], out[1:, 1], out[:, 2], out[:-1, 3], out[:-2, 4] = probs[:-2], probs[:-1], probs, probs[1:], probs[2:]
+    out[:, 5] = _weighted_means(p, [g[0] for g in groups], weights)
+    out[:, 6] = _weighted_means(p, [g[1] for g in groups], weights)
+    out[:, 7] = sum(pi * w for pi, w in zip(p, weights)) / sum(weights)  # Python's sum: left to right, as trained
+    out[:, 8] = max(p)
+    out[:, 9] = _runs(p)
+    return out

@@ -18,6 +18,8 @@ model's feature names differ from :data:`newsclean.transforms.features.FEATURE_N
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import gzip
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,7 +39,9 @@ from newsclean.transforms.features import (
     context_groups,
 )
 from newsclean.transforms.lexicon import load_lexicon
+from newsclean.transforms.side_content import SideContentParams, side_content_keep
 from newsclean.transforms.site_profile import SiteCheckParams, site_recheck
+from newsclean.transforms.site_vote import SiteVoteParams, vote_probabilities
 
 MODELS = Path(__file__).with_name("models")
 DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
@@ -73,6 +77,8 @@ class LearnedParams:
     site_check: SiteCheckParams | None = None
     coherence: CoherenceParams | None = None  # page-level coherence (newsclean.transforms.coherence); None = off
     body_evidence: BodyEvidenceParams | None = None  # articleBody as evidence (coherence.body_evidence_keep); None = off
+    site_vote: SiteVoteParams | None = None  # the site vote (newsclean.transforms.site_vote); None = off
+    side_content: SideContentParams | None = None  # side boxes dropped last (newsclean.transforms.side_content); None = off
 
 
 ENSEMBLE_SEPARATOR = "\n\x1e\n"
@@ -93,8 +99,38 @@ class ModelEnsemble:
         """Mean content probability in [0, 1] per feature row (``rows``: n x features), shape (n,)."""
         X = np.asarray(rows, dtype=float)
         if len(self.boosters) == 1:
-            return self.boosters[0].predict(X, num_threads=1)
-        return np.mean([b.predict(X, num_threads=1) for b in self.boosters], axis=0)
+            return booster_predict(self.boosters[0], X)
+        return np.mean([booster_predict(b, X) for b in self.boosters], axis=0)
+
+
+def booster_predict(booster, X: np.ndarray) -> np.ndarray:
+    """``booster.predict(X, num_threads=1)`` (probabilities, shape (n,)), by the same C function of LightGBM's
+    C API (``LGBM_BoosterPredictForMat``) called directly when ``X`` is a non-empty C-contiguous float64
+    matrix: the Python wrapper's per-call work cost ~8 % of a page's prediction (docs/DECISIONS.md,
+    "Chain speed"). Falls back to ``booster.predict`` when LightGBM's internals differ."""
+    api = _lightgbm_c_api()
+    handle = getattr(booster, "_handle", None)
+    if api is None or handle is None or X.ndim != 2 or not len(X) or X.dtype != np.float64 or not X.flags.c_contiguous:
+        return booster.predict(X, num_threads=1)
+    lib, safe_call, c_str = api
+    out, written = np.empty(len(X)), ctypes.c_int64(0)
+    safe_call(lib.LGBM_BoosterPredictForMat(
+        handle, X.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(1), ctypes.c_int32(X.shape[0]),  # 1: float64
+        ctypes.c_int32(X.shape[1]), ctypes.c_int(1), ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(-1),  # row-major,
+        c_str("num_threads=1"), ctypes.byref(written), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))  # normal
+    if written.value != len(X):  # all iterations from the first
+        raise RuntimeError(f"LightGBM wrote {written.value} predictions for {len(X)} rows")
+    return out
+
+
+@functools.cache
+def _lightgbm_c_api():
+    """LightGBM's loaded library and its error check (``lightgbm.basic``), or None when they are not there."""
+    try:
+        from lightgbm.basic import _LIB, _c_str, _safe_call
+    except ImportError:
+        return None
+    return _LIB, _safe_call, _c_str
 
 
 @lru_cache(maxsize=8)
@@ -190,16 +226,21 @@ def page_level_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: S
                     params: LearnedParams = LearnedParams()) -> list[bool]:
     """The page-level steps after the per-block decision, each when its parameters are set: page
     coherence and the ``articleBody`` evidence (:mod:`newsclean.transforms.coherence`), then the site
-    check (:func:`newsclean.transforms.site_profile.site_recheck`). Returns new keep flags, one per block."""
+    check (:func:`newsclean.transforms.site_profile.site_recheck`), last the side-content step
+    (:func:`newsclean.transforms.side_content.side_content_keep`). Returns new keep flags, one per block."""
     keep = list(keep)
     if params.coherence is not None:
         keep = coherent_keep(blocks, probs, keep, params.coherence)
     if params.body_evidence is not None:
         keep = body_evidence_keep(blocks, probs, keep, ctx.article_body, params.body_evidence)
-    return site_recheck(blocks, probs, keep, ctx.site, params.site_check) if params.site_check else keep
+    keep = site_recheck(blocks, probs, keep, ctx.site, params.site_check) if params.site_check else keep
+    return side_content_keep(blocks, probs, keep, params.side_content) if params.side_content else keep
 
 
 def classify_learned(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[bool]:
-    """Keep flags of :func:`keep_flags` for ``blocks``, then :func:`page_level_keep`."""
+    """Keep flags of :func:`keep_flags` for ``blocks``, then :func:`page_level_keep`; with ``params.site_vote``
+    the probabilities first go through the site vote (:func:`newsclean.transforms.site_vote.vote_probabilities`)."""
     probs = content_probabilities(blocks, ctx, params)
+    if params.site_vote is not None:
+        probs = vote_probabilities(blocks, probs, ctx.site.vote if ctx.site is not None else None, params.site_vote)
     return page_level_keep(blocks, probs, keep_flags(probs, [b.num_words for b in blocks], params), ctx, params)

@@ -30,6 +30,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from itertools import filterfalse
 from pathlib import Path
 
 MIN_SITES = 3
@@ -43,7 +44,7 @@ _WORD = re.compile(r"\w+")
 def block_terms(text: str) -> frozenset[str]:
     """Distinct lowercased ``\\w+`` words of ``text`` (NFC) that are not all digits."""
     lowered = unicodedata.normalize("NFC", text).lower()
-    return frozenset(w for w in _WORD.findall(lowered) if not w.isdigit())
+    return frozenset(filterfalse(str.isdigit, _WORD.findall(lowered)))
 
 
 def learn_lexicon(terms: Sequence[frozenset[str]], labels: Sequence[int], sites: Sequence[str],
@@ -73,7 +74,7 @@ def lexicon_features(terms: Iterable[str], lexicon: Mapping[str, float]) -> list
     """``[mean, max, coverage]``: boilerplate log-odds over the known words among ``terms`` and the
     share of ``terms`` known, in [0, 1] (``[0, 0, 0]`` when none is known)."""
     terms = list(terms)
-    scores = [lexicon[w] for w in terms if w in lexicon]
+    scores = [s for s in map(lexicon.get, terms) if s is not None]  # scores are floats, never None
     if not scores:
         return [0.0, 0.0, 0.0]
     return [sum(scores) / len(scores), max(scores), len(scores) / len(terms)]

@@ -44,7 +44,13 @@ def own_text_pieces(el: etree._Element) -> Iterator[str]:
 
 def own_text(el: etree._Element) -> str:
     """:func:`own_text_pieces` joined, whitespace collapsed ('' when the element holds no text itself)."""
-    return " ".join(" ".join(own_text_pieces(el)).split())
+    text = el.text
+    pieces = [text] if text else []  # own_text_pieces, without a generator (called for every element)
+    for child in el:
+        tail = child.tail
+        if tail:
+            pieces.append(tail)
+    return " ".join(" ".join(pieces).split()) if pieces else ""
 
 
 def iter_elements(root: etree._Element) -> Iterator[etree._Element]:

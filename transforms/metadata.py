@@ -144,7 +144,9 @@ def _domain_extractor():
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
+@functools.cache
 def _quiet_htmldate() -> None:
+    """Silence htmldate's and dateparser's loggers (once per process: ``setLevel`` clears logging's caches)."""
     for name in ("htmldate", "htmldate.core", "htmldate.extractors", "htmldate.validators", "dateparser"):
         logging.getLogger(name).setLevel(logging.ERROR)
 

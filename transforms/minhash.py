@@ -14,6 +14,10 @@ Ullman, *Mining of Massive Datasets*, 3rd ed., §3.4 "Locality-sensitive hashing
   minimise the weighted false positive + false negative probability for the threshold); two texts that
   agree on all rows of at least one band are candidates, and a candidate pair is a near-duplicate
   when its estimated Jaccard similarity reaches the threshold.
+
+datasketch is imported where a signature or band is first computed, not with this module: its package
+imports scipy (for ``MinHashLSH``'s parameter search), about 45 MiB of RSS that the process which only
+builds the pipeline (the runner's, with ``multi_processing`` workers) does not need.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
 from newsclean.transforms.text import normalize_for_hash, words
 
@@ -82,6 +85,8 @@ def signature(text: str, params: NearDupParams = NearDupParams()) -> np.ndarray:
     An empty text gets datasketch's empty signature (all maximal values), which matches
     only other empty texts.
     """
+    from datasketch import MinHash  # here, not at import: datasketch imports scipy (module docstring)
+
     m = MinHash(num_perm=params.num_perm, seed=params.seed)
     m.update_batch([s.encode("utf-8") for s in shingles(text, params.shingle_words)])
     return m.hashvalues
@@ -102,6 +107,8 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
 def band_ranges(threshold: float, num_perm: int) -> tuple[tuple[int, int], ...]:
     """The ``(start, end)`` signature slices of the LSH bands datasketch's ``MinHashLSH`` picks for
     ``threshold`` and ``num_perm`` (for 0.8 and 128: 9 bands of 13 rows)."""
+    from datasketch import MinHashLSH
+
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     return tuple((int(s), int(e)) for s, e in lsh.hashranges)
 

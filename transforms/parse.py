@@ -32,6 +32,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
+from collections.abc import Iterator
 
 import lxml.html
 from charset_normalizer import from_bytes
@@ -154,8 +155,6 @@ def decode_html(body: bytes, http_charset: str | None = None) -> tuple[str, str]
 
 
 _CONTROL_CHARS = tuple(map(chr, (*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20))))  # what _CONTROL matches
-# Non-ASCII characters that an IGNORECASE pattern of ASCII letters can match (Python ``re`` docs, "[a-z]").
-_CASE_FOLDING_NON_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 
 
 def repair_markup(text: str) -> str:
@@ -166,10 +165,30 @@ def repair_markup(text: str) -> str:
     return _END_BODY_HTML.sub("", text)
 
 
-def _may_hold_noscript(text: str) -> bool:
-    """False only when ``_NOSCRIPT_START`` cannot match: no ``<noscript`` in the lowercased text, and none
-    of the non-ASCII characters that a case-insensitive ASCII pattern matches."""
-    return "<noscript" in text.lower() or any(c in text for c in _CASE_FOLDING_NON_ASCII)
+def prefix_word_counts(text: str, boundary: str | None = None, prepare=None, first: int = 4096,
+                       growth: int = 8) -> Iterator[tuple[int, bool]]:
+    """Lower bounds of ``count_words(prepare(text))``, growing: ``(words of a prefix, whether the prefix
+    is all of text)``, the last one exact. The words of a prefix never exceed the whole's: a cut token
+    is a prefix of its token, and a word whenever the cut is (it holds the letter or digit).
+    ``boundary``: prefixes end right after this character (``">"`` for markup, so that ``prepare``
+    removing tags never sees a cut tag); ``first``: characters of the first prefix, ``growth``: factor
+    between prefixes (the work is at most growth / (growth - 1) of one full count)."""
+    prepare = prepare or (lambda s: s)
+    size = first
+    while size < len(text):
+        end = size if boundary is None else text.rfind(boundary, 0, size) + 1
+        yield count_words(prepare(text[:end])), False
+        size *= growth
+    yield count_words(prepare(text)), True
+
+
+def _outside_words_bound(text: str, inner_words: int, unwrap_ratio: float) -> int:
+    """The words of ``text`` (markup) or a lower bound of them large enough to show that ``inner_words`` are
+    below ``unwrap_ratio`` of all words (see :func:`prefix_word_counts`)."""
+    for words, whole in prefix_word_counts(text, ">", lambda s: _TAG.sub(" ", s)):
+        if whole or unwrap_ratio * (inner_words + words) > inner_words:
+            return words
+    raise AssertionError("prefix_word_counts ends with the whole text")
 
 
 def _word_count(markup: str) -> int:
@@ -183,14 +202,15 @@ def resolve_noscript(text: str, unwrap_ratio: float = NOSCRIPT_UNWRAP_RATIO) -> 
     or with only their tags dropped when their content holds at least ``unwrap_ratio`` (in [0, 1])
     of the page's words (the page's no-script rendering is its content). See the module docstring.
     """
-    if not _may_hold_noscript(text) or not _NOSCRIPT_START.search(text):
+    if not _NOSCRIPT_START.search(text):  # one C scan (lowering the text first costs more)
         return text
     spans = list(_RAW_TEXT_SPAN.finditer(text))  # one regex pass; the text between spans is sliced out
     inner = [m.group(1) for m in spans if m.group(1) is not None]
     if not inner:
         return text
     inner_words = sum(_word_count(part) for part in inner)
-    unwrap = inner_words > 0 and inner_words >= unwrap_ratio * (inner_words + _word_count(_join_outside(text, spans)))
+    unwrap = inner_words > 0 and inner_words >= unwrap_ratio * (
+        inner_words + _outside_words_bound(_join_outside(text, spans), inner_words, unwrap_ratio))
     return _replace_spans(text, spans, lambda m: m.group(0) if m.group(1) is None else (m.group(1) if unwrap else " "))
 
 
@@ -231,7 +251,7 @@ def parse_html(text: str) -> etree._Element:
         raise ExtractionError(RejectReason.PARSE_ERROR, "lxml returned no root element")
     if _TOO_DEEP(root):
         raise ExtractionError(RejectReason.TOO_DEEP, f"elements nested deeper than {MAX_DEPTH} levels")
-    if not root.text_content().strip():
+    if not any(piece.strip() for piece in root.itertext()):  # root.text_content().strip(), without the join
         source_text = _TAG.sub("", _RAW_TEXT_SPAN.sub(" ", repaired)).strip()
         if source_text:  # the parser lost the text: not the chain's "no content"
             raise ExtractionError(RejectReason.PARSE_ERROR,

@@ -15,11 +15,13 @@ Decisions the paper leaves open, fixed here:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lxml import etree
 
 from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, is_element, mark_of
+from newsclean.transforms.parse import prefix_word_counts
 from newsclean.transforms.text import count_words
 
 NON_INFORMATIVE_TAGS = (
@@ -104,29 +106,53 @@ def _inside_removed(el: etree._Element) -> bool:
     return False
 
 
+_TEXT = etree.XPath("string()", smart_strings=False)
+"""``"".join(el.itertext())`` of an element (its descendants' text in document order, without its own tail), in C."""
+
+
 def _word_count(el: etree._Element) -> int:
-    return count_words("".join(el.itertext()))
+    return count_words(_TEXT(el))
 
 
-def _attached(el: etree._Element, root: etree._Element) -> bool:
-    node = el
-    while node.getparent() is not None:
-        node = node.getparent()
-    return node is root
+class _PageWords:
+    """The words of a page's text, counted only as far as a comparison needs (:func:`prefix_word_counts`)."""
+
+    def __init__(self, text: str):
+        self._counts = prefix_word_counts(text)
+        self.words, self.whole = next(self._counts)
+
+    def lower_bound(self, enough: Callable[[int], bool]) -> int:
+        """The page's words, or a lower bound of them for which ``enough`` holds (``enough`` must stay
+        true for any larger count)."""
+        while not (self.whole or enough(self.words)):
+            self.words, self.whole = next(self._counts)
+        return self.words
+
+
+def _unwrap_form(form: etree._Element, page: _PageWords | None, ratio: float) -> bool:
+    """Whether ``form`` holds at least ``ratio`` of the page's words (at least 1): words of ``form`` >=
+    ratio x max(1, page words), the page counted only as far as the answer needs (None: 1 word)."""
+    words = _word_count(form)
+    body_words = 1 if page is None else max(1, page.lower_bound(lambda n: ratio * max(1, n) > words))
+    return words >= ratio * body_words
 
 
 def remove_non_informative(root: etree._Element, params: PostProcessParams = PostProcessParams()) -> int:
     """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed."""
-    body_words = max(1, _word_count(root)) if root.find(".//form") is not None else 1
+    page = _PageWords(_TEXT(root)) if root.find(".//form") is not None else None  # before removal
     removed = 0
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
         drop_keep_tail(el)
-    for el in list(root.iter(*params.non_informative_tags)):
-        if not _attached(el, root):
-            continue  # already gone with a removed ancestor
-        if el.tag == "form" and _word_count(el) >= params.form_unwrap_ratio * body_words:
+    tags = params.non_informative_tags
+    dropped: set[etree._Element] = set()
+    for el in list(root.iter(*tags)):
+        if dropped and any(anc in dropped for anc in el.iterancestors(*tags)):
+            continue  # already gone with a removed ancestor (one of these tags: the only ones removed here)
+        if el.tag == "form" and _unwrap_form(el, page, params.form_unwrap_ratio):
             el.drop_tag()
             continue
+        if el.getparent() is not None:  # drop_keep_tail leaves the root in place
+            dropped.add(el)
         drop_keep_tail(el)
         removed += 1
     return removed

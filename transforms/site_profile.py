@@ -28,7 +28,9 @@ a Beam side input. Pages are the neighbour sample (at most ``--neighbour-sample`
 
 The evidence is used as the ``site`` feature group of the learned block classifier
 (:func:`site_features`; trained, not in the shipped model) and as a page-level check
-(:func:`site_recheck`, on in the shipped default; docs/DECISIONS.md "Page-level steps").
+(:func:`site_recheck`, on in the shipped default; docs/DECISIONS.md "Page-level steps"). A fourth piece,
+the classifier's own mean probability per recurring block structure on the neighbours (:class:`SiteVote`),
+is learnt into the profile only when the chain asks for it (:mod:`newsclean.transforms.site_vote`; off by default).
 """
 
 from __future__ import annotations
@@ -90,6 +92,26 @@ class PageSummary:
 
 
 @dataclass(frozen=True)
+class SiteVote:
+    """The site vote (:mod:`newsclean.transforms.site_vote`): per block structure, ``keys`` (``array('Q')``
+    bytes of structure digests), ``support`` (neighbour pages holding it, one byte each, capped at 255) and
+    ``means`` (the site's mean content probability x 255, one byte each); ``pages``: neighbour pages learnt from."""
+
+    pages: int
+    keys: bytes = b""
+    support: bytes = b""
+    means: bytes = b""
+
+    def table(self) -> dict[int, tuple[int, float]]:
+        """Structure digest -> (pages holding it, site mean content probability in [0, 1])."""
+        return {k: (s, m / _LEVELS) for k, s, m in zip(array("Q", self.keys), self.support, self.means)}
+
+    def nbytes(self) -> int:
+        """Bytes of the stored vote (keys, support, means)."""
+        return len(self.keys) + len(self.support) + len(self.means)
+
+
+@dataclass(frozen=True)
 class SiteProfile:
     """Per-site evidence (module docstring), compact and hashable.
 
@@ -97,6 +119,8 @@ class SiteProfile:
     structure_stats: 4 bytes per path: support, mean word share, text-varies share, mean link density,
     each a ratio in [0, 1] times 255. text_keys / text_support: text digests and their support (x 255).
     content: ``(path digest, support in [0, 1])`` of the best-cluster paths, most supported first.
+    vote: the classifier's say per block structure on the same neighbours (:class:`SiteVote`, learnt by
+    :mod:`newsclean.transforms.site_vote`; None: not learnt, the default chain's case).
     """
 
     pages: int
@@ -105,6 +129,7 @@ class SiteProfile:
     text_keys: bytes = b""
     text_support: bytes = b""
     content: tuple[tuple[int, float], ...] = ()
+    vote: SiteVote | None = None
 
     def structures(self) -> dict[int, tuple[float, float, float, float]]:
         """Path digest -> (support, word share, text varies, link density), ratios in [0, 1]."""
@@ -117,9 +142,9 @@ class SiteProfile:
         return {k: s / _LEVELS for k, s in zip(array("Q", self.text_keys), self.text_support)}
 
     def nbytes(self) -> int:
-        """Bytes of the stored evidence (keys, stats, content pairs at 16 bytes each)."""
+        """Bytes of the stored evidence (keys, stats, content pairs at 16 bytes each, the vote's)."""
         return (len(self.structure_keys) + len(self.structure_stats) + len(self.text_keys) + len(self.text_support)
-                + 16 * len(self.content))
+                + 16 * len(self.content) + (self.vote.nbytes() if self.vote is not None else 0))
 
 
 def _digest(text: str) -> int:

@@ -89,7 +89,8 @@ def node_key(el: etree._Element) -> str | None:
     text = own_text(el)
     if not text:
         return None
-    attrs = ";".join(f"{k}={v}" for k, v in sorted(el.attrib.items()) if not k.startswith(OWN_ATTR_PREFIX))
+    attrib = el.attrib
+    attrs = ";".join(f"{k}={v}" for k, v in sorted(attrib.items()) if not k.startswith(OWN_ATTR_PREFIX)) if attrib else ""
     return f"{el.tag}:{attrs}:{text}"
 
 
@@ -124,22 +125,37 @@ def learn_static_noise(htmls: Iterable[str], params: StaticNoiseParams = StaticN
 
     Pages that fail to parse are skipped (they do not count as neighbours).
     """
+    return _learn(htmls, params, profile, keep_trees=False)[0]
 
+
+def learn_static_noise_trees(htmls: Iterable[str], params: StaticNoiseParams = StaticNoiseParams(),
+                             profile: SiteProfileParams | None = SiteProfileParams(),
+                             ) -> tuple[StaticNoiseSignature, list[etree._Element]]:
+    """:func:`learn_static_noise`, also returning the parsed trees of the distinct neighbours it learnt
+    from (in input order, unchanged), so that later learning (the site vote,
+    :mod:`newsclean.transforms.site_vote`) need not parse them again. Holds every tree of the sample in memory."""
+    return _learn(htmls, params, profile, keep_trees=True)
+
+
+def _learn(htmls: Iterable[str], params: StaticNoiseParams, profile: SiteProfileParams | None,
+           keep_trees: bool) -> tuple[StaticNoiseSignature, list[etree._Element]]:
     def parsed():
         for html in htmls:
             try:
                 root = parse_html(html)
-                yield page_keys(root), summarise_page(root) if profile is not None else None
+                yield (page_keys(root), summarise_page(root) if profile is not None else None,
+                       root if keep_trees else None)
             except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning
                 continue
 
     pages = list(parsed())
-    kept = distinct_indices([keys for keys, _ in pages])
+    kept = distinct_indices([keys for keys, _, _ in pages])
     signature = signature_from_key_sets([pages[i][0] for i in kept], params)
+    trees = [pages[i][2] for i in kept] if keep_trees else []
     if profile is None:
-        return signature
+        return signature, trees
     summaries: list[PageSummary] = [pages[i][1] for i in kept]
-    return replace(signature, profile=learn_site_profile(summaries, profile))
+    return replace(signature, profile=learn_site_profile(summaries, profile)), trees
 
 
 #: Jaccard similarity in [0, 1] of two pages' key sets at or above which they are one neighbour.
@@ -185,9 +201,13 @@ def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature,
     if not signature.keys:
         return 0
     marked = 0
+    keys = signature.keys
     static: dict[etree._Element, bool | None] = {}  # is_static of every element seen (parents come first)
-    for el in iter_elements(root):
-        static[el] = answer = is_static(el, signature)
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue  # a comment or processing instruction (iter_elements)
+        key = node_key(el)  # is_static(el, signature), inlined: called for every element
+        static[el] = answer = None if key is None else key_digest(key) in keys
         if not answer:
             continue
         parent = el.getparent()

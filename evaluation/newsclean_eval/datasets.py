@@ -148,8 +148,9 @@ def unwrap_cleaneval(html: bytes) -> tuple[bytes, str | None]:
 
 
 def cleaneval_gold_text(text: str) -> str:
-    """Plain text of CleanEval-markup gold: drop the ``URL:`` line and ``<h>/<p>/<l>`` markers, unescape entities."""
-    lines = text.splitlines()
+    """Plain text of CleanEval-markup gold: drop the ``URL:`` line (the first non-blank line; 60 of the 71
+    CleanPortalEval gold files open with a blank line) and ``<h>/<p>/<l>`` markers, unescape entities."""
+    lines = text.lstrip("\r\n").splitlines()
     if lines and lines[0].startswith("URL:"):
         lines = lines[1:]
     return htmllib.unescape(_CLEANEVAL_TAG.sub("", "\n".join(lines))).strip()

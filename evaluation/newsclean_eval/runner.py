@@ -179,15 +179,20 @@ class _Signatures:
         self.htmls = htmls
         self.memo: dict = {}
 
-    def get(self, sample: Sequence[EvalPage], params):
-        """``(signature, learning seconds)`` for the sample's pages and ``StaticNoiseParams``; learnt once."""
+    def get(self, sample: Sequence[EvalPage], params, config=None):
+        """``(signature, learning seconds)`` for the sample's pages and ``StaticNoiseParams``; learnt once.
+        With ``config`` (a chain configuration whose ``learned.site_vote`` is set) the signature also carries
+        the site vote (:func:`newsclean.transforms.site_signature.learn_site_signature`), learnt once per classifier."""
         from newsclean.transforms.chain import learn_static_noise
+        from newsclean.transforms.site_signature import learn_site_signature
 
-        key = (tuple(p.page_id for p in sample), params)
+        vote = config is not None and config.learned is not None and config.learned.site_vote is not None
+        key = (tuple(p.page_id for p in sample), params, config.learned if vote else None)
         if key not in self.memo:
             start = time.perf_counter()
+            htmls = [self.htmls[p.page_id] for p in sample if self.htmls[p.page_id]]
             try:
-                sig = learn_static_noise([self.htmls[p.page_id] for p in sample if self.htmls[p.page_id]], params)
+                sig = learn_site_signature(htmls, config.with_(static=params)) if vote else learn_static_noise(htmls, params)
             except Exception:  # noqa: BLE001 - as the pipeline does: clean the group without static noise
                 sig = None
             self.memo[key] = (sig, time.perf_counter() - start)
@@ -201,8 +206,8 @@ def _chain_signatures(task: GroupTask, system: System, sigs: _Signatures) -> lis
         return [(None, 0.0)] * len(task.pages)
     n = system.neighbours or task.neighbours
     if task.exclude_target:
-        return [sigs.get(neighbour_sample(task.pages, n, exclude=p), params) for p in task.pages]
-    sig, seconds = sigs.get(neighbour_sample(task.pages, n), params)
+        return [sigs.get(neighbour_sample(task.pages, n, exclude=p), params, system.config) for p in task.pages]
+    sig, seconds = sigs.get(neighbour_sample(task.pages, n), params, system.config)
     return [(sig, seconds / len(task.pages))] * len(task.pages)
 
 

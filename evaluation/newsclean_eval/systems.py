@@ -10,7 +10,8 @@ A :class:`System` is one row of the tables. Three kinds:
   learned classifier: :func:`default_ablation_bases`) with one thing changed, built with
   ``ChainConfig.with_`` and the stages' parameter dataclasses (:func:`ablations`): each stage off
   in turn (a learned base also without its boilerplate lexicon, as on a page in a language the
-  lexicon never saw, and with the short-output fallback of ``newsclean.transforms.learned.keep_flags``), the
+  lexicon never saw, with the short-output fallback of ``newsclean.transforms.learned.keep_flags``, and
+  without each page-level step it has or with the site vote and side-content step it lacks), the
   other Boilerpipe algorithm, ancestor depth 1-5, link Filters 1-3, and neighbour groups of
   1/3/5/10/20 pages. Values equal to the base's are not repeated (the base's own row is
   that point of each series). Static-noise and neighbour-size ablations only mean something on data
@@ -36,6 +37,8 @@ from pathlib import Path
 
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
 from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+from newsclean.transforms.side_content import SideContentParams
+from newsclean.transforms.site_vote import SiteVoteParams
 
 CROSSFIT_MODELS = Path(__file__).with_name("models") / "crossfit"
 """The shipped model's three files trained on the *test* split instead, for ``newsclean eval``'s cross-fitted
@@ -146,9 +149,19 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
         if base.learned.body_evidence is not None:
             out.append(make("no-body-evidence", "− articleBody evidence", "stages",
                             base.with_(learned=replace(base.learned, body_evidence=None))))
+        side = None if base.learned.side_content is not None else SideContentParams()
+        out.append(make("no-side-content" if side is None else "side-content",
+                        "− side content" if side is None else "+ side content", "stages",
+                        base.with_(learned=replace(base.learned, side_content=side))))
         if base.learned.site_check is not None:
             out.append(make("no-site-check", "− site check", "stages",
                             base.with_(learned=replace(base.learned, site_check=None)), neighbour_only=True))
+        if base.learned.site_vote is not None:
+            out.append(make("no-site-vote", "− site vote", "stages",
+                            base.with_(learned=replace(base.learned, site_vote=None)), neighbour_only=True))
+        else:
+            out.append(make("site-vote", "+ site vote", "stages",
+                            base.with_(learned=replace(base.learned, site_vote=SiteVoteParams())), neighbour_only=True))
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",

@@ -1,0 +1,158 @@
+"""Side-content step after the block classifier (transforms/side_content.py, issue #11): what it drops, what it keeps."""
+
+import lxml.html
+import pytest
+
+from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
+from newsclean.transforms.side_content import SideContentParams, class_tokens, side_content_keep
+
+PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
+         "two of its supports. ")
+
+
+def _blocks(body: str):
+    root = lxml.html.document_fromstring(f"<html><body>{body}</body></html>")
+    return extract_blocks(root, BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True))
+
+
+def _run(body: str, probs=None, keep=None, **kw):
+    blocks = _blocks(body)
+    probs = probs or [0.8] * len(blocks)
+    keep = keep or [True] * len(blocks)
+    out = side_content_keep(blocks, probs, keep, SideContentParams(**kw))
+    return {b.text: k for b, k in zip(blocks, out)}
+
+
+ARTICLE = f"<div class='article-body'><p>{PROSE * 3}</p><p>{PROSE * 2}</p><p>{PROSE * 2}</p></div>"
+
+
+def test_class_tokens_split_camel_case_and_separators_but_not_inside_words():
+    el = lxml.html.fromstring("<div class='RelatedCoverage-container-3AnSP td_module' id='tagdiv'>x</div>")
+    assert class_tokens(el) == {"related", "coverage", "container", "3", "an", "sp", "td", "module", "tagdiv"}
+    assert "tag" not in class_tokens(el) and "ad" not in class_tokens(lxml.html.fromstring("<p class='header'>x</p>"))
+
+
+def test_related_box_share_line_and_aside_beside_the_article_are_dropped_captions_only_when_asked():
+    body = (ARTICLE + "<div class='RelatedStories'><p>Mayor opens new library in the town centre.</p></div>"
+            "<figure><img src='a.jpg'><figcaption>The old bridge, seen from the river bank.</figcaption></figure>"
+            "<div class='social-share'><span>Share this story on your networks</span></div>"
+            "<aside><p>Weather: sunny spells this afternoon.</p></aside>")
+    kept = _run(body)
+    assert kept["Mayor opens new library in the town centre."] is False
+    assert kept["Share this story on your networks"] is False
+    assert kept["Weather: sunny spells this afternoon."] is False
+    assert kept["The old bridge, seen from the river bank."] is True  # captions: gold conventions differ
+    assert all(kept[t] for t in kept if t.startswith("The council voted"))
+    assert _run(body, tags=("figcaption",))["The old bridge, seen from the river bank."] is False
+
+
+def test_a_class_word_on_a_wrapper_around_the_article_removes_nothing():
+    """``comment-free`` (and any negative word) on an element holding the main text is not the block's own box."""
+    body = (f"<div class='post comment-free' id='share-wrapper'>{ARTICLE}"
+            f"<p>{PROSE}</p></div>")
+    kept = _run(body, class_words=("comment", "share"))
+    assert all(kept.values())
+
+
+def test_a_long_paragraph_inside_a_comment_free_div_is_the_article_and_stays():
+    body = f"<div class='comment-free'><p>{PROSE * 4}</p><p>{PROSE * 3}</p></div><div class='sidebar'><p>Weather today</p></div>"
+    kept = _run(body, class_words=("comment", "sidebar"))
+    assert kept[(PROSE * 4).strip()] and kept[(PROSE * 3).strip()]
+    assert kept["Weather today"] is False
+
+
+def test_the_classifier_bound_protects_sure_blocks_and_dropped_blocks_stay_dropped():
+    body = ARTICLE + "<div class='entry-meta'><p>Jane Doe covers local politics for the paper.</p></div><aside><p>Poll</p></aside>"
+    blocks = _blocks(body)
+    texts = [b.text for b in blocks]
+    bio, poll = texts.index("Jane Doe covers local politics for the paper."), texts.index("Poll")
+    probs = [0.8] * len(blocks)
+    probs[bio] = 0.95
+    keep = [True] * len(blocks)
+    keep[poll] = False
+    out = side_content_keep(blocks, probs, keep, SideContentParams(drop_below=0.9))
+    assert out[bio] is True  # p 0.95 >= 0.9: the classifier is sure
+    assert out[poll] is False  # not kept before: never kept by this step
+    assert side_content_keep(blocks, probs, keep, SideContentParams(drop_below=0.99))[bio] is False
+
+
+def test_short_link_lines_go_only_with_the_link_rule_and_linked_prose_stays():
+    body = (f"<div class='story'><p>{PROSE * 3}</p><p>Read also: <a href='/x'>Bridge repairs to cost "
+            f"two million</a></p><p>{PROSE} See <a href='/r'>the report</a>.</p></div>")
+    teaser = "Read also: Bridge repairs to cost two million"
+    assert _run(body, link_density=None)[teaser] is True  # link rule off
+    kept = _run(body)
+    assert kept[teaser] is False
+    assert kept[(PROSE + "See the report.").strip()] is True  # a link inside a paragraph: low link density
+    assert _run(body, link_max_words=5)[teaser] is True  # 8 words > 5
+
+
+def test_max_words_spares_long_blocks_in_a_side_box():
+    body = ARTICLE + f"<div class='comments'><p>{PROSE}</p></div>"
+    assert _run(body)[PROSE.strip()] is True  # comments: CleanEval golds keep them, not a default word
+    assert _run(body, class_words=("comments",))[PROSE.strip()] is False
+    assert _run(body, class_words=("comments",), max_words=10)[PROSE.strip()] is True
+
+
+def test_never_drops_every_kept_block_and_leaves_pages_without_kept_words_alone():
+    body = "<aside>Only a side note here, on a page with nothing else.</aside>"
+    assert all(_run(body).values())
+    blocks = _blocks(ARTICLE)
+    assert side_content_keep(blocks, [0.1] * len(blocks), [False] * len(blocks)) == [False] * len(blocks)
+    assert side_content_keep([], [], []) == []
+
+
+@pytest.mark.parametrize("kw", [dict(drop_below=1.5), dict(drop_below=-0.1), dict(link_density=2.0),
+                                dict(max_words=-1), dict(link_max_words=-3), dict(class_words="comment"),
+                                dict(tags="aside")])
+def test_bad_params_raise(kw):
+    with pytest.raises(ValueError):
+        SideContentParams(**kw)
+
+
+def test_sequences_of_different_length_raise():
+    blocks = _blocks(ARTICLE)
+    with pytest.raises(ValueError, match="differ in length"):
+        side_content_keep(blocks, [0.5], [True] * len(blocks))
+
+
+def test_label_rule_drops_read_also_lines_but_not_linked_headlines_or_prose():
+    from newsclean.transforms.side_content import has_label
+
+    assert has_label("Lea también: Impiden ingreso a Nicaragua", 3) and has_label("VEA TAMBIÉN: Entre heces", 3)
+    assert not has_label("Impression share reporting changes are here", 3)  # no label
+    assert not has_label("The minister said in a long statement on Monday: no", 3)  # 10 words before the colon
+    assert not has_label("Read also:", 3)  # nothing after the label
+    body = (f"<div class='story'><p>{PROSE * 3}</p><p>Read also: <a href='/x'>Bridge repairs to cost two million</a></p>"
+            f"<p><a href='/y'>Mayor opens new library in the town centre</a></p><p>{PROSE * 2}</p></div>")
+    kept = _run(body)
+    assert kept["Read also: Bridge repairs to cost two million"] is False
+    assert kept["Mayor opens new library in the town centre"] is True  # a linked line without a label stays
+
+
+def test_trailing_rule_drops_short_lines_after_the_last_long_paragraph_only():
+    body = (f"<div class='story'><p>Short opening line of the story.</p><p>{PROSE * 3}</p><p>{PROSE * 2}</p>"
+            "<p>Subscribe now to our print edition for the full story.</p></div>")
+    kept = _run(body, trailing_max_words=20)
+    assert kept["Subscribe now to our print edition for the full story."] is False
+    assert kept["Short opening line of the story."] is True  # before the last long paragraph
+    assert all(v for t, v in kept.items() if t.startswith("The council"))
+    assert _run(body)["Subscribe now to our print edition for the full story."] is True  # off by default
+
+
+def test_on_in_the_shipped_chain_and_run_last_by_page_level_keep_when_set():
+    from dataclasses import replace
+
+    from newsclean.transforms.chain import DEFAULT_CONFIG, LEARNED_CONFIG
+    from newsclean.transforms.features import PageContext
+    from newsclean.transforms.learned import LearnedParams, page_level_keep
+    from newsclean_eval.systems import ablations
+
+    assert DEFAULT_CONFIG.learned.side_content == LEARNED_CONFIG.learned.side_content == SideContentParams()
+    row = {s.id: s for s in ablations(DEFAULT_CONFIG)}["no-side-content"]
+    assert row.config.learned == replace(DEFAULT_CONFIG.learned, side_content=None)
+    blocks = _blocks(ARTICLE + "<div class='share-bar'><p>Share on your networks</p></div>")
+    probs, keep = [0.8] * len(blocks), [True] * len(blocks)
+    assert page_level_keep(blocks, probs, keep, PageContext(None), LearnedParams()) == keep
+    on = page_level_keep(blocks, probs, keep, PageContext(None), LearnedParams(side_content=SideContentParams()))
+    assert on == [True] * (len(blocks) - 1) + [False]

@@ -1,0 +1,49 @@
+"""Learning a site's signature for a chain: static noise, site profile and, when the chain has one, the site vote.
+
+The one place that runs the chain on neighbour pages while learning (issue #17): the pipeline's signature
+step (:func:`newsclean.pipeline.stages.learn_signature`), ``newsclean.extract`` and ``newsclean eval`` call
+:func:`learn_site_signature`. A module of its own because it needs the chain, and the chain needs the vote's
+blending (:mod:`newsclean.transforms.site_vote`): no import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from newsclean.transforms.chain import ChainConfig, prepare_blocks
+from newsclean.transforms.features import PageContext
+from newsclean.transforms.learned import content_probabilities
+from newsclean.transforms.site_vote import learn_site_vote, page_vote
+from newsclean.transforms.static_noise import StaticNoiseSignature, learn_static_noise, learn_static_noise_trees
+
+
+def learn_site_signature(htmls: Iterable[str], config: ChainConfig) -> StaticNoiseSignature | None:
+    """The static-noise signature of a neighbour sample (decoded HTML pages of one site/category) for chain
+    ``config``, with the site vote in its profile when ``config.learned.site_vote`` is set: each distinct
+    neighbour is parsed once (:func:`~newsclean.transforms.static_noise.learn_static_noise_trees`), then its
+    tree goes through the chain's stages with that signature and the block classifier scores its blocks
+    (:func:`~newsclean.transforms.site_vote.page_vote`).
+
+    Returns None when ``config.static`` is None (static stage off); without a vote setting exactly
+    :func:`~newsclean.transforms.static_noise.learn_static_noise`'s signature. A neighbour on which the
+    chain raises is left out of the vote. Raises what the classifier's model loading raises
+    (``FileNotFoundError``, ``ValueError``).
+    """
+    if config.static is None:
+        return None
+    params = config.learned.site_vote if config.learned is not None else None
+    if params is None:
+        return learn_static_noise(htmls, config.static)
+    signature, trees = learn_static_noise_trees(htmls, config.static)
+    if signature.profile is None:
+        return signature
+    votes = []
+    for root in trees:
+        try:
+            page = prepare_blocks("", signature, config, root=root)
+        except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning, as in learn_static_noise
+            continue
+        ctx = PageContext(page.meta.title, bool(signature), signature.profile, page.meta.article_body)
+        votes.append(page_vote(page.blocks, content_probabilities(page.blocks, ctx, config.learned)))
+    return replace(signature, profile=replace(signature.profile, vote=learn_site_vote(votes, params)))
