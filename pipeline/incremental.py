@@ -46,10 +46,9 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.dedup import DUPLICATES_DROPPED, SignatureEntry, signature_entry
+from newsclean.pipeline.dedup import DUPLICATES_DROPPED, SignatureEntry
 from newsclean.pipeline.warc_reader import COUNTS_TAG
 from newsclean.schemas.records import Article
-from newsclean.transforms.minhash import NearDupParams
 
 log = logging.getLogger(__name__)
 
@@ -183,11 +182,6 @@ def _index_files(out: str) -> list[str]:
     return sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
 
 
-def index_row(article: Article, params: NearDupParams = NearDupParams()) -> dict:
-    """The ``_index`` row (:data:`INDEX_SCHEMA`) of a kept article (its MinHash computed here)."""
-    return {**index_fields(article), "signature": signature_entry(article, params).signature}
-
-
 def index_fields(article: Article) -> dict:
     """The ``_index`` row of a kept article without its ``signature``: small values only, no text."""
     return {"article_id": article.article_id, "url": article.url, "content_hash": article.content_hash,
@@ -279,25 +273,23 @@ INDEX_ROW_GROUP_BYTES, INDEX_RECORD_BATCH = 16 << 20, 1000
 class WriteIndex(beam.PTransform):
     """Kept articles -> ``OUT/_index/part-*.parquet`` (:data:`INDEX_SCHEMA`).
 
-    Input: the articles (MinHash computed here), or ``{"articles": ..., "entries": ...}`` with the near-dedup
-    :class:`SignatureEntry` of each, so that the MinHash is not computed a second time; the join carries the
-    index fields (:func:`index_fields`) and 512-byte signatures only, no text."""
+    Input: ``{"articles": ..., "entries": ...}``, the kept articles and the near-dedup :class:`SignatureEntry`
+    of each, so that the MinHash is not computed a second time; the join carries the index fields
+    (:func:`index_fields`) and 512-byte signatures only, no text."""
 
     def __init__(self, out: str):
         super().__init__()
         self.out = out
 
     def expand(self, pcolls):
-        if isinstance(pcolls, dict):
-            rows = ({"fields": pcolls["articles"] | "IndexFields" >> beam.Map(lambda a: (a.article_id, index_fields(a))),
-                     "signatures": pcolls["entries"] | "SignatureById" >> beam.Map(lambda e: (e.article_id, e.signature))}
-                    | "JoinSignatures" >> beam.CoGroupByKey()
-                    | "IndexRows" >> beam.FlatMap(joined_index_rows))
-        else:
-            rows = pcolls | "IndexRows" >> beam.Map(index_row)
-        return rows | "WriteIndexFiles" >> beam.io.WriteToParquet(
-            FileSystems.join(self.out, INDEX_DIR, "part"), INDEX_SCHEMA, codec="snappy", file_name_suffix=".parquet",
-            row_group_buffer_size=INDEX_ROW_GROUP_BYTES, record_batch_size=INDEX_RECORD_BATCH)
+        return ({"fields": pcolls["articles"] | "IndexFields" >> beam.Map(lambda a: (a.article_id, index_fields(a))),
+                 "signatures": pcolls["entries"] | "SignatureById" >> beam.Map(lambda e: (e.article_id, e.signature))}
+                | "JoinSignatures" >> beam.CoGroupByKey()
+                | "IndexRows" >> beam.FlatMap(joined_index_rows)
+                | "WriteIndexFiles" >> beam.io.WriteToParquet(
+                    FileSystems.join(self.out, INDEX_DIR, "part"), INDEX_SCHEMA, codec="snappy",
+                    file_name_suffix=".parquet", row_group_buffer_size=INDEX_ROW_GROUP_BYTES,
+                    record_batch_size=INDEX_RECORD_BATCH))
 
 
 # --------------------------------------------------------------------------------------------
