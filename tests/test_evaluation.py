@@ -131,3 +131,13 @@ def test_cleaneval_gold_drops_the_url_line_after_leading_blank_lines(lead):
 
 def test_cleaneval_gold_keeps_a_first_line_that_is_not_a_url_line():
     assert cleaneval_gold_text("<p>URL shorteners are popular.\n<p>Next.") == "URL shorteners are popular.\nNext."
+
+
+def test_cleaneval_gold_that_is_only_the_no_article_comment_is_empty():
+    gold = "\nURL: http://bbc.co.uk/news/entertainment_and_arts\n\n<!-- this page contains no article -->\n"
+    assert cleaneval_gold_text(gold) == ""
+
+
+def test_cleaneval_gold_keeps_a_comment_shown_in_a_code_listing():
+    gold = "URL: http://x.org/a\n<p><form action=\"p.php\">\n  <!-- Rest of form here -->\n</form>"
+    assert "Rest of form here" in cleaneval_gold_text(gold)

@@ -34,6 +34,9 @@ _WRAPPER_OPEN = re.compile(rb"^\s*<text\b[^>]*>", re.I)
 _WRAPPER_ID = re.compile(rb"""<text\b[^>]*\bid\s*=\s*["']([^"']*)["']""", re.I)
 _WRAPPER_CLOSE = re.compile(rb"</text>\s*$", re.I)
 _CLEANEVAL_TAG = re.compile(r"^\s*<(?:h|p|l)>\s*", re.I | re.M)
+#: A gold file whose only content is an HTML comment is the annotators' "no main content" marker
+#: (CleanPortalEval bbc.co.uk_news_04: ``<!-- this page contains no article -->``), i.e. empty gold.
+_NO_CONTENT_MARKER = re.compile(r"\A\s*<!--.*?-->\s*\Z", re.S)
 
 
 @dataclass(frozen=True)
@@ -149,11 +152,16 @@ def unwrap_cleaneval(html: bytes) -> tuple[bytes, str | None]:
 
 def cleaneval_gold_text(text: str) -> str:
     """Plain text of CleanEval-markup gold: drop the ``URL:`` line (the first non-blank line; 60 of the 71
-    CleanPortalEval gold files open with a blank line) and ``<h>/<p>/<l>`` markers, unescape entities."""
+    CleanPortalEval gold files open with a blank line) and ``<h>/<p>/<l>`` markers, unescape entities.
+    A gold that is nothing but one HTML comment (the "this page contains no article" marker) is empty;
+    a comment inside gold text (a code listing shown on the page) stays."""
     lines = text.lstrip("\r\n").splitlines()
     if lines and lines[0].startswith("URL:"):
         lines = lines[1:]
-    return htmllib.unescape(_CLEANEVAL_TAG.sub("", "\n".join(lines))).strip()
+    body = "\n".join(lines)
+    if _NO_CONTENT_MARKER.match(body):
+        return ""
+    return htmllib.unescape(_CLEANEVAL_TAG.sub("", body)).strip()
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
