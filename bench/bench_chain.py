@@ -1,6 +1,6 @@
 """Throughput of the cleaning chain against trafilatura and a bare lxml parse, on real pages (run by hand).
 
-    python bench/bench_chain.py [--datasets all] [--pages N] [--rounds 3] [--no-stages]
+    python bench/bench_chain.py [--datasets all] [--pages N] [--rounds 3] [--no-stages] [--models DIR]
 
 One process, one core: pages are decoded once up front (untimed), static noise is learnt per
 neighbour group from up to 10 of its pages (counted in the chain's time), then every system
@@ -10,7 +10,8 @@ the decoded text, nothing else: the floor every extractor pays), the chain's ``d
 ``paper`` configurations and ``trafilatura`` (with its defaults, when installed). Prints pages/s per
 system, the ratio default / trafilatura (issue #11's target: >= 3) and default / lxml parse, then
 the default chain's time per page by stage, from one more pass with the chain's stage functions
-wrapped by timers (``--no-stages`` skips it).
+wrapped by timers (``--no-stages`` skips it). ``--models DIR`` adds the default chain with the model files
+of DIR (a candidate model, e.g. a smaller one) as one more system of the same run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import lxml.html
@@ -62,6 +64,17 @@ def chain_runner(config) -> Callable[[Groups], None]:
                 except ExtractionError:
                     pass
     return run
+
+
+def models_config(folder: Path):
+    """The default configuration with the model and lexicon files found in ``folder`` (same names as the
+    shipped ones, :data:`newsclean.transforms.learned.DEFAULT_MODEL` and its siblings; a missing one stays
+    the shipped file)."""
+    files = {field: folder / default.name for field, default in (
+        ("model_path", learned.DEFAULT_MODEL), ("context_model_path", learned.DEFAULT_CONTEXT_MODEL),
+        ("lexicon_path", learned.DEFAULT_LEXICON))}
+    config = CONFIGS["default"]
+    return config.with_(learned=replace(config.learned, **{k: str(f) for k, f in files.items() if f.is_file()}))
 
 
 def lxml_runner(groups: Groups) -> None:
@@ -165,12 +178,16 @@ def main(argv=None) -> int:
     ap.add_argument("--pages", type=int, help="at most N pages per data set (default all)")
     ap.add_argument("--rounds", type=int, default=3, help="timed rounds per system; the median counts (default 3)")
     ap.add_argument("--no-stages", action="store_true", help="skip the per-stage table of the default chain")
+    ap.add_argument("--models", type=Path, metavar="DIR", help="also run the default chain with the model files "
+                    "of DIR (block_classifier*.txt.gz, boilerplate_lexicon.tsv.gz; a missing one: the shipped one)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     datasets = list(LOADERS) if args.datasets == "all" else args.datasets.split(",")
     groups = load_groups(datasets, args.pages)
     systems = {"lxml parse": lxml_runner, "default": chain_runner(CONFIGS["default"]),
                "paper": chain_runner(CONFIGS["paper"])}
+    if args.models:
+        systems[f"default ({args.models})"] = chain_runner(models_config(args.models))
     traf = trafilatura_runner()
     if traf:
         systems["trafilatura"] = traf
@@ -179,9 +196,11 @@ def main(argv=None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{n} pages ({', '.join(datasets)}), one process, median of {args.rounds} rounds; load average {load:.2f}")
     for name, rate in rates.items():
-        print(f"  {name:12s} {rate:8.1f} pages/s")
+        print(f"  {name:{max(12, *map(len, rates))}s} {rate:8.1f} pages/s")
     if traf:
         print(f"default / trafilatura: x{rates['default'] / rates['trafilatura']:.2f} (target x3)")
+        if args.models:
+            print(f"default ({args.models}) / trafilatura: x{rates[f'default ({args.models})'] / rates['trafilatura']:.2f}")
     print(f"default / lxml parse: x{rates['default'] / rates['lxml parse']:.3f}")
     if not args.no_stages:
         print("\ndefault chain, ms per page by stage (one instrumented pass):")

@@ -93,6 +93,23 @@ PARAMS = dict(objective="binary", learning_rate=0.05, num_leaves=31, min_data_in
               seed=13, deterministic=True, num_threads=2, verbose=-1)
 LEXICON_DROPOUT = 0.25  # share of training sites whose lexical features are silenced (an unseen language)
 SNIPPET_PAGE_WEIGHT = 1.0  # a snippet page weighs as much as a full-text page (3.0 measured no better)
+
+
+@dataclass(frozen=True)
+class Boosting:
+    """One stage's boosting recipe: LightGBM rounds (trees), learning rate and leaves per tree.
+    Prediction time is linear in ``rounds`` (docs/DECISIONS.md, "Model size and prediction")."""
+
+    rounds: int = ROUNDS
+    learning_rate: float = PARAMS["learning_rate"]
+    num_leaves: int = PARAMS["num_leaves"]
+
+    def params(self, seed: int) -> dict:
+        """LightGBM parameters of this recipe with ``seed``."""
+        return {**PARAMS, "learning_rate": self.learning_rate, "num_leaves": self.num_leaves, "seed": seed}
+
+
+SHIPPED = Boosting()  # the recipe of the shipped models, both stages
 def page_blocks(html: str, signature):
     """Blocks and features of one page exactly as the learned chain sees them (lexical features 0:
     :func:`fill_lexical_features` sets them)."""
@@ -269,13 +286,13 @@ def _matrix(pages: list[PageRows], extra=None):
     return X, np.array(y), np.array(w)
 
 
-def _fit(pages, names, extra=None, seeds=(PARAMS["seed"],)) -> list:
+def _fit(pages, names, extra=None, seeds=(PARAMS["seed"],), recipe: Boosting = SHIPPED) -> list:
     """One LightGBM booster per seed (a seed ensemble: newsclean.transforms.learned.ModelEnsemble)."""
     import lightgbm as lgb
 
     X, y, w = _matrix(pages, extra)
-    return [lgb.train({**PARAMS, "seed": seed}, lgb.Dataset(X, y, weight=w, feature_name=list(names)),
-                      num_boost_round=ROUNDS) for seed in seeds]
+    return [lgb.train(recipe.params(seed), lgb.Dataset(X, y, weight=w, feature_name=list(names)),
+                      num_boost_round=recipe.rounds) for seed in seeds]
 
 
 def _predict(boosters, pages, extra=None) -> list[list[float]]:
@@ -297,14 +314,14 @@ def _fold(key: str) -> int:
     return int(hashlib.sha1(key.encode()).hexdigest(), 16) % FOLDS
 
 
-def out_of_fold(tune: list[PageRows], seeds, names=FEATURE_NAMES) -> list[list[float]]:
+def out_of_fold(tune: list[PageRows], seeds, names=FEATURE_NAMES, recipe: Boosting = SHIPPED) -> list[list[float]]:
     """Stage-1 probabilities for every tune page from a model that never saw its site
-    (``tune``'s rows hold the columns ``names``)."""
+    (``tune``'s rows hold the columns ``names``; stage 1 fitted with ``recipe``)."""
     probs: list[list[float] | None] = [None] * len(tune)
     for k in range(FOLDS):
         train = [p for p in tune if _fold(p.key) != k]
         held = [i for i, p in enumerate(tune) if _fold(p.key) == k]
-        boosters = _fit(train, names, seeds=seeds)
+        boosters = _fit(train, names, seeds=seeds, recipe=recipe)
         for i, pr in zip(held, _predict(boosters, [tune[i] for i in held])):
             probs[i] = pr
     return probs
@@ -342,7 +359,8 @@ def select_columns(pages: list[PageRows], names) -> list[PageRows]:
 
 
 def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path, split: str = "tune",
-          seeds=(PARAMS["seed"],), holdout: str | None = None, names=FEATURE_NAMES, stage1_only: bool = False) -> None:
+          seeds=(PARAMS["seed"],), holdout: str | None = None, names=FEATURE_NAMES, stage1_only: bool = False,
+          recipes: tuple[Boosting, Boosting] = (SHIPPED, SHIPPED)) -> None:
     """Fit the lexicon and both stages on the pages of ``split``, write them, print the accuracy on the other split.
 
     ``holdout``: a data set left out (leave-one-data-set-out): the model is fitted on the ``split`` pages
@@ -350,6 +368,7 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
     ``names``: the block features to train on (a feature-group ablation; the model files record them).
     ``stage1_only``: fit and write stage 1 only (a sixth of the work: no out-of-fold fits; for quick
     ablations, scored with ``LearnedParams(use_context=False)``).
+    ``recipes``: the boosting recipes of stage 1 and stage 2 (a model-size variant; default the shipped one).
     """
     if holdout is None:
         tune = [p for p in pages if p.split == split]
@@ -359,7 +378,7 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
         test = [p for p in pages if p.split == split and p.dataset == holdout]
     lexicon = fill_lexical_features(tune, test)
     tune, test = select_columns(tune, names), select_columns(test, names)
-    stage1 = _fit(tune, names, seeds=seeds)
+    stage1 = _fit(tune, names, seeds=seeds, recipe=recipes[0])
     out.parent.mkdir(parents=True, exist_ok=True)
     save(stage1, out)
     save_lexicon(lexicon, lexicon_out)
@@ -367,7 +386,8 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
         if test:
             print(f"held-out {holdout or 'split'}: stage 1 word-weighted accuracy {accuracy(_predict(stage1, test), test):.3f}")
         return
-    stage2 = _fit(tune, (*names, *CONTEXT_FEATURE_NAMES), _context(tune, out_of_fold(tune, seeds, names)), seeds=seeds)
+    stage2 = _fit(tune, (*names, *CONTEXT_FEATURE_NAMES), _context(tune, out_of_fold(tune, seeds, names, recipes[0])),
+                  seeds=seeds, recipe=recipes[1])
     save(stage2, context_out)
     if test:
         p1 = _predict(stage1, test)
@@ -390,6 +410,16 @@ def feature_names(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(n for n in names if n not in drop_features)
 
 
+def recipes(args: argparse.Namespace) -> tuple[Boosting, Boosting]:
+    """Stage 1's and stage 2's boosting recipes from ``--rounds``/``--learning-rate``/``--num-leaves`` and their
+    ``--context-*`` counterparts (each unset one: stage 1's value, or the shipped one)."""
+    stage1 = Boosting(args.rounds or ROUNDS, args.learning_rate or PARAMS["learning_rate"],
+                      args.num_leaves or PARAMS["num_leaves"])
+    stage2 = Boosting(args.context_rounds or stage1.rounds, args.context_learning_rate or stage1.learning_rate,
+                      args.context_num_leaves or stage1.num_leaves)
+    return stage1, stage2
+
+
 def train_lodo(args: argparse.Namespace) -> int:
     """Leave-one-data-set-out models: for each held-out set (``args.holdout_set``, or every set for
     ``all``), the three model files trained without it, in ``args.lodo_dir/<set>/``."""
@@ -401,7 +431,8 @@ def train_lodo(args: argparse.Namespace) -> int:
         folder = args.lodo_dir / name
         copies = [PageRows(**{**vars(p), "feats": p.feats.copy()}) for p in pages]  # lexical columns are rewritten
         train(copies, folder / DEFAULT_MODEL.name, folder / DEFAULT_CONTEXT_MODEL.name, folder / DEFAULT_LEXICON.name,
-              args.train_split, seeds, holdout=name, names=feature_names(args), stage1_only=args.stage1_only)
+              args.train_split, seeds, holdout=name, names=feature_names(args), stage1_only=args.stage1_only,
+              recipes=recipes(args))
         print(f"{name} held out: models in {folder} after {time.time() - t0:.0f} s", flush=True)
     return 0
 
@@ -434,6 +465,13 @@ def main(argv=None) -> int:
                     help="train and write stage 1 only (quick ablations; score with use_context=False)")
     ap.add_argument("--drop-features", default="", help="comma-separated single features left out (an ablation "
                     "of one piece of evidence inside a group, e.g. site_text_support)")
+    for prefix, stage in (("", "stage 1"), ("context-", "stage 2")):
+        default = "stage 1's" if prefix else None
+        ap.add_argument(f"--{prefix}rounds", type=int, help=f"{stage} boosting rounds (default {default or ROUNDS})")
+        ap.add_argument(f"--{prefix}learning-rate", type=float,
+                        help=f"{stage} learning rate (default {default or PARAMS['learning_rate']})")
+        ap.add_argument(f"--{prefix}num-leaves", type=int,
+                        help=f"{stage} leaves per tree (default {default or PARAMS['num_leaves']})")
     args = ap.parse_args(argv)
     try:
         feature_names(args)
@@ -450,7 +488,7 @@ def main(argv=None) -> int:
     print(f"{len(pages)} pages, {sum(len(p.feats) for p in pages)} blocks from {len(TRAIN_SETS)} data sets "
           f"in {time.time() - t0:.0f} s", file=sys.stderr)
     train(pages, args.out, args.context_out, args.lexicon_out, args.train_split,
-          tuple(range(args.seed, args.seed + args.ensemble)), names=feature_names(args))
+          tuple(range(args.seed, args.seed + args.ensemble)), names=feature_names(args), recipes=recipes(args))
     print(f"models written to {args.out}, {args.context_out} and {args.lexicon_out} in {time.time() - t0:.0f} s")
     return 0
 

@@ -20,7 +20,14 @@ from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty
 from newsclean.transforms.dynamic_noise import TextCounts, candidate_nodes
 from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, _Subtree, context_features
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, strip_marks
-from newsclean.transforms.parse import _RAW_TEXT_SPAN, _word_count, prefix_word_counts, repair_markup, resolve_noscript
+from newsclean.transforms.parse import (
+    _RAW_TEXT_SPAN,
+    _word_count,
+    prefix_word_counts,
+    raw_text_spans,
+    repair_markup,
+    resolve_noscript,
+)
 from newsclean.transforms.postprocess import PostProcessParams, remove_non_informative
 from newsclean.transforms.text import count_words
 
@@ -186,6 +193,23 @@ def test_noscript_resolution_matches_three_regex_passes(html):
     assert resolve_noscript(html) == _noscript_reference(html)
 
 
+_SPAN_PIECES = (
+    "<script", "<SCRIPT ", "<script>", "</script", "</script>", "</script >", "</scrIpt\n>", "</script\u2003>",
+    "<style", "<Style>", "</style>", "</STYLE\t>", "<!--", "<!-->", "-->", "--", "<noscript", "<noscript a=1>",
+    "<NoScript>", "</noscript>", "</noscript\u00a0>", "</noscript x>", "<scripts", "<noscripts>", "<stylex", ">",
+    "<", "</", "x", " ", "\u00e9", "\u0130", "\u0131", "\u017f", "_", "1",
+)
+
+
+def test_raw_text_spans_are_the_regex_matches():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(_SPAN_PIECES) for _ in range(rng.randint(0, 14)))
+        assert raw_text_spans(text) == [(m.start(), m.end(), *m.span(1)) for m in _RAW_TEXT_SPAN.finditer(text)], text
+
+
 def test_long_s_noscript_is_read_like_any_other():
     # its words are most of the page's, so the tags go and the text stays (unwrapped)
     assert resolve_noscript(NOSCRIPT_PAGES[3]) == "Long s matches s without case<p>x</p>"
@@ -340,3 +364,87 @@ def test_direct_lightgbm_call_predicts_as_booster_predict():
     expected = booster.predict(X, num_threads=1)
     assert np.array_equal(booster_predict(booster, X), expected)
     assert np.array_equal(booster_predict(booster, np.asfortranarray(X)), expected)  # the wrapper's path
+
+
+# --- metadata: extruct's microdata and OpenGraph passes skipped where they cannot add anything ----------
+
+METADATA_PAGES = [
+    # an article item nested in a WebPage item (not a top-level item: extruct does not return it alone)
+    '<html><head><title>T</title></head><body><div itemscope itemtype="https://schema.org/WebPage">'
+    '<div itemprop="mainEntity" itemscope itemtype="https://schema.org/NewsArticle"><h1 itemprop="headline">H</h1>'
+    '<span itemprop="author">Ann Lee</span></div></div></body></html>',
+    # only items of other types: the microdata pass adds nothing
+    '<html><head><title>T</title></head><body><ol itemscope itemtype="http://schema.org/BreadcrumbList">'
+    '<li itemprop="itemListElement">News</li></ol><p itemscope itemtype="http://schema.org/Person">'
+    '<span itemprop="name">Bo</span></p></body></html>',
+    # two types on one item, the article type second, upper case
+    '<html><body><article itemscope itemtype="http://schema.org/Thing http://schema.org/NEWSARTICLE">'
+    '<meta itemprop="datePublished" content="2020-02-03"><p itemprop="articleBody">Body text.</p></article></body></html>',
+    # OpenGraph values that <meta> reading does not keep: blank content, a property with spaces, upper case
+    '<html><head><meta property="og:title" content="  "><meta property=" og:site_name" content="Site">'
+    '<meta property="OG:Description" content="Desc"><meta property="article:tag" content="a, b"></head>'
+    '<body><meta property="og:image" content="/in-body.jpg"><p>x</p></body></html>',
+    # every OpenGraph property already read from <meta>: the OpenGraph pass adds nothing
+    '<html><head><meta property="og:title" content="OG title"><meta property="og:url" content="http://e.x/a">'
+    '</head><body><h1>x</h1></body></html>',
+]
+
+
+@pytest.mark.parametrize("html", METADATA_PAGES)
+def test_metadata_without_the_skipped_extruct_passes_is_the_same(html, monkeypatch):
+    from newsclean.transforms import metadata as md
+
+    fast = md.read_metadata(_tree(html))
+    monkeypatch.setattr(md, "_has_article_item", lambda root: True)  # always run extruct's microdata pass
+    monkeypatch.setattr(md, "_HEAD_PROPERTIES", lambda root: ["\x00 not a key"])  # always run the OpenGraph pass
+    assert fast == md.read_metadata(_tree(html))
+
+
+def test_article_microdata_is_found_by_the_precheck():
+    from newsclean.transforms.metadata import _has_article_item, read_metadata
+
+    assert _has_article_item(_tree(METADATA_PAGES[2]))
+    assert not _has_article_item(_tree(METADATA_PAGES[1]))
+    assert read_metadata(_tree(METADATA_PAGES[2])).article_body == "Body text."
+
+
+# --- model size: a stage trained with fewer rounds is the longer one's first trees ---------------------
+
+def _train_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "train_block_classifier.py"
+    spec = importlib.util.spec_from_file_location("train_block_classifier_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_boosting_recipes_from_the_command_line():
+    script = _train_script()
+    args = script.argparse.Namespace(rounds=None, learning_rate=None, num_leaves=None, context_rounds=300,
+                                     context_learning_rate=None, context_num_leaves=None)
+    stage1, stage2 = script.recipes(args)
+    assert stage1 == script.SHIPPED and stage1.rounds == 400
+    assert (stage2.rounds, stage2.learning_rate, stage2.num_leaves) == (300, stage1.learning_rate, stage1.num_leaves)
+
+
+def test_fewer_rounds_give_the_first_trees_of_more_rounds():
+    # what makes a stage-2 model cut to its first k trees (Booster.model_to_string(num_iteration=k)) the model
+    # that ``--context-rounds k`` trains: bagging and feature sampling draw the same per round
+    import lightgbm as lgb
+    import numpy as np
+
+    script = _train_script()
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 6))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(scale=0.5, size=600) > 0).astype(int)
+    params = {**script.Boosting(num_leaves=7).params(13), "min_data_in_leaf": 10, "num_threads": 1}
+    long = lgb.train(params, lgb.Dataset(X, y), num_boost_round=12)
+    short = lgb.train(params, lgb.Dataset(X, y), num_boost_round=8)
+    assert np.array_equal(long.predict(X, num_iteration=8), short.predict(X))
+    assert not np.array_equal(long.predict(X), short.predict(X))

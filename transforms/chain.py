@@ -218,7 +218,8 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction.
 
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
-    (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
+    (no block kept), ``TOO_SHORT`` (fewer than ``min_words`` words kept) or ``NOT_ARTICLE`` (a listing page,
+    only with ``LearnedParams.listing`` set: :mod:`newsclean.transforms.listing`).
     """
     page = prepare_blocks(html, signature, config)
     blocks, meta = page.blocks, page.meta

@@ -28,8 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from newsclean.schemas.records import RejectReason
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.coherence import BodyEvidenceParams, CoherenceParams, body_evidence_keep, coherent_keep
+from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.features import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
@@ -39,6 +41,14 @@ from newsclean.transforms.features import (
     context_groups,
 )
 from newsclean.transforms.lexicon import load_lexicon
+from newsclean.transforms.listing import ListingParams, listing_reason
+from newsclean.transforms.recurring import RecurringTextParams, recurring_text_keep
+from newsclean.transforms.region_recall import (
+    BodyRecallParams,
+    RegionRecallParams,
+    body_recall_keep,
+    region_recall_keep,
+)
 from newsclean.transforms.side_content import SideContentParams, side_content_keep
 from newsclean.transforms.site_profile import SiteCheckParams, site_recheck
 from newsclean.transforms.site_vote import SiteVoteParams, vote_probabilities
@@ -79,6 +89,10 @@ class LearnedParams:
     body_evidence: BodyEvidenceParams | None = None  # articleBody as evidence (coherence.body_evidence_keep); None = off
     site_vote: SiteVoteParams | None = None  # the site vote (newsclean.transforms.site_vote); None = off
     side_content: SideContentParams | None = None  # side boxes dropped last (newsclean.transforms.side_content); None = off
+    region_recall: tuple[RegionRecallParams, ...] | None = None  # article region recall, in order (newsclean.transforms.region_recall); None = off
+    body_recall: BodyRecallParams | None = None  # articleBody kept when mostly dropped (region_recall.body_recall_keep); None = off
+    listing: ListingParams | None = None  # listing pages as not_article rejects (newsclean.transforms.listing); None = off
+    recurring: RecurringTextParams | None = None  # site-recurring short texts dropped (newsclean.transforms.recurring); None = off
 
 
 ENSEMBLE_SEPARATOR = "\n\x1e\n"
@@ -225,22 +239,40 @@ def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: Learn
 def page_level_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool], ctx: PageContext,
                     params: LearnedParams = LearnedParams()) -> list[bool]:
     """The page-level steps after the per-block decision, each when its parameters are set: page
-    coherence and the ``articleBody`` evidence (:mod:`newsclean.transforms.coherence`), then the site
+    coherence, the article region recall (:mod:`newsclean.transforms.region_recall`) and the ``articleBody``
+    evidence (:mod:`newsclean.transforms.coherence`), then the site
     check (:func:`newsclean.transforms.site_profile.site_recheck`), last the side-content step
-    (:func:`newsclean.transforms.side_content.side_content_keep`). Returns new keep flags, one per block."""
+    (:func:`newsclean.transforms.side_content.side_content_keep`), then recurring texts
+    (:func:`newsclean.transforms.recurring.recurring_text_keep`). Returns new keep flags, one per block."""
     keep = list(keep)
     if params.coherence is not None:
         keep = coherent_keep(blocks, probs, keep, params.coherence)
+    for region in params.region_recall or ():
+        keep = region_recall_keep(blocks, probs, keep, region)
+    if params.body_recall is not None:
+        keep = body_recall_keep(blocks, probs, keep, ctx.article_body, params.body_recall)
     if params.body_evidence is not None:
         keep = body_evidence_keep(blocks, probs, keep, ctx.article_body, params.body_evidence)
     keep = site_recheck(blocks, probs, keep, ctx.site, params.site_check) if params.site_check else keep
-    return side_content_keep(blocks, probs, keep, params.side_content) if params.side_content else keep
+    keep = side_content_keep(blocks, probs, keep, params.side_content) if params.side_content else keep
+    if params.recurring is not None:  # after the side-content step, as measured (docs/DECISIONS.md "Recurring texts")
+        keep = recurring_text_keep(blocks, probs, keep, ctx.title, ctx.site, params.recurring)
+    return keep
 
 
 def classify_learned(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[bool]:
     """Keep flags of :func:`keep_flags` for ``blocks``, then :func:`page_level_keep`; with ``params.site_vote``
-    the probabilities first go through the site vote (:func:`newsclean.transforms.site_vote.vote_probabilities`)."""
+    the probabilities first go through the site vote (:func:`newsclean.transforms.site_vote.vote_probabilities`).
+
+    Raises:
+        ExtractionError: ``NOT_ARTICLE`` when ``params.listing`` is set and the neighbours show the page is a
+            listing (:func:`newsclean.transforms.listing.listing_reason`, the reason in the message).
+    """
     probs = content_probabilities(blocks, ctx, params)
+    vote = ctx.site.vote if ctx.site is not None else None
     if params.site_vote is not None:
-        probs = vote_probabilities(blocks, probs, ctx.site.vote if ctx.site is not None else None, params.site_vote)
-    return page_level_keep(blocks, probs, keep_flags(probs, [b.num_words for b in blocks], params), ctx, params)
+        probs = vote_probabilities(blocks, probs, vote, params.site_vote)
+    keep = page_level_keep(blocks, probs, keep_flags(probs, [b.num_words for b in blocks], params), ctx, params)
+    if params.listing is not None and (reason := listing_reason(blocks, probs, keep, vote, params.listing)):
+        raise ExtractionError(RejectReason.NOT_ARTICLE, reason)
+    return keep

@@ -61,6 +61,12 @@ _RAW_TEXT_SPAN = re.compile(
     re.I | re.S,
 )
 _NOSCRIPT_START = re.compile(r"<noscript\b", re.I)
+# Where a _RAW_TEXT_SPAN match can start (group 1: script or style): the spans are then found by this
+# pattern and plain substring searches (:func:`raw_text_spans`) instead of the lazy ``.*?`` scans.
+_SPAN_START = re.compile(r"<(?:(script|style)\b|!--|noscript\b)", re.I)
+#: Characters other than ASCII that ``re.I`` matches to a letter of "script", "style" or "noscript"
+#: (U+0130, U+0131, U+017F; found by trying every code point), and which ``str.lower`` does not map to it.
+_CASE_FOLD_TRAPS = ("\u0130", "\u0131", "\u017f")
 _TAG = re.compile(r"<[^>]*>")
 _PARSERS = threading.local()
 MAX_DEPTH = 512
@@ -204,28 +210,83 @@ def resolve_noscript(text: str, unwrap_ratio: float = NOSCRIPT_UNWRAP_RATIO) -> 
     """
     if not _NOSCRIPT_START.search(text):  # one C scan (lowering the text first costs more)
         return text
-    spans = list(_RAW_TEXT_SPAN.finditer(text))  # one regex pass; the text between spans is sliced out
-    inner = [m.group(1) for m in spans if m.group(1) is not None]
+    spans = raw_text_spans(text)  # one pass; the text between spans is sliced out
+    inner = [text[s[2]:s[3]] for s in spans if s[2] >= 0]
     if not inner:
         return text
     inner_words = sum(_word_count(part) for part in inner)
     unwrap = inner_words > 0 and inner_words >= unwrap_ratio * (
         inner_words + _outside_words_bound(_join_outside(text, spans), inner_words, unwrap_ratio))
-    return _replace_spans(text, spans, lambda m: m.group(0) if m.group(1) is None else (m.group(1) if unwrap else " "))
+    return _replace_spans(text, spans, lambda s: text[s[0]:s[1]] if s[2] < 0 else (text[s[2]:s[3]] if unwrap else " "))
 
 
-def _join_outside(text: str, spans: list[re.Match]) -> str:
-    """``text`` with every span replaced by one space: ``_RAW_TEXT_SPAN.sub(" ", text)`` from its matches."""
-    return _replace_spans(text, spans, lambda m: " ")
+Span = tuple[int, int, int, int]
+"""A raw-text span: ``(start, end, inner start, inner end)``, the inner part a ``<noscript>``'s content
+(``-1, -1`` for a script, style or comment): ``m.start(), m.end(), *m.span(1)`` of a _RAW_TEXT_SPAN match."""
 
 
-def _replace_spans(text: str, spans: list[re.Match], replace) -> str:
-    """``_RAW_TEXT_SPAN.sub(replace, text)`` given the pattern's matches in ``text`` (non-empty, in order)."""
+def raw_text_spans(text: str) -> list[Span]:
+    """Every match of ``_RAW_TEXT_SPAN.finditer(text)`` as a :data:`Span`, in order (the same spans).
+
+    The regex scans script bodies character by character for their end; here each span's start comes
+    from :data:`_SPAN_START` and its end from a substring search of the lowercased text, which has the
+    same result when ``text`` holds none of :data:`_CASE_FOLD_TRAPS` (else the regex runs)."""
+    if any(c in text for c in _CASE_FOLD_TRAPS):
+        return [(m.start(), m.end(), *m.span(1)) for m in _RAW_TEXT_SPAN.finditer(text)]
+    spans: list[Span] = []
+    pos = 0
+    while (m := _SPAN_START.search(text, pos)) is not None:
+        span = _span_from(text, m)
+        if span is None:
+            pos = m.start() + 1  # no end: the regex fails here and tries the next character
+        else:
+            spans.append(span)
+            pos = span[1]
+    return spans
+
+
+def _span_from(text: str, start: re.Match) -> Span | None:
+    """The :data:`Span` whose opening :data:`_SPAN_START` matched at ``start``, or None when it has no end."""
+    i, kind = start.start(), start.group(1)
+    if kind is not None:  # <script\b.*?</script\s*>, <style\b.*?</style\s*>
+        end = _end_tag(text, kind.lower(), start.end())
+        return None if end is None else (i, end[1], -1, -1)
+    if text.startswith("<!--", i):  # <!--.*?-->
+        j = text.find("-->", i + 4)
+        return None if j < 0 else (i, j + 3, -1, -1)
+    gt = text.find(">", start.end())  # <noscript\b[^>]*>(.*?)</noscript\s*>
+    end = None if gt < 0 else _end_tag(text, "noscript", gt + 1)
+    return None if end is None else (i, end[1], gt + 1, end[0])
+
+
+def _end_tag(text: str, name: str, pos: int) -> tuple[int, int] | None:
+    """``(start, end)`` of the first ``</name\\s*>`` (``name`` lowercase, matched without case) at or after
+    ``pos``: what a lazy ``.*?`` followed by that pattern finds; None when there is none. Without
+    :data:`_CASE_FOLD_TRAPS` in ``text``, ``str.lower`` of a piece equals ``name`` exactly when ``re.I`` matches it."""
+    while (j := text.find("</", pos)) >= 0:
+        k = j + 2 + len(name)
+        if text[j + 2:k].lower() == name:
+            while k < len(text) and text[k].isspace():  # \s: str.isspace, as re's Unicode whitespace
+                k += 1
+            if k < len(text) and text[k] == ">":
+                return j, k + 1
+        pos = j + 1
+    return None
+
+
+def _join_outside(text: str, spans: list[Span]) -> str:
+    """``text`` with every span replaced by one space: ``_RAW_TEXT_SPAN.sub(" ", text)`` from its spans."""
+    return _replace_spans(text, spans, lambda span: " ")
+
+
+def _replace_spans(text: str, spans: list[Span], replace) -> str:
+    """``_RAW_TEXT_SPAN.sub`` of ``text`` given the pattern's spans in ``text`` (non-empty, in order);
+    ``replace`` maps a :data:`Span` to its replacement."""
     parts, end = [], 0
-    for m in spans:
-        parts.append(text[end:m.start()])
-        parts.append(replace(m))
-        end = m.end()
+    for span in spans:
+        parts.append(text[end:span[0]])
+        parts.append(replace(span))
+        end = span[1]
     parts.append(text[end:])
     return "".join(parts)
 

@@ -95,12 +95,15 @@ class PageSummary:
 class SiteVote:
     """The site vote (:mod:`newsclean.transforms.site_vote`): per block structure, ``keys`` (``array('Q')``
     bytes of structure digests), ``support`` (neighbour pages holding it, one byte each, capped at 255) and
-    ``means`` (the site's mean content probability x 255, one byte each); ``pages``: neighbour pages learnt from."""
+    ``means`` (the site's mean content probability x 255, one byte each); ``pages``: neighbour pages learnt from;
+    ``article_pages``: those on which the classifier is sure of an article (:mod:`newsclean.transforms.listing`;
+    0 when the chain does not ask for it)."""
 
     pages: int
     keys: bytes = b""
     support: bytes = b""
     means: bytes = b""
+    article_pages: int = 0
 
     def table(self) -> dict[int, tuple[int, float]]:
         """Structure digest -> (pages holding it, site mean content probability in [0, 1])."""

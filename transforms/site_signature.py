@@ -1,4 +1,5 @@
-"""Learning a site's signature for a chain: static noise, site profile and, when the chain has one, the site vote.
+"""Learning a site's signature for a chain: static noise, site profile and, when the chain asks, the site vote
+and the listing check's evidence (:mod:`newsclean.transforms.listing`).
 
 The one place that runs the chain on neighbour pages while learning (issue #17): the pipeline's signature
 step (:func:`newsclean.pipeline.stages.learn_signature`), ``newsclean.extract`` and ``newsclean eval`` call
@@ -14,18 +15,29 @@ from dataclasses import replace
 from newsclean.transforms.chain import ChainConfig, prepare_blocks
 from newsclean.transforms.features import PageContext
 from newsclean.transforms.learned import content_probabilities
+from newsclean.transforms.listing import is_sure_article
+from newsclean.transforms.site_profile import SiteVote
 from newsclean.transforms.site_vote import learn_site_vote, page_vote
 from newsclean.transforms.static_noise import StaticNoiseSignature, learn_static_noise, learn_static_noise_trees
 
 
+def classifies_neighbours(config: ChainConfig) -> bool:
+    """Whether :func:`learn_site_signature` runs ``config``'s block classifier on the neighbour pages (a site
+    vote or the listing check is set, and the static stage is on); otherwise it is :func:`learn_static_noise`."""
+    learned = config.learned
+    return config.static is not None and learned is not None and (learned.site_vote is not None
+                                                                  or learned.listing is not None)
+
+
 def learn_site_signature(htmls: Iterable[str], config: ChainConfig) -> StaticNoiseSignature | None:
     """The static-noise signature of a neighbour sample (decoded HTML pages of one site/category) for chain
-    ``config``, with the site vote in its profile when ``config.learned.site_vote`` is set: each distinct
+    ``config``, with the site vote in its profile when ``config.learned.site_vote`` is set, and the neighbour
+    pages holding a sure article (``SiteVote.article_pages``) when ``config.learned.listing`` is: each distinct
     neighbour is parsed once (:func:`~newsclean.transforms.static_noise.learn_static_noise_trees`), then its
     tree goes through the chain's stages with that signature and the block classifier scores its blocks
     (:func:`~newsclean.transforms.site_vote.page_vote`).
 
-    Returns None when ``config.static`` is None (static stage off); without a vote setting exactly
+    Returns None when ``config.static`` is None (static stage off); without either setting exactly
     :func:`~newsclean.transforms.static_noise.learn_static_noise`'s signature. A neighbour on which the
     chain raises is left out of the vote. Raises what the classifier's model loading raises
     (``FileNotFoundError``, ``ValueError``).
@@ -33,17 +45,23 @@ def learn_site_signature(htmls: Iterable[str], config: ChainConfig) -> StaticNoi
     if config.static is None:
         return None
     params = config.learned.site_vote if config.learned is not None else None
-    if params is None:
+    listing = config.learned.listing if config.learned is not None else None
+    if params is None and listing is None:
         return learn_static_noise(htmls, config.static)
     signature, trees = learn_static_noise_trees(htmls, config.static)
     if signature.profile is None:
         return signature
-    votes = []
+    votes, articles = [], 0
     for root in trees:
         try:
             page = prepare_blocks("", signature, config, root=root)
         except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning, as in learn_static_noise
             continue
         ctx = PageContext(page.meta.title, bool(signature), signature.profile, page.meta.article_body)
-        votes.append(page_vote(page.blocks, content_probabilities(page.blocks, ctx, config.learned)))
-    return replace(signature, profile=replace(signature.profile, vote=learn_site_vote(votes, params)))
+        probs = content_probabilities(page.blocks, ctx, config.learned)
+        votes.append(page_vote(page.blocks, probs) if params is not None else {})
+        articles += listing is not None and is_sure_article(page.blocks, probs, listing)
+    vote = learn_site_vote(votes, params) if params is not None else (SiteVote(len(votes)) if len(votes) >= 2 else None)
+    if vote is not None and listing is not None:
+        vote = replace(vote, article_pages=articles)
+    return replace(signature, profile=replace(signature.profile, vote=vote))

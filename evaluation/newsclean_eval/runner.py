@@ -181,12 +181,13 @@ class _Signatures:
 
     def get(self, sample: Sequence[EvalPage], params, config=None):
         """``(signature, learning seconds)`` for the sample's pages and ``StaticNoiseParams``; learnt once.
-        With ``config`` (a chain configuration whose ``learned.site_vote`` is set) the signature also carries
-        the site vote (:func:`newsclean.transforms.site_signature.learn_site_signature`), learnt once per classifier."""
+        With ``config`` (a chain configuration whose ``learned.site_vote`` or ``learned.listing`` is set) the signature
+        also carries the site vote and the listing evidence
+        (:func:`newsclean.transforms.site_signature.learn_site_signature`), learnt once per classifier."""
         from newsclean.transforms.chain import learn_static_noise
-        from newsclean.transforms.site_signature import learn_site_signature
+        from newsclean.transforms.site_signature import classifies_neighbours, learn_site_signature
 
-        vote = config is not None and config.learned is not None and config.learned.site_vote is not None
+        vote = config is not None and classifies_neighbours(config.with_(static=params))
         key = (tuple(p.page_id for p in sample), params, config.learned if vote else None)
         if key not in self.memo:
             start = time.perf_counter()

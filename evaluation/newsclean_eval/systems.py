@@ -37,6 +37,9 @@ from pathlib import Path
 
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
 from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+from newsclean.transforms.listing import ListingParams
+from newsclean.transforms.recurring import RecurringTextParams
+from newsclean.transforms.region_recall import REGION_RECALL_STEPS
 from newsclean.transforms.side_content import SideContentParams
 from newsclean.transforms.site_vote import SiteVoteParams
 
@@ -149,6 +152,10 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
         if base.learned.body_evidence is not None:
             out.append(make("no-body-evidence", "− articleBody evidence", "stages",
                             base.with_(learned=replace(base.learned, body_evidence=None))))
+        region = None if base.learned.region_recall is not None else REGION_RECALL_STEPS
+        out.append(make("no-region-recall" if region is None else "region-recall",
+                        "− article region recall" if region is None else "+ article region recall", "stages",
+                        base.with_(learned=replace(base.learned, region_recall=region))))
         side = None if base.learned.side_content is not None else SideContentParams()
         out.append(make("no-side-content" if side is None else "side-content",
                         "− side content" if side is None else "+ side content", "stages",
@@ -162,6 +169,14 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
         else:
             out.append(make("site-vote", "+ site vote", "stages",
                             base.with_(learned=replace(base.learned, site_vote=SiteVoteParams())), neighbour_only=True))
+        recurring = None if base.learned.recurring is not None else RecurringTextParams()
+        out.append(make("no-recurring" if recurring is None else "recurring",
+                        "− recurring texts" if recurring is None else "+ recurring texts", "stages",
+                        base.with_(learned=replace(base.learned, recurring=recurring)), neighbour_only=True))
+        listing = None if base.learned.listing is not None else ListingParams()
+        out.append(make("no-listing" if listing is None else "listing",
+                        "− listing check" if listing is None else "+ listing check", "stages",
+                        base.with_(learned=replace(base.learned, listing=listing)), neighbour_only=True))
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",

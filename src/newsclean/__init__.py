@@ -21,7 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from newsclean.transforms.chain import CONFIGS, MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.parse import decode_html
-from newsclean.transforms.site_signature import learn_site_signature
+from newsclean.transforms.site_signature import classifies_neighbours, learn_site_signature
 from newsclean.transforms.static_noise import StaticNoiseParams, StaticNoiseSignature, learn_static_noise
 
 try:
@@ -71,7 +71,7 @@ def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str 
     """
     config = chain if isinstance(chain, ChainConfig) else CONFIGS[chain]
     if signature is None and neighbours is not None:
-        vote = config.learned is not None and config.learned.site_vote is not None and config.static is not None
-        # with a site vote (off in the default) the neighbours also go through this chain's classifier
-        signature = learn_site_signature([_as_text(p) for p in neighbours], config) if vote else learn_signature(neighbours)
+        # with a site vote or the listing check (off in the default) the neighbours also go through this chain's classifier
+        signature = (learn_site_signature([_as_text(p) for p in neighbours], config) if classifies_neighbours(config)
+                     else learn_signature(neighbours))
     return extract_article(_as_text(html), signature, config, url=url, min_words=min_words)

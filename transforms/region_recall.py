@@ -1,0 +1,231 @@
+"""Recall of the article's region beyond the classifier's main container (issue #11, "recall collapse": on
+sites no model saw, the classifier keeps one fragment of an article and drops the rest at moderate
+probability).
+
+:func:`newsclean.transforms.coherence.coherent_keep` rescues dropped prose only in the container holding
+most kept words and its siblings of the same tag and class. Modern article markup splits one article
+further: paragraphs sit in sibling *wrappers* of the same structure (``div.story-text`` in each
+``div.container__row``, split by inline ads, embeds and pull quotes), under an ``<article>``, an
+``itemprop="articleBody"`` element or a body class (``article-body``, ``entry-content``). The *article
+region* here is, by ``scope``:
+
+* ``"path"``: every text container whose structural path (tag and class of the container and of its
+  ``levels`` nearest ancestors) equals the main container's, wherever it sits: the template repeats the
+  wrapper around each run of paragraphs (site profiles key content containers the same way,
+  :mod:`newsclean.transforms.site_profile`);
+* ``"ancestor"``: every text container inside the main container's ``levels``-th ancestor, as long as that
+  ancestor holds at most ``max_scope_share`` of the page's words (not the whole page);
+* ``"markup"``: every text container inside the outermost ancestor-or-self of the main container marked as
+  an article (``<article>``, ``<main>``, ``role=main``, ``itemprop``/``property`` ``articleBody``, or an
+  article-body class/id name: :data:`newsclean.transforms.structure.BODY_NAME`) that holds at most
+  ``max_scope_share`` of the page's words (a ``div.story-text`` wrapper inside ``<article>``: the article).
+
+Several regions may be applied in turn (:data:`REGION_RECALL_STEPS`). Inside the region a dropped block is
+kept when it reads as prose (:func:`newsclean.transforms.coherence.is_prose`) and its content probability is
+at least ``min_probability``; comment threads (class/id tokens in :data:`COMMENT_WORDS`) are never rescued.
+With ``max_kept_share`` set the step acts only on pages where the region's kept words are less than that
+share of its kept plus candidate words: a page whose kept text is a fragment of the prose around it is
+re-examined, a page whose article was kept whole is left alone. The same container rule as Readability's
+``grabArticle`` (sibling paragraphs of the top candidate join it) and Viveros-Jiménez 2018 §4's ancestor
+groups, applied after a learned classifier.
+
+:func:`body_recall_keep` is the recall side of the JSON-LD/microdata ``articleBody`` evidence: when the body
+is on the page but mostly dropped, the blocks it contains are kept.
+
+Both are off by default (``LearnedParams.region_recall`` and ``LearnedParams.body_recall`` None;
+:data:`REGION_RECALL_STEPS` is the recommendation); measured on leave-one-data-set-out tune pages in
+docs/DECISIONS.md, "Article region recall".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lxml import etree
+
+from newsclean.transforms.ancestor_filter import nth_ancestor, paragraph_of
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.coherence import CoherenceParams, _signature, is_prose, main_container, text_container
+from newsclean.transforms.side_content import class_tokens
+from newsclean.transforms.structure import MIN_BODY_WORDS, _marks, body_support, body_words_and_bigrams
+
+SCOPES = ("path", "ancestor", "markup")
+
+COMMENT_WORDS = ("comment", "comments", "reply", "respond", "disqus")
+"""Class/id tokens of comment threads, whose paragraphs repeat the article's structure: never rescued."""
+
+
+@dataclass(frozen=True)
+class RegionRecallParams:
+    """Settings of :func:`region_recall_keep`. ``scope``: one of :data:`SCOPES` (module docstring);
+    ``levels``: ancestors in the structural path (``"path"``) or up to the scope element (``"ancestor"``);
+    ``max_scope_share`` in [0, 1]: the scope element of ``"ancestor"``/``"markup"`` may hold at most this share
+    of the page's block words; ``min_probability`` in [0, 1], ``max_link_density`` (linked words / words),
+    ``min_words`` and ``sentence_end``: which dropped blocks are prose worth keeping
+    (:func:`~newsclean.transforms.coherence.is_prose`); ``max_kept_share`` in [0, 1] or None: act only when the
+    kept words in the region are below this share of the kept words plus the candidates' (None: always);
+    ``skip_words``: class/id tokens (:func:`newsclean.transforms.side_content.class_tokens`) that exclude a
+    candidate when its container or one of its ``skip_levels`` nearest ancestors carries one (comment threads
+    repeat the article's paragraph structure); ``path_needs_class``: the ``"path"`` scope only when the main
+    container's structural path carries a class (not ``div < div < div``); ``heading_probability`` in [0, 1] or
+    None: a dropped heading of the region (its paragraph element's tag in ``heading_tags``; any length, link
+    density <= ``max_link_density``) with at least this probability is kept too (None: off).
+    Raises ValueError for a scope not in :data:`SCOPES` or negative ``levels``."""
+
+    scope: str = "markup"
+    levels: int = 2
+    max_scope_share: float = 0.9
+    min_probability: float = 0.1
+    max_link_density: float = 0.2
+    min_words: int = 10
+    sentence_end: bool = True
+    max_kept_share: float | None = None
+    skip_words: tuple[str, ...] = COMMENT_WORDS
+    skip_levels: int = 5
+    path_needs_class: bool = False
+    heading_probability: float | None = None
+    heading_tags: tuple[str, ...] = ("h2", "h3", "h4", "h5", "h6")
+
+    def __post_init__(self):
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {SCOPES}, got {self.scope!r}")
+        if self.levels < 0:
+            raise ValueError(f"levels must be >= 0, got {self.levels}")
+
+
+REGION_RECALL_STEPS = (
+    RegionRecallParams(scope="markup"),
+    RegionRecallParams(scope="ancestor", levels=2, max_kept_share=0.5),
+)
+"""The measured recommendation (docs/DECISIONS.md, "Article region recall"), applied in order: prose of the
+outermost article-marked element around the main container, then, on pages whose kept text is less than half
+of the prose around it, the prose under the main container's grandparent. Off in the shipped configuration."""
+
+
+def structural_path(el: etree._Element, levels: int) -> tuple[tuple[str, str], ...]:
+    """Tag and sorted class attribute of ``el`` and of its ``levels`` nearest ancestors (fewer at the root),
+    ``el`` first."""
+    out = []
+    node = el
+    for _ in range(levels + 1):
+        if node is None:
+            break
+        out.append(_signature(node))
+        node = node.getparent()
+    return tuple(out)
+
+
+def _words_under(scope: etree._Element, blocks: Sequence[TextBlock],
+                 containers: Sequence[etree._Element]) -> tuple[list[bool], int]:
+    """Per block, whether its container lies under ``scope`` (or is it), and the words of those blocks."""
+    under = set(scope.iter())
+    inside = [c in under for c in containers]
+    return inside, sum(b.num_words for b, i in zip(blocks, inside) if i)
+
+
+def _is_heading(block: TextBlock, p: float, params: RegionRecallParams) -> bool:
+    return (params.heading_probability is not None and p >= params.heading_probability and block.num_words > 0
+            and block.link_density <= params.max_link_density and paragraph_of(block.container).tag in params.heading_tags)
+
+
+def _has_class_word(el: etree._Element, words: Sequence[str], levels: int) -> bool:
+    node = el
+    for _ in range(levels + 1):
+        if node is None:
+            return False
+        if not class_tokens(node).isdisjoint(words):
+            return True
+        node = node.getparent()
+    return False
+
+
+def article_region(blocks: Sequence[TextBlock], keep: Sequence[bool], params: RegionRecallParams) -> list[bool]:
+    """Per block, True when its text container (:func:`~newsclean.transforms.coherence.text_container`) lies in
+    the article region of ``params.scope`` around the main container (:func:`~newsclean.transforms.coherence.main_container`).
+    All False when no block with words is kept or the scope has no element of allowed size."""
+    main = main_container(blocks, keep)
+    if main is None:
+        return [False] * len(blocks)
+    containers = [text_container(b) for b in blocks]
+    if params.scope == "path":
+        target = structural_path(main, params.levels)
+        if params.path_needs_class and not any(cls for _, cls in target):
+            return [False] * len(blocks)
+        memo: dict[etree._Element, bool] = {}
+        for c in containers:
+            if c not in memo:
+                memo[c] = structural_path(c, params.levels) == target
+        return [memo[c] for c in containers]
+    limit = params.max_scope_share * sum(b.num_words for b in blocks)
+    if params.scope == "ancestor":
+        inside, held = _words_under(nth_ancestor(main, params.levels), blocks, containers)
+        return inside if held <= limit else [False] * len(blocks)
+    marked = [n for n in (main, *main.iterancestors()) if isinstance(n.tag, str) and any(_marks(n))]
+    for node in reversed(marked):  # outermost first: the first one of allowed size
+        inside, held = _words_under(node, blocks, containers)
+        if held <= limit:
+            return inside
+    return [False] * len(blocks)
+
+
+def region_recall_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                       params: RegionRecallParams = RegionRecallParams()) -> list[bool]:
+    """``keep`` with the dropped prose blocks of the article region (:func:`article_region`) whose probability
+    is at least ``params.min_probability`` kept too; with ``params.max_kept_share`` only when the region's kept
+    words are below that share of its prose words. Never drops a block. Same length as ``blocks``.
+    Raises ValueError when the three sequences differ in length."""
+    if not len(blocks) == len(probs) == len(keep):
+        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
+    region = article_region(blocks, keep, params)
+    if not any(region):
+        return list(keep)
+    prose = CoherenceParams(max_link_density=params.max_link_density, min_words=params.min_words,
+                            sentence_end=params.sentence_end)
+    candidates = [r and not k and (p >= params.min_probability and is_prose(b, prose) or _is_heading(b, p, params))
+                  and not (params.skip_words and _has_class_word(b.container, params.skip_words, params.skip_levels))
+                  for b, p, k, r in zip(blocks, probs, keep, region)]
+    if params.max_kept_share is not None:
+        kept = sum(b.num_words for b, k, r in zip(blocks, keep, region) if k and r)
+        prose_words = kept + sum(b.num_words for b, c in zip(blocks, candidates) if c)
+        if kept >= params.max_kept_share * prose_words:
+            return list(keep)
+    return [k or c for k, c in zip(keep, candidates)]
+
+
+@dataclass(frozen=True)
+class BodyRecallParams:
+    """Settings of :func:`body_recall_keep`: the ``articleBody`` is trusted when the page's blocks with at least
+    half of their word bigrams in it hold at least ``min_found`` (in [0, 1]) of its words; the step acts when the
+    kept blocks with that support hold less than ``max_kept_share`` (in [0, 1]) of its words; then a dropped block
+    of at least ``min_words`` words with support >= ``keep_support`` and probability >= ``min_probability`` is kept."""
+
+    min_found: float = 0.6
+    max_kept_share: float = 0.5
+    keep_support: float = 0.8
+    min_probability: float = 0.0
+    min_words: int = 5
+
+
+def body_recall_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool], article_body: str | None,
+                     params: BodyRecallParams = BodyRecallParams()) -> list[bool]:
+    """``keep`` with the blocks of the page's JSON-LD/microdata ``articleBody`` (schema.org) kept when the kept text
+    is a fragment of it (:class:`BodyRecallParams`): the recall side of
+    :func:`newsclean.transforms.coherence.body_evidence_keep`, which keeps by support on every page and measured
+    worse on teaser bodies; here the body must be on the page and mostly dropped. Support: share in [0, 1] of a
+    block's word bigrams in the body (:func:`newsclean.transforms.structure.body_support`). Unchanged without a
+    body of :data:`~newsclean.transforms.structure.MIN_BODY_WORDS` words. Never drops a block.
+    Raises ValueError when the three sequences differ in length."""
+    if not len(blocks) == len(probs) == len(keep):
+        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
+    words, pairs = body_words_and_bigrams(article_body)
+    if len(words) < MIN_BODY_WORDS:
+        return list(keep)
+    body_set = set(words)
+    support = [body_support(b.text, body_set, pairs) for b in blocks]
+    found = sum(b.num_words for b, s in zip(blocks, support) if s >= 0.5)
+    kept = sum(b.num_words for b, s, k in zip(blocks, support, keep) if s >= 0.5 and k)
+    if found < params.min_found * len(words) or kept >= params.max_kept_share * len(words):
+        return list(keep)
+    return [k or (s >= params.keep_support and p >= params.min_probability and b.num_words >= params.min_words)
+            for b, p, k, s in zip(blocks, probs, keep, support)]
