@@ -87,6 +87,8 @@ TRAIN_SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readabilit
 NEIGHBOURS = 10
 FOLDS = 4  # stage-1 out-of-fold predictions for stage 2, folds by site
 ROUNDS = 400
+CONTEXT_ROUNDS = 300  # stage 2: its first 300 trees held LODO F1 and predict 34 % faster (docs/DECISIONS.md)
+SHIPPED_GROUPS = tuple(g for g in FEATURE_GROUPS if g not in ("site", "structure"))  # trained, not shipped (DECISIONS)
 ENSEMBLE = 1  # boosters per stage, averaged (3 measured no better on either half, at 3x the prediction time)
 PARAMS = dict(objective="binary", learning_rate=0.05, num_leaves=31, min_data_in_leaf=40,
               feature_fraction=0.8, bagging_fraction=0.8, bagging_freq=1, lambda_l2=1.0,
@@ -109,7 +111,7 @@ class Boosting:
         return {**PARAMS, "learning_rate": self.learning_rate, "num_leaves": self.num_leaves, "seed": seed}
 
 
-SHIPPED = Boosting()  # the recipe of the shipped models, both stages
+SHIPPED = Boosting()  # the recipe of the shipped stage 1 (stage 2: the same with CONTEXT_ROUNDS rounds)
 def page_blocks(html: str, signature):
     """Blocks and features of one page exactly as the learned chain sees them (lexical features 0:
     :func:`fill_lexical_features` sets them)."""
@@ -415,7 +417,7 @@ def recipes(args: argparse.Namespace) -> tuple[Boosting, Boosting]:
     ``--context-*`` counterparts (each unset one: stage 1's value, or the shipped one)."""
     stage1 = Boosting(args.rounds or ROUNDS, args.learning_rate or PARAMS["learning_rate"],
                       args.num_leaves or PARAMS["num_leaves"])
-    stage2 = Boosting(args.context_rounds or stage1.rounds, args.context_learning_rate or stage1.learning_rate,
+    stage2 = Boosting(args.context_rounds or CONTEXT_ROUNDS, args.context_learning_rate or stage1.learning_rate,
                       args.context_num_leaves or stage1.num_leaves)
     return stage1, stage2
 
@@ -455,9 +457,9 @@ def main(argv=None) -> int:
                          "score with newsclean eval --lodo LODO_DIR")
     ap.add_argument("--lodo-dir", type=Path, default=LODO_DIR,
                     help=f"folder of the leave-one-data-set-out models (default {LODO_DIR.relative_to(REPO)})")
-    ap.add_argument("--feature-groups", default=",".join(FEATURE_GROUPS),
-                    help="comma-separated feature groups to train on (default: all, "
-                         "newsclean.transforms.features.FEATURE_GROUPS)")
+    ap.add_argument("--feature-groups", default=",".join(SHIPPED_GROUPS),
+                    help="comma-separated feature groups to train on (default: the shipped ones, every group of "
+                         "newsclean.transforms.features.FEATURE_GROUPS but site and structure)")
     ap.add_argument("--features-cache", type=Path, default=None, metavar="FILE",
                     help="read the collected pages from FILE when it exists, else collect and write them there")
     ap.add_argument("--drop-groups", default="", help="comma-separated feature groups left out (an ablation)")
@@ -467,7 +469,8 @@ def main(argv=None) -> int:
                     "of one piece of evidence inside a group, e.g. site_text_support)")
     for prefix, stage in (("", "stage 1"), ("context-", "stage 2")):
         default = "stage 1's" if prefix else None
-        ap.add_argument(f"--{prefix}rounds", type=int, help=f"{stage} boosting rounds (default {default or ROUNDS})")
+        ap.add_argument(f"--{prefix}rounds", type=int,
+                        help=f"{stage} boosting rounds (default {CONTEXT_ROUNDS if prefix else ROUNDS})")
         ap.add_argument(f"--{prefix}learning-rate", type=float,
                         help=f"{stage} learning rate (default {default or PARAMS['learning_rate']})")
         ap.add_argument(f"--{prefix}num-leaves", type=int,

@@ -426,11 +426,14 @@ def _train_script():
 
 def test_boosting_recipes_from_the_command_line():
     script = _train_script()
-    args = script.argparse.Namespace(rounds=None, learning_rate=None, num_leaves=None, context_rounds=300,
+    args = script.argparse.Namespace(rounds=None, learning_rate=None, num_leaves=None, context_rounds=None,
                                      context_learning_rate=None, context_num_leaves=None)
     stage1, stage2 = script.recipes(args)
     assert stage1 == script.SHIPPED and stage1.rounds == 400
     assert (stage2.rounds, stage2.learning_rate, stage2.num_leaves) == (300, stage1.learning_rate, stage1.num_leaves)
+    args.context_rounds, args.num_leaves = 250, 15
+    stage1, stage2 = script.recipes(args)
+    assert (stage1.num_leaves, stage2.rounds, stage2.num_leaves) == (15, 250, 15)
 
 
 def test_fewer_rounds_give_the_first_trees_of_more_rounds():

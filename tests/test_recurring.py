@@ -74,7 +74,7 @@ def test_parameters_and_lengths_are_checked():
         recurring_text_keep(BLOCKS, [0.5], KEEP, None, SITE)
 
 
-def test_run_last_by_page_level_keep_when_set_and_off_in_the_shipped_chain():
+def test_run_last_by_page_level_keep_when_set_and_on_in_the_shipped_chain():
     from newsclean.transforms.chain import DEFAULT_CONFIG
 
     ctx = PageContext("Katrina death toll rises to 832", True, SITE)
@@ -82,14 +82,15 @@ def test_run_last_by_page_level_keep_when_set_and_off_in_the_shipped_chain():
     assert page_level_keep(BLOCKS, probs, KEEP, ctx, LearnedParams()) == KEEP
     on = page_level_keep(BLOCKS, probs, KEEP, ctx, LearnedParams(recurring=RecurringTextParams()))
     assert on == [True, True, False, True]
-    assert DEFAULT_CONFIG.learned.recurring is None
+    assert DEFAULT_CONFIG.learned.recurring == RecurringTextParams()
 
 
 def test_eval_has_its_ablation_row():
     from newsclean.transforms.chain import DEFAULT_CONFIG
     from newsclean_eval.systems import ablations
 
-    rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}
-    assert rows["recurring"].config.learned.recurring == RecurringTextParams() and rows["recurring"].neighbour_only
-    on = DEFAULT_CONFIG.with_(learned=rows["recurring"].config.learned)
-    assert {s.id: s for s in ablations(on)}["no-recurring"].config.learned.recurring is None
+    rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}  # the default carries the step: the row takes it out
+    assert rows["no-recurring"].config.learned.recurring is None and rows["no-recurring"].neighbour_only
+    assert "recurring" not in rows
+    off = DEFAULT_CONFIG.with_(learned=rows["no-recurring"].config.learned)
+    assert {s.id: s for s in ablations(off)}["recurring"].config.learned.recurring == RecurringTextParams()

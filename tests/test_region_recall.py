@@ -105,8 +105,8 @@ def test_comment_threads_are_never_rescued():
     assert sum(region_recall_keep(blocks, probs, keep, RegionRecallParams(scope="path", levels=1, skip_words=()))) == 3
 
 
-def test_page_level_keep_runs_the_recommended_steps_in_order_and_is_off_by_default():
-    assert LearnedParams().region_recall is None and DEFAULT_CONFIG.learned.region_recall is None
+def test_page_level_keep_runs_the_recommended_steps_in_order_and_ships_in_the_default():
+    assert LearnedParams().region_recall is None and DEFAULT_CONFIG.learned.region_recall == REGION_RECALL_STEPS
     blocks, texts, probs, keep = _page()
     ctx = PageContext("Budget", False, None, None)
     assert page_level_keep(blocks, probs, keep, ctx, LearnedParams()) == keep
@@ -148,10 +148,12 @@ def test_eval_has_the_region_recall_ablation_row():
     from newsclean_eval.systems import ablations
 
     rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}
-    row = rows["region-recall"]
-    assert row.config.learned.region_recall == REGION_RECALL_STEPS
+    row = rows["no-region-recall"]  # the default carries the step: the row takes it out
+    assert row.config.learned.region_recall is None
     assert row.config.learned.side_content == DEFAULT_CONFIG.learned.side_content  # one thing changed
-    assert "no-region-recall" not in rows
+    assert "region-recall" not in rows
+    off = DEFAULT_CONFIG.with_(learned=row.config.learned)
+    assert {s.id: s for s in ablations(off)}["region-recall"].config.learned.region_recall == REGION_RECALL_STEPS
 
 
 def test_headings_of_the_region_only_when_asked():

@@ -38,6 +38,8 @@ from newsclean.transforms.marks import DYNAMIC, STATIC, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
+from newsclean.transforms.recurring import RecurringTextParams
+from newsclean.transforms.region_recall import REGION_RECALL_STEPS
 from newsclean.transforms.side_content import SideContentParams
 from newsclean.transforms.site_profile import SiteCheckParams
 from newsclean.transforms.static_noise import (  # learn_static_noise re-exported: harness, explain, bench use it
@@ -134,16 +136,19 @@ LEARNED_CONFIG = ChainConfig(
     blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True),
     boilerpipe=None,
     ancestor=None,
-    learned=LearnedParams(coherence=CoherenceParams(),
+    learned=LearnedParams(coherence=CoherenceParams(), region_recall=REGION_RECALL_STEPS,
                           body_evidence=BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
-                          site_check=SiteCheckParams(), side_content=SideContentParams()),
+                          site_check=SiteCheckParams(), side_content=SideContentParams(),
+                          recurring=RecurringTextParams()),
 )
 """Papers' stages as features of a learned block classifier (transforms/learned.py), then the page-level
-steps: coherence and the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py),
-the site check against the neighbours' content container (transforms/site_profile.py), and side boxes
-(related, share, "read also" teasers) dropped last (transforms/side_content.py). Chosen on
-leave-one-data-set-out F1 (docs/DECISIONS.md, "Page-level steps"); the site vote (transforms/site_vote.py)
-is measured there and off."""
+steps: coherence, the article region's dropped prose kept when the kept text is a fragment of it
+(transforms/region_recall.py), the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py),
+the site check against the neighbours' content container (transforms/site_profile.py), side boxes
+(related, share, "read also" teasers; transforms/side_content.py), and short unsure lines that recur on the
+site's neighbour pages (transforms/recurring.py). Chosen on leave-one-data-set-out F1 (docs/DECISIONS.md,
+"Page-level steps"); the site vote (transforms/site_vote.py) and the listing-page reject
+(transforms/listing.py) are measured there and off."""
 
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
 """Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1, docs/eval.md)."""
