@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms.ancestor_filter import paragraph_of
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.structure import MIN_BODY_WORDS, body_support, body_words_and_bigrams
 
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u0964](?:\s|$|[\"'\u201d\u2019)\u00bb])")
@@ -101,8 +101,7 @@ def coherent_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Seq
     """``keep`` with the dropped prose blocks of the main region (:func:`main_region`) whose probability
     is at least ``params.min_probability`` kept too (:func:`is_prose`). Same length as ``blocks``;
     a kept block is never dropped. Raises ValueError when the three sequences differ in length."""
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
+    check_block_lengths(blocks, probs, keep)
     region = main_region(blocks, keep, params.same_signature_siblings)
     if not region:
         return list(keep)
@@ -149,8 +148,7 @@ def body_evidence_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep
     each block's support being :func:`newsclean.transforms.structure.body_support` (share in [0, 1] of its word
     bigrams in the body). Unchanged without a body of :data:`~newsclean.transforms.structure.MIN_BODY_WORDS` words
     or when the body is not found on the page. Raises ValueError when the sequences differ in length."""
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
+    check_block_lengths(blocks, probs, keep)
     words, pairs = body_words_and_bigrams(article_body)
     if len(words) < MIN_BODY_WORDS:
         return list(keep)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.site_profile import SiteVote
 
 
@@ -87,8 +87,7 @@ def listing_reason(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Se
     Raises:
         ValueError: ``blocks``, ``probs`` and ``keep`` differ in length.
     """
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"{len(blocks)} blocks, {len(probs)} probabilities, {len(keep)} keep flags")
+    check_block_lengths(blocks, probs, keep)
     if vote is None or vote.pages < 2 or vote.article_pages < params.min_site_share * vote.pages:
         return None
     if any(p >= params.sure for p in probs):

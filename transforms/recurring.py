@@ -18,8 +18,8 @@ that the annotators kept. So a kept block is dropped (:func:`recurring_text_keep
   ``\\w+`` runs, lower case).
 
 Costs no neighbour pass: the texts are in the profile the static-noise learning builds. Without a
-profile (fewer than two neighbour pages) nothing changes. Off by default (``LearnedParams.recurring``
-None). Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md "Recurring texts".
+profile (fewer than two neighbour pages) nothing changes. Shipped in the default (``LearnedParams.recurring``;
+None: off). Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md "Recurring texts".
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.site_profile import SiteProfile, text_digest
 
 _TOKEN = re.compile(r"\w+")
@@ -80,8 +80,7 @@ def recurring_text_keep(blocks: Sequence[TextBlock], probs: Sequence[float], kee
     Raises:
         ValueError: ``blocks``, ``probs`` and ``keep`` differ in length.
     """
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"{len(blocks)} blocks, {len(probs)} probabilities, {len(keep)} keep flags")
+    check_block_lengths(blocks, probs, keep)
     keep = list(keep)
     if profile is None or not profile.text_keys:
         return keep

@@ -32,9 +32,9 @@ groups, applied after a learned classifier.
 :func:`body_recall_keep` is the recall side of the JSON-LD/microdata ``articleBody`` evidence: when the body
 is on the page but mostly dropped, the blocks it contains are kept.
 
-Both are off by default (``LearnedParams.region_recall`` and ``LearnedParams.body_recall`` None;
-:data:`REGION_RECALL_STEPS` is the recommendation); measured on leave-one-data-set-out tune pages in
-docs/DECISIONS.md, "Article region recall".
+The shipped default runs :data:`REGION_RECALL_STEPS` (``LearnedParams.region_recall``); ``body_recall`` is off
+(``LearnedParams.body_recall`` None: it never fired on the shared pages). Measured on leave-one-data-set-out tune
+pages in docs/DECISIONS.md, "Article region recall".
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms.ancestor_filter import nth_ancestor, paragraph_of
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.coherence import CoherenceParams, _signature, is_prose, main_container, text_container
 from newsclean.transforms.side_content import class_tokens
 from newsclean.transforms.structure import MIN_BODY_WORDS, _marks, body_support, body_words_and_bigrams
@@ -100,7 +100,7 @@ REGION_RECALL_STEPS = (
 )
 """The measured recommendation (docs/DECISIONS.md, "Article region recall"), applied in order: prose of the
 outermost article-marked element around the main container, then, on pages whose kept text is less than half
-of the prose around it, the prose under the main container's grandparent. Off in the shipped configuration."""
+of the prose around it, the prose under the main container's grandparent. Shipped in the default configuration."""
 
 
 def structural_path(el: etree._Element, levels: int) -> tuple[tuple[str, str], ...]:
@@ -175,8 +175,7 @@ def region_recall_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep
     is at least ``params.min_probability`` kept too; with ``params.max_kept_share`` only when the region's kept
     words are below that share of its prose words. Never drops a block. Same length as ``blocks``.
     Raises ValueError when the three sequences differ in length."""
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
+    check_block_lengths(blocks, probs, keep)
     region = article_region(blocks, keep, params)
     if not any(region):
         return list(keep)
@@ -216,8 +215,7 @@ def body_recall_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: 
     block's word bigrams in the body (:func:`newsclean.transforms.structure.body_support`). Unchanged without a
     body of :data:`~newsclean.transforms.structure.MIN_BODY_WORDS` words. Never drops a block.
     Raises ValueError when the three sequences differ in length."""
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
+    check_block_lengths(blocks, probs, keep)
     words, pairs = body_words_and_bigrams(article_body)
     if len(words) < MIN_BODY_WORDS:
         return list(keep)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.coherence import main_region, text_container
 
 SIDE_CLASS_WORDS = (
@@ -169,8 +169,7 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     kept; when the rule would drop every kept block with words, ``keep`` is returned unchanged.
     Raises ValueError when the three sequences differ in length.
     """
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
+    check_block_lengths(blocks, probs, keep)
     region = main_region(blocks, keep)
     if not region:
         return list(keep)

@@ -132,6 +132,13 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
     def make(sid: str, words: str, group: str, config: ChainConfig, **kw) -> System:
         return System(prefix + sid, f"{base.name} {words}", "ablation", config, group, **kw)
 
+    def toggle(field: str, on_value, sid: str, words: str, neighbour_only: bool = False) -> System:
+        """The page-level step ``field`` of ``base.learned`` taken out ("no-<sid>") when set, else put in."""
+        on = getattr(base.learned, field) is not None
+        return make(f"no-{sid}" if on else sid, f"{'−' if on else '+'} {words}", "stages",
+                    base.with_(learned=replace(base.learned, **{field: None if on else on_value})),
+                    neighbour_only=neighbour_only)
+
     decides = base.learned is None  # Boilerpipe and the ancestor filter decide only without a classifier
     out: list[System] = []
     stages = (("static", "static noise"), ("dynamic", "dynamic noise"), ("boilerpipe", "Boilerpipe"),
@@ -152,31 +159,14 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
         if base.learned.body_evidence is not None:
             out.append(make("no-body-evidence", "− articleBody evidence", "stages",
                             base.with_(learned=replace(base.learned, body_evidence=None))))
-        region = None if base.learned.region_recall is not None else REGION_RECALL_STEPS
-        out.append(make("no-region-recall" if region is None else "region-recall",
-                        "− article region recall" if region is None else "+ article region recall", "stages",
-                        base.with_(learned=replace(base.learned, region_recall=region))))
-        side = None if base.learned.side_content is not None else SideContentParams()
-        out.append(make("no-side-content" if side is None else "side-content",
-                        "− side content" if side is None else "+ side content", "stages",
-                        base.with_(learned=replace(base.learned, side_content=side))))
+        out.append(toggle("region_recall", REGION_RECALL_STEPS, "region-recall", "article region recall"))
+        out.append(toggle("side_content", SideContentParams(), "side-content", "side content"))
         if base.learned.site_check is not None:
             out.append(make("no-site-check", "− site check", "stages",
                             base.with_(learned=replace(base.learned, site_check=None)), neighbour_only=True))
-        if base.learned.site_vote is not None:
-            out.append(make("no-site-vote", "− site vote", "stages",
-                            base.with_(learned=replace(base.learned, site_vote=None)), neighbour_only=True))
-        else:
-            out.append(make("site-vote", "+ site vote", "stages",
-                            base.with_(learned=replace(base.learned, site_vote=SiteVoteParams())), neighbour_only=True))
-        recurring = None if base.learned.recurring is not None else RecurringTextParams()
-        out.append(make("no-recurring" if recurring is None else "recurring",
-                        "− recurring texts" if recurring is None else "+ recurring texts", "stages",
-                        base.with_(learned=replace(base.learned, recurring=recurring)), neighbour_only=True))
-        listing = None if base.learned.listing is not None else ListingParams()
-        out.append(make("no-listing" if listing is None else "listing",
-                        "− listing check" if listing is None else "+ listing check", "stages",
-                        base.with_(learned=replace(base.learned, listing=listing)), neighbour_only=True))
+        out += [toggle("site_vote", SiteVoteParams(), "site-vote", "site vote", neighbour_only=True),
+                toggle("recurring", RecurringTextParams(), "recurring", "recurring texts", neighbour_only=True),
+                toggle("listing", ListingParams(), "listing", "listing check", neighbour_only=True)]
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",
