@@ -26,8 +26,10 @@ read twice, once for ``(site, category) -> (SHA-1 of URL, WARC file, offset)`` r
 neighbour sample is chosen (the sampled pages' HTML is re-read by offset for learning), and once streaming
 ``read -> filter -> clean`` with the per-key signatures as a side input. Articles are spilled to Parquet
 (``OUT/_spill/``, inside the run's staging folder) while only :class:`ArticleKey` records (content hash,
-winner rank, MinHash signature: under 1 KB an article) go through exact and near dedup; the spilled rows are
+winner rank, MinHash signature: ~1.1 KB an article in Beam's coder) go through exact and near dedup; the spilled rows are
 then read back, streaming, and filtered by the dedup decisions (side inputs holding only the dropped ones).
+Exact dedup groups the keys with a ``GroupByKey``, not a combiner (:class:`KeepFirstFetched`: a lifted combiner's
+table held every article's key for the whole reading bundle).
 Parallelism is per WARC file (the files are spread; pages of one file are cleaned in order).
 """
 
@@ -552,7 +554,7 @@ class CleanPages(beam.PTransform):
 
 @dataclasses.dataclass(frozen=True)
 class ArticleKey:
-    """What dedup needs of one article, without its text or HTML (under 1 KB at the defaults).
+    """What dedup needs of one article, without its text or HTML (~1.1 KB in Beam's coder, ~2.1 KB as Python objects, at the defaults).
 
     Attributes:
         record: ``(warc_file, warc_offset)``: the WARC record the article came from (unique in a run).
@@ -590,34 +592,39 @@ def pick_winner(a, b):
     return a if _rank(a) <= _rank(b) else b
 
 
-class FirstFetchedFn(beam.CombineFn):
-    """CombineFn over the :class:`ArticleKey` of one content hash -> ``(winner, number of keys, losers' records)``.
+def first_fetched(keys) -> tuple[ArticleKey, int, tuple[tuple[str, int], ...]]:
+    """The :class:`ArticleKey` records of one content hash (any order, at least one) -> ``(winner, number of keys,
+    records of the others)``; the winner is the one :func:`pick_winner` keeps (smallest :func:`_rank`)."""
+    best, n, losers = None, 0, []
+    for key in keys:
+        n += 1
+        winner = pick_winner(best, key)
+        if best is not None:
+            losers.append((key if winner is best else best).record)
+        best = winner
+    return best, n, tuple(losers)
 
-    The accumulator is ``(best key or None, count, records of the others)``: one key per hash plus the
-    records of its duplicates in memory.
+
+def _winner_of_group(digest: str, keys) -> tuple[str, tuple]:
+    return digest, first_fetched(keys)
+
+
+class KeepFirstFetched(beam.PTransform):
+    """``(content hash, ArticleKey)`` -> ``(content hash, (winner, n, losers))`` (:func:`first_fetched`), with a
+    ``GroupByKey`` and a ``Map``.
+
+    Not a ``CombinePerKey``: a runner lifts a combiner into the stage before the shuffle, where Beam's
+    ``PGBKCVOperation`` keeps one accumulator (a decoded :class:`ArticleKey`, ~2.1 KB of Python objects with its
+    512-byte MinHash) per distinct hash, up to 100,000, for the whole bundle: in the DirectRunner's ``in_memory``
+    mode the reading and cleaning stage is one bundle, so every article's key stayed in memory until the last page
+    was cleaned (issue 15, docs/DECISIONS.md "Local runner and memory at scale"). Nearly every hash occurs once,
+    so the pre-combining saved no shuffle bytes either; the shuffle carries the same keys, encoded (~1.1 KB).
     """
 
-    def create_accumulator(self):
-        return None, 0, ()
-
-    def add_input(self, acc, key):
-        return self.merge_accumulators([acc, (key, 1, ())])
-
-    def merge_accumulators(self, accumulators):
-        best, n, losers = None, 0, []
-        for a, c, dropped in accumulators:
-            n += c
-            losers.extend(dropped)
-            if a is None:
-                continue
-            winner = pick_winner(best, a)
-            if best is not None:
-                losers.append((a if winner is best else best).record)
-            best = winner
-        return best, n, tuple(losers)
-
-    def extract_output(self, acc):
-        return acc
+    def expand(self, keyed):
+        return (keyed
+                | "GroupByContentHash" >> beam.GroupByKey()
+                | "PickWinner" >> beam.MapTuple(_winner_of_group))
 
 
 def _by_hash(key: ArticleKey):
@@ -664,7 +671,7 @@ class DedupExact(beam.PTransform):
             articles
             | "Keys" >> beam.Map(article_key, self.params)
             | "KeyByContentHash" >> beam.Map(_by_hash)
-            | "KeepFirstFetched" >> beam.CombinePerKey(FirstFetchedFn())
+            | "KeepFirstFetched" >> KeepFirstFetched()
             | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, main="keys")
         )
         return {"keys": out.keys, "losers": out[LOSERS_TAG], "counts": out[COUNTS_TAG]}

@@ -18,7 +18,7 @@ from newsclean.transforms.ancestor_filter import ancestor_groups
 from newsclean.transforms.blocks import BlockParams, extract_blocks, text_density, wrap_lines
 from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty
 from newsclean.transforms.dynamic_noise import TextCounts, candidate_nodes
-from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, _Subtree, context_features
+from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, _digits, _Subtree, context_features
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, strip_marks
 from newsclean.transforms.parse import (
     _RAW_TEXT_SPAN,
@@ -340,6 +340,13 @@ def test_subtree_membership_matches_the_set_of_the_subtree():
     assert not any(el in _Subtree(None) for el in elements)
 
 
+@pytest.mark.parametrize("text", ["", "no digits here", "12 March 2009, 10:45", "0123456789" * 3, "a1b2 c3 - 99%",
+                                  "\u0663\u0664 Arabic-Indic digits 12", "\u00b2 superscript two, \u2460 circled one 7",
+                                  "full\uff11width \uff12 and 3"])
+def test_digit_count_is_the_count_of_isdigit_characters(text):
+    assert _digits(text) == sum(1 for c in text if c.isdigit())
+
+
 def test_context_features_match_the_per_row_lists():
     p, groups, words = [0.1, 0.9, 0.8, 0.2, 0.7], [(0, 9), (1, 9), (1, 9), (2, 8), (2, 8)], [3, 0, 12, 5, 40]
     weights = [max(1, w) for w in words]
@@ -451,3 +458,26 @@ def test_fewer_rounds_give_the_first_trees_of_more_rounds():
     short = lgb.train(params, lgb.Dataset(X, y), num_boost_round=8)
     assert np.array_equal(long.predict(X, num_iteration=8), short.predict(X))
     assert not np.array_equal(long.predict(X), short.predict(X))
+
+
+def test_block_features_compute_only_the_groups_a_model_names(monkeypatch):
+    # a model trained without a group (--drop-groups) costs nothing for it at run time: its function is never called
+    import numpy as np
+
+    from newsclean.transforms import features
+
+    root = lxml.html.document_fromstring(
+        "<html><body><div class='nav'><a href='/'>Home</a> | <a href='/w'>World</a></div>"
+        "<p>First paragraph, with 3 commas, 2 digits and a phrase: read more.</p><p>Second one.</p></body></html>")
+    blocks = extract_blocks(root)
+    full = features.block_features(blocks)
+    names = [n for n in features.FEATURE_NAMES if n not in features.FEATURE_GROUPS["text"]]
+
+    def refuse(page):
+        raise AssertionError("the text group was computed for a model without it")
+
+    monkeypatch.setitem(features._GROUP_FUNCTIONS, "text", refuse)
+    sub = features.block_features(blocks, names=names)
+    assert np.array_equal(sub, full[:, [features.FEATURE_NAMES.index(n) for n in names]])
+    with pytest.raises(AssertionError, match="text group"):
+        features.block_features(blocks, names=["comma_ratio", "words_log"])

@@ -59,7 +59,9 @@ def text_container(block: TextBlock) -> etree._Element:
     return para if parent is None else parent
 
 
-def _signature(el: etree._Element) -> tuple[str, str]:
+def tag_class_signature(el: etree._Element) -> tuple[str, str]:
+    """``(tag, class tokens sorted and space-joined)`` of ``el``: siblings with equal signatures are one
+    repeated container (``("", ...)`` for a comment or processing instruction)."""
     return (el.tag if isinstance(el.tag, str) else "", " ".join(sorted((el.get("class") or "").split())))
 
 
@@ -84,8 +86,8 @@ def main_region(blocks: Sequence[TextBlock], keep: Sequence[bool], same_signatur
     region = {best}
     parent = best.getparent()
     if same_signature_siblings and parent is not None:
-        sig = _signature(best)
-        region.update(el for el in parent if el is not best and _signature(el) == sig)
+        sig = tag_class_signature(best)
+        region.update(el for el in parent if el is not best and tag_class_signature(el) == sig)
     return region
 
 

@@ -46,9 +46,15 @@ from lxml import etree
 
 from newsclean.transforms.ancestor_filter import nth_ancestor, paragraph_of
 from newsclean.transforms.blocks import TextBlock, check_block_lengths
-from newsclean.transforms.coherence import CoherenceParams, _signature, is_prose, main_container, text_container
+from newsclean.transforms.coherence import (
+    CoherenceParams,
+    is_prose,
+    main_container,
+    tag_class_signature,
+    text_container,
+)
 from newsclean.transforms.side_content import class_tokens
-from newsclean.transforms.structure import MIN_BODY_WORDS, _marks, body_support, body_words_and_bigrams
+from newsclean.transforms.structure import MIN_BODY_WORDS, article_marks, body_support, body_words_and_bigrams
 
 SCOPES = ("path", "ancestor", "markup")
 
@@ -111,7 +117,7 @@ def structural_path(el: etree._Element, levels: int) -> tuple[tuple[str, str], .
     for _ in range(levels + 1):
         if node is None:
             break
-        out.append(_signature(node))
+        out.append(tag_class_signature(node))
         node = node.getparent()
     return tuple(out)
 
@@ -161,7 +167,7 @@ def article_region(blocks: Sequence[TextBlock], keep: Sequence[bool], params: Re
     if params.scope == "ancestor":
         inside, held = _words_under(nth_ancestor(main, params.levels), blocks, containers)
         return inside if held <= limit else [False] * len(blocks)
-    marked = [n for n in (main, *main.iterancestors()) if isinstance(n.tag, str) and any(_marks(n))]
+    marked = [n for n in (main, *main.iterancestors()) if isinstance(n.tag, str) and any(article_marks(n))]
     for node in reversed(marked):  # outermost first: the first one of allowed size
         inside, held = _words_under(node, blocks, containers)
         if held <= limit:

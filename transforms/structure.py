@@ -52,7 +52,7 @@ MIN_BODY_WORDS = 20
 _WORD = re.compile(r"\w+")
 
 
-def _marks(el: etree._Element) -> tuple[bool, bool, bool]:
+def article_marks(el: etree._Element) -> tuple[bool, bool, bool]:
     """(article container, articleBody property, body class/id name) of ``el`` itself."""
     tag = el.tag if isinstance(el.tag, str) else ""
     prop = f"{el.get('itemprop') or ''} {el.get('property') or ''}".lower()
@@ -77,7 +77,7 @@ class _PathMarks:
             node = node.getparent()
         state = self._memo[node] if node is not None else (False, False, False, None)
         for node in reversed(chain):
-            container, body_prop, body_name = _marks(node)
+            container, body_prop, body_name = article_marks(node)
             nearest = node if (container or body_name) else state[3]
             state = (state[0] or container, state[1] or body_prop, state[2] or body_name, nearest)
             self._memo[node] = state

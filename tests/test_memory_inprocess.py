@@ -1,0 +1,107 @@
+"""Issue 15 item 1, what grew with the corpus in one process (docs/DECISIONS.md "Local runner and memory at scale").
+
+- The reading and cleaning stage holds no per-article table: exact dedup is a GroupByKey, not a combiner that a
+  runner lifts into that stage (Beam's pre-combining table kept every article's decoded key for the whole bundle,
+  which in the ``in_memory`` mode is the whole input).
+- A run whose DoFns execute in the launching process (``in_memory``) allocates Arrow memory from the system
+  allocator, not from pyarrow's default pool (mimalloc or jemalloc), which kept the pages freed by the last stage's
+  Parquet readers and writers.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.options.pipeline_options import PipelineOptions
+from warc_builder import Response, article_page, paragraph, write_warc
+
+from newsclean.pipeline import stages
+from newsclean.pipeline.clean import _in_process, arrow_system_pool, run_clean
+from newsclean.pipeline.dedup import SignatureEntry
+from newsclean.pipeline.options import CleanConfig
+from newsclean.pipeline.stages import ArticleKey, first_fetched
+
+
+def _key(url: str, minute: int, offset: int) -> ArticleKey:
+    fetched = datetime(2024, 5, 1, 12, minute, tzinfo=UTC)
+    return ArticleKey(("a.warc.gz", offset), "same-hash", (fetched, url, "a.warc.gz", offset),
+                      SignatureEntry(f"id-{offset}", (1,), b"\0" * 8))
+
+
+def test_the_earliest_fetch_wins_in_any_order_and_the_others_are_losers():
+    late, early_z, early_a = _key("http://a/1", 30, 10), _key("http://z/2", 5, 20), _key("http://a/3", 5, 30)
+    for order in ([late, early_z, early_a], [early_a, late, early_z], [early_z, early_a, late]):
+        winner, n, losers = first_fetched(order)
+        assert winner is early_a and n == 3
+        assert sorted(losers) == [("a.warc.gz", 10), ("a.warc.gz", 20)]
+    assert first_fetched([late]) == (late, 1, ())
+
+
+def test_the_reading_stage_holds_no_pre_combining_table(tmp_path):
+    from test_scale_pipeline import _fused_stages, _stage_of
+
+    stages_ = _fused_stages(tmp_path)
+    read = _stage_of(stages_, "ReadWarc/ReadRecords")
+    assert _stage_of(stages_, "DedupExact/KeepFirstFetched/GroupByContentHash/Write") == read
+    assert not [name for name in stages_[read] if "Precombine" in name or "Combine" in name]
+
+
+def test_the_system_pool_holds_inside_the_block_and_the_previous_one_comes_back(monkeypatch):
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    before = pa.default_memory_pool()
+    with arrow_system_pool():
+        assert pa.default_memory_pool().backend_name == "system"
+    assert pa.default_memory_pool().backend_name == before.backend_name
+    try:
+        with arrow_system_pool():
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    assert pa.default_memory_pool().backend_name == before.backend_name
+
+
+def test_a_pool_the_user_chose_is_kept(monkeypatch):
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")  # read at pyarrow's import; only presence matters
+    before = pa.default_memory_pool().backend_name
+    with arrow_system_pool():
+        assert pa.default_memory_pool().backend_name == before
+
+
+def test_only_runs_in_this_process_count_as_in_process():
+    def opts(*args):
+        return PipelineOptions(list(args))
+
+    assert _in_process(opts())
+    assert _in_process(opts("--runner", "DirectRunner", "--direct_running_mode", "in_memory"))
+    assert _in_process(opts("--direct_running_mode=multi_threading"))
+    assert not _in_process(opts("--direct_running_mode", "multi_processing", "--direct_num_workers", "2"))
+    assert not _in_process(opts("--runner", "PortableRunner"))
+    assert not _in_process(opts("--runner", "DataflowRunner"))
+
+
+def test_an_in_memory_run_cleans_with_the_system_pool_and_gives_the_same_rows(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    t0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
+    pages = [Response(f"http://alpha.test/news/{i}.html",
+                      article_page("alpha", "news", f"Story {i}", [paragraph(10 * i + j) for j in range(3)]).encode(),
+                      headers=[("Content-Type", "text/html; charset=utf-8")], date=t0 + timedelta(minutes=i))
+             for i in range(4)]
+    warc = write_warc(tmp_path / "warc" / "a.warc.gz", "alpha", "news", pages)
+    seen: list[str] = []
+    clean_page = stages.clean_page
+
+    def spy(*args, **kwargs):  # looked up in stages' globals at call time, in this process
+        seen.append(pa.default_memory_pool().backend_name)
+        return clean_page(*args, **kwargs)
+
+    before = pa.default_memory_pool().backend_name
+    monkeypatch.setattr(stages, "clean_page", spy)
+    summary = run_clean(CleanConfig(warc=str(warc.parent), out=str(tmp_path / "out")),
+                        ["--direct_running_mode", "in_memory"])
+    assert seen == ["system"] * 4
+    assert pa.default_memory_pool().backend_name == before
+    rows = pq.read_table(tmp_path / "out" / "articles").to_pylist()
+    assert summary.articles_written == len(rows) == 4
+    assert sorted(r["url"] for r in rows) == [p.url for p in pages]
