@@ -111,7 +111,10 @@ class Boosting:
         return {**PARAMS, "learning_rate": self.learning_rate, "num_leaves": self.num_leaves, "seed": seed}
 
 
-SHIPPED = Boosting()  # the recipe of the shipped stage 1 (stage 2: the same with CONTEXT_ROUNDS rounds)
+SHIPPED = Boosting()  # the recipe of the shipped stage 1
+SHIPPED_CONTEXT = Boosting(rounds=CONTEXT_ROUNDS)  # the recipe of the shipped stage 2
+
+
 def page_blocks(html: str, signature):
     """Blocks and features of one page exactly as the learned chain sees them (lexical features 0:
     :func:`fill_lexical_features` sets them)."""
@@ -362,7 +365,7 @@ def select_columns(pages: list[PageRows], names) -> list[PageRows]:
 
 def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path, split: str = "tune",
           seeds=(PARAMS["seed"],), holdout: str | None = None, names=FEATURE_NAMES, stage1_only: bool = False,
-          recipes: tuple[Boosting, Boosting] = (SHIPPED, SHIPPED)) -> None:
+          recipes: tuple[Boosting, Boosting] = (SHIPPED, SHIPPED_CONTEXT)) -> None:
     """Fit the lexicon and both stages on the pages of ``split``, write them, print the accuracy on the other split.
 
     ``holdout``: a data set left out (leave-one-data-set-out): the model is fitted on the ``split`` pages

@@ -28,7 +28,7 @@ from lxml import etree
 
 from newsclean.transforms.ancestor_filter import paragraph_of
 from newsclean.transforms.blocks import TextBlock, check_block_lengths
-from newsclean.transforms.structure import MIN_BODY_WORDS, body_support, body_words_and_bigrams
+from newsclean.transforms.structure import blocks_body_support
 
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u0964](?:\s|$|[\"'\u201d\u2019)\u00bb])")
 
@@ -151,15 +151,11 @@ def body_evidence_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep
     bigrams in the body). Unchanged without a body of :data:`~newsclean.transforms.structure.MIN_BODY_WORDS` words
     or when the body is not found on the page. Raises ValueError when the sequences differ in length."""
     check_block_lengths(blocks, probs, keep)
-    words, pairs = body_words_and_bigrams(article_body)
-    if len(words) < MIN_BODY_WORDS:
-        return list(keep)
-    support = [body_support(b.text, set(words), pairs) for b in blocks]
-    found = sum(b.num_words for b, s in zip(blocks, support) if s >= 0.5)
-    if found < params.min_found * len(words):
+    body = blocks_body_support(blocks, article_body)
+    if body is None or body.found < params.min_found * body.body_words:
         return list(keep)
     out = []
-    for b, p, k, s in zip(blocks, probs, keep, support):
+    for b, p, k, s in zip(blocks, probs, keep, body.support):
         if not k and s >= params.keep_support and p >= params.keep_probability and b.num_words >= params.min_words:
             k = True
         elif (k and params.drop_below is not None and s <= params.drop_support and p < params.drop_below

@@ -54,7 +54,7 @@ from newsclean.transforms.coherence import (
     text_container,
 )
 from newsclean.transforms.side_content import class_tokens
-from newsclean.transforms.structure import MIN_BODY_WORDS, article_marks, body_support, body_words_and_bigrams
+from newsclean.transforms.structure import FOUND_SUPPORT, article_marks, blocks_body_support
 
 SCOPES = ("path", "ancestor", "markup")
 
@@ -222,14 +222,11 @@ def body_recall_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: 
     body of :data:`~newsclean.transforms.structure.MIN_BODY_WORDS` words. Never drops a block.
     Raises ValueError when the three sequences differ in length."""
     check_block_lengths(blocks, probs, keep)
-    words, pairs = body_words_and_bigrams(article_body)
-    if len(words) < MIN_BODY_WORDS:
+    body = blocks_body_support(blocks, article_body)
+    if body is None:
         return list(keep)
-    body_set = set(words)
-    support = [body_support(b.text, body_set, pairs) for b in blocks]
-    found = sum(b.num_words for b, s in zip(blocks, support) if s >= 0.5)
-    kept = sum(b.num_words for b, s, k in zip(blocks, support, keep) if s >= 0.5 and k)
-    if found < params.min_found * len(words) or kept >= params.max_kept_share * len(words):
+    kept = sum(b.num_words for b, s, k in zip(blocks, body.support, keep) if s >= FOUND_SUPPORT and k)
+    if body.found < params.min_found * body.body_words or kept >= params.max_kept_share * body.body_words:
         return list(keep)
     return [k or (s >= params.keep_support and p >= params.min_probability and b.num_words >= params.min_words)
-            for b, p, k, s in zip(blocks, probs, keep, support)]
+            for b, p, k, s in zip(blocks, probs, keep, body.support)]

@@ -44,10 +44,9 @@ def learn_site_signature(htmls: Iterable[str], config: ChainConfig) -> StaticNoi
     """
     if config.static is None:
         return None
-    params = config.learned.site_vote if config.learned is not None else None
-    listing = config.learned.listing if config.learned is not None else None
-    if params is None and listing is None:
+    if not classifies_neighbours(config):
         return learn_static_noise(htmls, config.static)
+    params, listing = config.learned.site_vote, config.learned.listing
     signature, trees = learn_static_noise_trees(htmls, config.static)
     if signature.profile is None:
         return signature

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from lxml import etree
@@ -108,6 +109,31 @@ def body_words_and_bigrams(article_body: str | None) -> tuple[list[str], set[tup
     return ws, _bigrams(ws)
 
 
+#: :func:`body_support` at or above which a block's words count as found in the ``articleBody``.
+FOUND_SUPPORT = 0.5
+
+
+class BodySupport(NamedTuple):
+    """The ``articleBody`` against a page's text blocks: ``support``, per block its :func:`body_support` (in
+    [0, 1]); ``found``, the words (:attr:`TextBlock.num_words`) of the blocks with support >= :data:`FOUND_SUPPORT`;
+    ``body_words``, the body's ``\\w+`` words."""
+
+    support: list[float]
+    found: int
+    body_words: int
+
+
+def blocks_body_support(blocks: Sequence[TextBlock], article_body: str | None) -> BodySupport | None:
+    """:class:`BodySupport` of ``blocks`` against ``article_body``; None when the body has fewer than
+    :data:`MIN_BODY_WORDS` words (None or empty: none), too few to judge by."""
+    words, pairs = body_words_and_bigrams(article_body)
+    if len(words) < MIN_BODY_WORDS:
+        return None
+    body_set = set(words)
+    support = [body_support(b.text, body_set, pairs) for b in blocks]
+    return BodySupport(support, sum(b.num_words for b, s in zip(blocks, support) if s >= FOUND_SUPPORT), len(words))
+
+
 def structure_features(blocks: Sequence[TextBlock], article_body: str | None = None) -> np.ndarray:
     """The :data:`STRUCTURE_FEATURE_NAMES` of ``blocks`` (one page, document order): shape
     ``(len(blocks), 8)``, float64. ``article_body``: the page's JSON-LD/microdata ``articleBody`` text
@@ -128,16 +154,14 @@ def structure_features(blocks: Sequence[TextBlock], article_body: str | None = N
             if anc in held:
                 totals[anc] += n
     has_container = float(bool(held))
-    body_words, body_pairs = body_words_and_bigrams(article_body)
-    has_body = len(body_words) >= MIN_BODY_WORDS
-    body_set = set(body_words)
-    coverage = min(1.0, len(body_words) / page_words) if has_body else 0.0
-    for i, (b, (container, body_prop, body_name, nearest)) in enumerate(zip(blocks, states)):
+    body = blocks_body_support(blocks, article_body)
+    coverage = min(1.0, body.body_words / page_words) if body is not None else 0.0
+    for i, (container, body_prop, body_name, nearest) in enumerate(states):
         out[i] = [
             float(container), float(body_prop), float(body_name),
             totals[nearest] / page_words if nearest is not None else 0.0,
             has_container,
-            body_support(b.text, body_set, body_pairs) if has_body else 0.0,
-            float(has_body), coverage,
+            body.support[i] if body is not None else 0.0,
+            float(body is not None), coverage,
         ]
     return out
