@@ -21,7 +21,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 from apache_beam.runners.runner import PipelineState
 
-from newsclean.pipeline.dedup import DUPLICATES_DIR, NearDedup, SignatureEntry, WriteDuplicates
+from newsclean.pipeline.dedup import DUPLICATES_DIR, NearDedup, SignatureEntry, WriteDuplicates, article_of
 from newsclean.pipeline.errors import AccountingError, NewscleanError, NoInputError
 from newsclean.pipeline.incremental import (
     INDEX_DIR,
@@ -55,6 +55,7 @@ from newsclean.pipeline.stages import (
     SpillArticles,
     WriteCounts,
     WriteParquet,
+    keyed_article,
 )
 from newsclean.pipeline.summary import (
     CARD_FILE,
@@ -145,8 +146,8 @@ def resolve_warc_patterns(warc: str) -> list[str]:
 
 def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -> None:
     """Add the cleaning graph to ``p``: ReadWarc -> LearnStaticNoise (sample references, re-read, learn) /
-    FilterResponses -> CleanPages -> SpillArticles + DedupExact (keys) -> ReadSpilled -> NearDedup ->
-    WriteParquet + WriteCounts (labels are stable for update/drain).
+    FilterResponses -> CleanPages -> ArticleKeys -> SpillArticles (rows and MinHash) + DedupExact (keys) ->
+    ReadSpilled -> NearDedup -> WriteIndex + WriteParquet + WriteCounts (labels are stable for update/drain).
 
     ``patterns`` come from :func:`resolve_warc_patterns`; outputs go under ``config.out`` (and the articles
     wait in ``config.out/_spill/``, inside the run's staging folder). No page HTML or article text crosses a
@@ -157,8 +158,9 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     signatures = read["paths"] | "LearnStaticNoise" >> LearnStaticNoise(config.neighbour_sample, config.chain)
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(signatures, config.chain, config.min_words)
-    spilled = cleaned["articles"] | "SpillArticles" >> SpillArticles(config.out)
-    dedup = cleaned["articles"] | "DedupExact" >> DedupExact(params)
+    keyed = cleaned["articles"] | "ArticleKeys" >> beam.Map(keyed_article, params)  # the MinHash, computed once
+    spilled = keyed | "SpillArticles" >> SpillArticles(config.out)
+    dedup = keyed | "DedupExact" >> DedupExact()
     kept = spilled | "ReadSpilled" >> ReadSpilled(dedup["losers"])
     keys, corpus_counts, corpus = dedup["keys"], [], None
     if config.incremental:  # pipeline/incremental.py: exact dedup and versions against OUT's corpus index
@@ -167,10 +169,11 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     entries = keys | "NearEntries" >> beam.Map(_near_entry)
     # pipeline/dedup.py: MinHash LSH, Jaccard 0.8
     near = kept | "NearDedup" >> NearDedup(params, existing=corpus, entries=entries)
-    _ = {"articles": near["articles"], "entries": entries} | "WriteIndex" >> WriteIndex(config.out)
+    _ = near["articles"] | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
     _ = near["duplicates"] | "WriteDuplicates" >> WriteDuplicates(config.out)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
-    _ = {"articles": near["articles"], "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
+    articles = near["articles"] | "Articles" >> beam.Map(article_of)
+    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
     _ = (read["counts"], dedup["counts"], near["counts"], *corpus_counts) | "WriteCounts" >> WriteCounts(config.out)
     # Progress on stderr (pipeline/progress.py): side branches that count and output nothing.
     for label, pcoll, what in (("ProgressRead", read["pages"], "read"), ("ProgressReadRejects", read["rejects"], "read"),
@@ -363,6 +366,39 @@ def arrow_system_pool() -> Iterator[None]:
         pa.set_memory_pool(previous)
 
 
+#: glibc ``mallopt`` parameters (malloc.h: ``M_MMAP_THRESHOLD`` -3, ``M_ARENA_MAX`` -8), their environment names
+#: (which win: a user's ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_ARENA_MAX``) and the values :func:`tune_glibc_malloc`
+#: sets for runs in this process: blocks of 128 KiB or more always mapped on their own (returned to the system when
+#: freed), at most 2 arenas.
+IN_PROCESS_MALLOPT = ((-3, "MALLOC_MMAP_THRESHOLD_", 128 << 10), (-8, "MALLOC_ARENA_MAX", 2))
+
+
+def tune_glibc_malloc(settings=IN_PROCESS_MALLOPT) -> list[str]:
+    """Set glibc's malloc ``settings`` (:data:`IN_PROCESS_MALLOPT`) in this process, each unless its environment
+    variable is set; returns the names of those set (none where the C library is not glibc).
+
+    For runs whose SDK harness is this process (``in_memory``), the counterpart of :data:`WORKER_ENV`, which cannot
+    be given by environment here because the process is running. glibc raises its mmap threshold to the size of each
+    mapped block freed (up to 32 MiB), so that the large buffers of the Parquet readers and writers, lxml and numpy
+    came from the heap afterwards and the heap kept its high-water: the last stage's peak grew with the corpus
+    although what it holds is bounded (issue 15; 8,000 generated pages: peak RSS 694 -> 596 MiB, about 4% more CPU
+    time, in mmap system calls; docs/DECISIONS.md "Local runner and memory at scale"). Setting the threshold turns
+    that adjustment off for the rest of the process (glibc cannot give it back), which is not undone. Only the
+    allocator changes, not a byte of output.
+    """
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (macOS, musl without mallopt, Windows)
+        return []
+    done = []
+    for param, env, value in settings:
+        if os.environ.get(env) is None and mallopt(param, value) == 1:
+            done.append(env)
+    return done
+
+
 #: Runner names (the last dotted part of ``--runner``) of Beam's DirectRunner.
 _DIRECT_RUNNERS = ("DirectRunner", "SwitchingDirectRunner", "BundleBasedDirectRunner")
 
@@ -394,6 +430,8 @@ def _run_staged(config: CleanConfig, patterns: list[str], beam_args, progress: b
     PROGRESS.reset()
     PROGRESS.enabled = progress
     local_workers = _local_workers(options)
+    if _in_process(options):
+        tune_glibc_malloc()
     quiet = local_workers and not logging.getLogger().isEnabledFor(logging.INFO)
     try:
         with (worker_noise_dropped() if quiet else contextlib.nullcontext(),

@@ -110,6 +110,22 @@ def signature_entry(article: Article, params: NearDupParams, existing: bool = Fa
     return SignatureEntry(article.article_id, keep_rank(article, existing), sig.tobytes())
 
 
+#: An article with its MinHash signature (:attr:`SignatureEntry.signature`, computed once where the article was
+#: cleaned and carried in the spill, pipeline/stages.py): what :class:`NearDedup` takes and gives.
+SignedArticle = tuple[Article, bytes]
+
+
+def signed_entry(signed: SignedArticle) -> SignatureEntry:
+    """The :class:`SignatureEntry` of a new article from the signature it carries (no MinHash computed)."""
+    article, sig = signed
+    return SignatureEntry(article.article_id, keep_rank(article), sig)
+
+
+def article_of(signed: SignedArticle) -> Article:
+    """The article of a :data:`SignedArticle`, without its signature."""
+    return signed[0]
+
+
 #: What an LSH band record carries of an article: ``(article id, keep rank)``; no signature.
 Member = tuple[str, Rank]
 #: A candidate pair of one bucket: ``(member, the bucket's best-ranked member)``.
@@ -256,14 +272,15 @@ def duplicate_row(article: Article, cluster_id: str, reason: str = NEAR_DUPLICAT
 
 
 class AssignClusterFn(beam.DoFn):
-    """Article (+ side input ``{id: kept id}``) -> the article with ``cluster_id`` when it is kept;
-    else a ``duplicates`` row (:data:`DUPLICATE_TAG`) and two counts (:data:`COUNTS_TAG`)."""
+    """:data:`SignedArticle` (+ side input ``{id: kept id}``) -> the same with ``cluster_id`` set when the article
+    is kept; else a ``duplicates`` row (:data:`DUPLICATE_TAG`) and two counts (:data:`COUNTS_TAG`)."""
 
-    def process(self, article: Article, clusters):
+    def process(self, signed: SignedArticle, clusters):
+        article, sig = signed
         kept = clusters.get(article.article_id, article.article_id)
         if kept == article.article_id:
             yield dataclasses.replace(article, cluster_id=kept, first_seen=article.first_seen or article.fetched_at,
-                                      last_seen=article.last_seen or article.fetched_at)
+                                      last_seen=article.last_seen or article.fetched_at), sig
             return
         _inc("near_duplicates")
         yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, duplicate_row(article, kept))
@@ -274,9 +291,9 @@ class AssignClusterFn(beam.DoFn):
 class NearDedup(beam.PTransform):
     """Drop near-duplicate articles (MinHash LSH), keeping one per cluster by :func:`keep_rank`.
 
-    Input: PCollection of :class:`~newsclean.schemas.records.Article` (after exact dedup).
-    Output: ``{"articles": Article (with cluster_id), "duplicates": duplicates row dict,
-    "counts": (name, int), "signatures": SignatureEntry of the kept and dropped new articles}``.
+    Input: PCollection of :data:`SignedArticle` (after exact dedup).
+    Output: ``{"articles": SignedArticle of each kept article (with cluster_id), "duplicates": duplicates row
+    dict, "counts": (name, int), "signatures": SignatureEntry of the kept and dropped new articles}``.
 
     Args:
         params: :class:`~newsclean.transforms.minhash.NearDupParams` (threshold 0.8, 5-word shingles, 128 permutations).
@@ -284,7 +301,7 @@ class NearDedup(beam.PTransform):
             (their rank starts with 0, so they win against every new article).
         entries: optional PCollection of the articles' :class:`SignatureEntry`, computed earlier (the
             pipeline carries them in ``stages.ArticleKey``, so that the articles themselves are read only
-            once, after the clusters are known); computed from the articles when None.
+            once, after the clusters are known); made from the signed articles when None (:func:`signed_entry`).
     """
 
     def __init__(self, params: NearDupParams = NearDupParams(), existing=None, entries=None):
@@ -297,7 +314,7 @@ class NearDedup(beam.PTransform):
         params = self.params
         entries = self.entries
         if entries is None:
-            entries = articles | "Signatures" >> beam.Map(signature_entry, params)
+            entries = articles | "Signatures" >> beam.Map(signed_entry)
         candidates = entries
         if self.existing is not None:
             candidates = (entries, self.existing) | "WithCorpus" >> beam.Flatten()

@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.dedup import DUPLICATES_DROPPED, SignatureEntry
+from newsclean.pipeline.dedup import DUPLICATES_DROPPED, SignatureEntry, SignedArticle
 from newsclean.pipeline.warc_reader import COUNTS_TAG
 from newsclean.schemas.records import Article
 
@@ -189,18 +189,11 @@ def index_fields(article: Article) -> dict:
             "last_seen": article.last_seen or article.fetched_at}
 
 
-def joined_index_rows(item) -> list[dict]:
-    """``(article id, {"fields": [...], "signatures": [...]})`` -> the article's index row with the MinHash the
-    near-dedup step computed (:attr:`SignatureEntry.signature`); none for a signature without its article.
-
-    Raises:
-        ValueError: a kept article without a near-dedup entry (the pipeline gives every kept article one).
-    """
-    article_id, joined = item
-    signatures = list(joined["signatures"])
-    if joined["fields"] and not signatures:
-        raise ValueError(f"kept article {article_id} has no near-dedup signature")
-    return [{**fields, "signature": signatures[0]} for fields in joined["fields"]]
+def index_row(signed: SignedArticle) -> dict:
+    """The ``_index`` row (:data:`INDEX_SCHEMA`) of a kept article and the MinHash signature it carries (the one
+    near-dedup used, :attr:`SignatureEntry.signature`, read back from the spill with the article)."""
+    article, sig = signed
+    return {**index_fields(article), "signature": sig}
 
 
 def corpus_entry(row: dict) -> SignatureEntry:
@@ -231,10 +224,11 @@ def url_history(rows: Iterable[dict]) -> tuple[int, datetime | None]:
 
 
 class CorpusFilterFn(beam.DoFn):
-    """New article -> dropped when the corpus has its text (a count on :data:`COUNTS_TAG`), else the
-    article with ``version``/``first_seen`` continued from the URL's corpus rows."""
+    """New :data:`SignedArticle` -> dropped when the corpus has its text (a count on :data:`COUNTS_TAG`), else
+    the same with ``version``/``first_seen`` continued from the URL's corpus rows."""
 
-    def process(self, article: Article, hashes, history):
+    def process(self, signed: SignedArticle, hashes, history):
+        article, sig = signed
         if article.content_hash in hashes:
             yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
             yield beam.pvalue.TaggedOutput(COUNTS_TAG, (CORPUS_DUPLICATES, 1))
@@ -243,12 +237,13 @@ class CorpusFilterFn(beam.DoFn):
         if past is not None:
             version, first = past
             article = dataclasses.replace(article, version=version + 1, first_seen=first or article.fetched_at)
-        yield article
+        yield article, sig
 
 
 def add_corpus_dedup(p, articles, corpus: str, keys=None):
-    """Filter ``articles`` against the corpus in ``corpus``; returns ``(articles, counts, corpus entries)``:
-    the articles left, count pairs, and the corpus's :class:`SignatureEntry` PCollection for near-dedup.
+    """Filter ``articles`` (:data:`SignedArticle`) against the corpus in ``corpus``; returns ``(articles, counts,
+    corpus entries)``: the articles left, count pairs, and the corpus's :class:`SignatureEntry` PCollection for
+    near-dedup.
     With ``keys`` (the articles' ``stages.ArticleKey``), also those whose text is not in the corpus, as a 4th item."""
     index = p | "ReadCorpusIndex" >> ReadIndex(corpus)
     hashes = index | "CorpusHashes" >> beam.Map(lambda r: (r["content_hash"], True))
@@ -273,19 +268,17 @@ INDEX_ROW_GROUP_BYTES, INDEX_RECORD_BATCH = 16 << 20, 1000
 class WriteIndex(beam.PTransform):
     """Kept articles -> ``OUT/_index/part-*.parquet`` (:data:`INDEX_SCHEMA`).
 
-    Input: ``{"articles": ..., "entries": ...}``, the kept articles and the near-dedup :class:`SignatureEntry`
-    of each, so that the MinHash is not computed a second time; the join carries the index fields
-    (:func:`index_fields`) and 512-byte signatures only, no text."""
+    Input: the kept :data:`SignedArticle` pairs: each article comes with the MinHash near-dedup used (carried in
+    the spill), so that it is not computed a second time and no join by article id is needed (one held every
+    signature until the last stage in the in-memory runner; issue 15). Each row: :func:`index_row`."""
 
     def __init__(self, out: str):
         super().__init__()
         self.out = out
 
-    def expand(self, pcolls):
-        return ({"fields": pcolls["articles"] | "IndexFields" >> beam.Map(lambda a: (a.article_id, index_fields(a))),
-                 "signatures": pcolls["entries"] | "SignatureById" >> beam.Map(lambda e: (e.article_id, e.signature))}
-                | "JoinSignatures" >> beam.CoGroupByKey()
-                | "IndexRows" >> beam.FlatMap(joined_index_rows)
+    def expand(self, articles):
+        return (articles
+                | "IndexFields" >> beam.Map(index_row)
                 | "WriteIndexFiles" >> beam.io.WriteToParquet(
                     FileSystems.join(self.out, INDEX_DIR, "part"), INDEX_SCHEMA, codec="snappy",
                     file_name_suffix=".parquet", row_group_buffer_size=INDEX_ROW_GROUP_BYTES,

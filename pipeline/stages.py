@@ -27,7 +27,9 @@ neighbour sample is chosen (the sampled pages' HTML is re-read by offset for lea
 ``read -> filter -> clean`` with the per-key signatures as a side input. Articles are spilled to Parquet
 (``OUT/_spill/``, inside the run's staging folder) while only :class:`ArticleKey` records (content hash,
 winner rank, MinHash signature: ~1.1 KB an article in Beam's coder) go through exact and near dedup; the spilled rows are
-then read back, streaming, and filtered by the dedup decisions (side inputs holding only the dropped ones).
+then read back, streaming, and filtered by the dedup decisions (side inputs holding only the dropped ones). Each
+spilled row carries its article's MinHash (:data:`~newsclean.schemas.records.SPILL_SCHEMA`), so the index rows are
+written from the rows read back, with no join that would hold a signature per article until the last stage.
 Exact dedup groups the keys with a ``GroupByKey``, not a combiner (:class:`KeepFirstFetched`: a lifted combiner's
 table held every article's key for the whole reading bundle).
 Parallelism is per WARC file (the files are spread; pages of one file are cleaned in order).
@@ -47,7 +49,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from newsclean.pipeline.budget import RecordTimeout, time_budget
-from newsclean.pipeline.dedup import SignatureEntry, signature_entry
+from newsclean.pipeline.dedup import SignatureEntry, SignedArticle, signature_entry
 from newsclean.pipeline.options import resolve_chain_config
 from newsclean.pipeline.warc_reader import (
     COUNTS_TAG,
@@ -60,6 +62,8 @@ from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES
 from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     REJECT_SCHEMA,
+    SPILL_SCHEMA,
+    SPILL_SIGNATURE,
     Article,
     Page,
     Reject,
@@ -107,7 +111,8 @@ PARQUET_SUFFIX = ".parquet"
 __all__ = [
     "ReadWarc", "FilterResponses", "LearnStaticNoise", "CleanPages", "DedupExact", "SpillArticles", "ReadSpilled",
     "WriteParquet", "WriteCounts", "classify_response", "looks_like_html", "learn_signature", "clean_page",
-    "build_article", "pick_winner", "make_reject", "article_id", "ArticleKey", "article_key", "read_pages_at",
+    "build_article", "pick_winner", "make_reject", "article_id", "ArticleKey", "article_key", "keyed_article",
+    "spill_row", "spilled_article", "read_pages_at",
 ]
 
 
@@ -582,6 +587,20 @@ def article_key(article: Article, params: NearDupParams = NearDupParams()) -> Ar
                       signature_entry(article, params))
 
 
+#: A cleaned article and its :class:`ArticleKey` (:func:`keyed_article`): what :class:`SpillArticles` and
+#: :class:`DedupExact` take, so that the MinHash is computed once and goes both into the spill and into the key.
+KeyedArticle = tuple[Article, ArticleKey]
+
+
+def keyed_article(article: Article, params: NearDupParams = NearDupParams()) -> KeyedArticle:
+    """``(article, its ArticleKey)`` (:func:`article_key`)."""
+    return article, article_key(article, params)
+
+
+def _key_of(keyed: KeyedArticle) -> ArticleKey:
+    return keyed[1]
+
+
 def pick_winner(a, b):
     """The one of ``a`` and ``b`` (articles or :class:`ArticleKey`) that stays when they have the same content
     hash: the smaller :func:`_rank` (None-safe)."""
@@ -653,23 +672,16 @@ class EmitWinnerFn(beam.DoFn):
 class DedupExact(beam.PTransform):
     """Exact duplicates (same normalised text, i.e. same ``content_hash``), decided on :class:`ArticleKey` records.
 
-    Input: articles. Output: ``{"keys": ArticleKey of each winner, "losers": ((warc_file, offset), True) of each
-    dropped article, "counts": ("duplicates_dropped", int)}``. The winner is the earliest fetch, then the
+    Input: :data:`KeyedArticle` pairs (:func:`keyed_article`). Output: ``{"keys": ArticleKey of each winner,
+    "losers": ((warc_file, offset), True) of each dropped article, "counts": ("duplicates_dropped", int)}``. The winner is the earliest fetch, then the
     smallest URL, so the result does not depend on the runner's order. Only the keys cross the shuffle;
     :class:`ReadSpilled` drops the losers' rows.
-
-    Args:
-        params: near-dedup parameters of the MinHash signature carried in each key.
     """
 
-    def __init__(self, params: NearDupParams = NearDupParams()):
-        super().__init__()
-        self.params = params
-
-    def expand(self, articles):
+    def expand(self, keyed):
         out = (
-            articles
-            | "Keys" >> beam.Map(article_key, self.params)
+            keyed
+            | "Keys" >> beam.Map(_key_of)
             | "KeyByContentHash" >> beam.Map(_by_hash)
             | "KeepFirstFetched" >> KeepFirstFetched()
             | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, main="keys")
@@ -682,11 +694,27 @@ class DedupExact(beam.PTransform):
 # --------------------------------------------------------------------------------------------
 
 
-class SpillArticles(beam.PTransform):
-    """Articles -> their rows in ``OUT/_spill/articles/part-*.parquet``; output: the finished files' paths.
+def spill_row(keyed: KeyedArticle) -> dict:
+    """The spill row (:data:`~newsclean.schemas.records.SPILL_SCHEMA`) of ``(article, key)``: the article's row
+    and the MinHash signature of its key (``SignatureEntry.signature``)."""
+    article, key = keyed
+    return {**to_row(article), SPILL_SIGNATURE: key.near.signature}
 
-    The articles wait there, on disk instead of in the runner's memory, while dedup decides on their keys.
-    Small row groups (:data:`SPILL_ROW_GROUP_BYTES`) bound what :class:`ReadSpilled` holds at once.
+
+def spilled_article(row: dict) -> SignedArticle:
+    """A spill row -> ``(Article, MinHash signature bytes)``; inverse of :func:`spill_row` (but the key)."""
+    row = dict(row)
+    signature = row.pop(SPILL_SIGNATURE)
+    return from_row(Article, row), signature
+
+
+class SpillArticles(beam.PTransform):
+    """:data:`KeyedArticle` pairs -> their rows (:func:`spill_row`: the article's row and its MinHash) in
+    ``OUT/_spill/articles/part-*.parquet``; output: the finished files' paths.
+
+    The articles wait there, on disk instead of in the runner's memory, while dedup decides on their keys; the
+    MinHash comes back with each row, so that the index rows (pipeline/incremental.py) need no join with the
+    near-dedup entries. Small row groups (:data:`SPILL_ROW_GROUP_BYTES`) bound what :class:`ReadSpilled` holds at once.
     """
 
     def __init__(self, out: str):
@@ -694,25 +722,26 @@ class SpillArticles(beam.PTransform):
         self.out = out
 
     def expand(self, articles):
-        return (articles | "Rows" >> beam.Map(to_row)
+        return (articles | "Rows" >> beam.Map(spill_row)
                 | "Write" >> beam.io.WriteToParquet(
-                    FileSystems.join(self.out, SPILL_DIR, ARTICLES_DIR, "part"), ARTICLE_SCHEMA, codec="snappy",
+                    FileSystems.join(self.out, SPILL_DIR, ARTICLES_DIR, "part"), SPILL_SCHEMA, codec="snappy",
                     file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=SPILL_ROW_GROUP_BYTES,
                     record_batch_size=100))
 
 
 class KeepWinnersFn(beam.DoFn):
-    """Spilled row -> its :class:`~newsclean.schemas.records.Article`, unless its record is among the dropped
-    ones (side input ``{(warc_file, offset): True}``; their count was emitted by :class:`DedupExact`)."""
+    """Spilled row -> ``(Article, MinHash signature)`` (:func:`spilled_article`), unless its record is among the
+    dropped ones (side input ``{(warc_file, offset): True}``; their count was emitted by :class:`DedupExact`)."""
 
     def process(self, row: dict, losers):
         if (row["warc_file"], row["warc_offset"]) in losers:
             return
-        yield from_row(Article, row)
+        yield spilled_article(row)
 
 
 class ReadSpilled(beam.PTransform):
-    """Spill file paths -> the articles that won exact dedup, read back streaming, one row group at a time.
+    """Spill file paths -> ``(Article, MinHash signature)`` of each article that won exact dedup, read back
+    streaming, one row group at a time.
 
     Args:
         losers: PCollection of ``((warc_file, offset), True)`` from :class:`DedupExact` (a side input holding

@@ -273,6 +273,18 @@ REJECT_SCHEMA = _schema(
 
 SCHEMAS: dict[type, pa.Schema] = {Article: ARTICLE_SCHEMA, Reject: REJECT_SCHEMA}
 
+#: Column the spill adds to an article row: the article's MinHash signature (``uint32`` little-endian,
+#: ``num_perm`` values; pipeline/dedup.py), read back with the row for its ``OUT/_index`` row.
+SPILL_SIGNATURE = "minhash"
+#: Version of :data:`SPILL_SCHEMA` (1: the article row plus :data:`SPILL_SIGNATURE`).
+SPILL_SCHEMA_VERSION = "1"
+#: One row of ``OUT/_spill/articles/*.parquet``, where cleaned articles wait inside a run's staging folder for
+#: the dedup decisions (pipeline/stages.py): :data:`ARTICLE_SCHEMA` plus :data:`SPILL_SIGNATURE`. Internal to a
+#: run (deleted with its staging folder), never published.
+SPILL_SCHEMA = ARTICLE_SCHEMA.append(pa.field(SPILL_SIGNATURE, pa.binary(), nullable=False)).with_metadata(
+    {b"newsclean.record": b"article_spill", b"newsclean.schema_version": SPILL_SCHEMA_VERSION.encode(),
+     b"newsclean.article_schema_version": SCHEMA_VERSION.encode()})
+
 
 def to_row(record: Article | Reject) -> dict[str, Any]:
     """Turn a stored record into the ``dict`` row that its pyarrow schema describes."""

@@ -12,8 +12,9 @@ import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline.clean import run_clean
-from newsclean.pipeline.incremental import joined_index_rows, read_index, read_manifest, read_runs
+from newsclean.pipeline.incremental import index_row, read_index, read_manifest, read_runs
 from newsclean.pipeline.options import CleanConfig
+from newsclean.schemas.records import Article, from_row
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 DAY2 = T0 + timedelta(days=1)
@@ -114,6 +115,17 @@ def test_dedup_and_versions_against_the_corpus(runs):
     assert sorted(read_index(str(out)).column("article_id").to_pylist()) == sorted(r["article_id"] for r in rows)
 
 
+def test_each_index_row_holds_the_minhash_of_its_article_text(runs):
+    from newsclean.pipeline.dedup import signature_entry
+    from newsclean.transforms.minhash import NearDupParams
+
+    index = {r["article_id"]: r["signature"] for r in read_index(str(runs["out"])).to_pylist()}
+    rows = _articles(runs["out"])
+    assert sorted(index) == sorted(r["article_id"] for r in rows)
+    for row in rows:  # carried through the spill, not recomputed
+        assert index[row["article_id"]] == signature_entry(from_row(Article, row), NearDupParams()).signature
+
+
 def test_a_full_run_replaces_corpus_and_manifest(runs, tmp_path):
     out = tmp_path / "full"
     shutil.copytree(runs["out"], out)
@@ -122,10 +134,18 @@ def test_a_full_run_replaces_corpus_and_manifest(runs, tmp_path):
     assert len(read_runs(str(out))) == 1 and len(read_manifest(str(out))) == 4
 
 
-def test_index_rows_take_the_near_dedup_signature_and_need_one():
-    fields = {"article_id": "a1", "url": "http://alpha.test/1", "content_hash": "h", "version": 1,
-              "first_seen": T0, "last_seen": T0}
-    assert joined_index_rows(("a1", {"fields": [fields], "signatures": [b"\x01\x02"]})) == [{**fields, "signature": b"\x01\x02"}]
-    assert joined_index_rows(("a2", {"fields": [], "signatures": [b"\x03"]})) == []  # a near-duplicate: no row
-    with pytest.raises(ValueError, match="a1"):
-        joined_index_rows(("a1", {"fields": [fields], "signatures": []}))
+def test_an_index_row_takes_the_signature_its_article_carries():
+    from newsclean.pipeline.dedup import signature_entry
+    from newsclean.pipeline.stages import keyed_article, spill_row, spilled_article
+    from newsclean.transforms.minhash import NearDupParams
+
+    article = Article(article_id="a1", url="http://alpha.test/1", site="alpha", category="news", fetched_at=T0,
+                      title=None, published_at=None, language="en", text=" ".join(f"w{i}" for i in range(40)),
+                      html="<p></p>", word_count=40, content_hash="h", static_nodes_removed=0,
+                      dynamic_nodes_removed=0, noninformative_nodes_removed=0, blocks_kept=1, blocks_total=1,
+                      warc_file="a.warc.gz", warc_record_id="r", warc_offset=0)
+    back = spilled_article(spill_row(keyed_article(article)))  # through the spill row, as ReadSpilled reads it
+    minhash = signature_entry(article, NearDupParams()).signature
+    assert back == (article, minhash)
+    assert index_row(back) == {"article_id": "a1", "url": "http://alpha.test/1", "content_hash": "h", "version": 1,
+                               "first_seen": T0, "last_seen": T0, "signature": minhash}

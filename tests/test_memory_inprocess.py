@@ -5,23 +5,29 @@
   which in the ``in_memory`` mode is the whole input).
 - A run whose DoFns execute in the launching process (``in_memory``) allocates Arrow memory from the system
   allocator, not from pyarrow's default pool (mimalloc or jemalloc), which kept the pages freed by the last stage's
-  Parquet readers and writers.
+  Parquet readers and writers; and it fixes glibc's mmap threshold (and caps its arenas), so that large freed blocks
+  go back to the system instead of raising the heap's high-water.
+- The spill carries each article's MinHash, so the index rows need no join that held every signature until the
+  last stage.
 """
 
 from __future__ import annotations
 
+import platform
 from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from warc_builder import Response, article_page, paragraph, write_warc
 
-from newsclean.pipeline import stages
-from newsclean.pipeline.clean import _in_process, arrow_system_pool, run_clean
+from newsclean.pipeline import clean, stages
+from newsclean.pipeline.clean import IN_PROCESS_MALLOPT, _in_process, arrow_system_pool, run_clean, tune_glibc_malloc
 from newsclean.pipeline.dedup import SignatureEntry
 from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.stages import ArticleKey, first_fetched
+from newsclean.schemas.records import ARTICLE_SCHEMA, SPILL_SCHEMA, SPILL_SIGNATURE
 
 
 def _key(url: str, minute: int, offset: int) -> ArticleKey:
@@ -46,6 +52,29 @@ def test_the_reading_stage_holds_no_pre_combining_table(tmp_path):
     read = _stage_of(stages_, "ReadWarc/ReadRecords")
     assert _stage_of(stages_, "DedupExact/KeepFirstFetched/GroupByContentHash/Write") == read
     assert not [name for name in stages_[read] if "Precombine" in name or "Combine" in name]
+
+
+def test_the_spill_schema_is_the_article_row_and_its_minhash_versioned_on_its_own():
+    assert SPILL_SCHEMA.names == [*ARTICLE_SCHEMA.names, SPILL_SIGNATURE]
+    assert SPILL_SCHEMA.field(SPILL_SIGNATURE).type == pa.binary()
+    assert SPILL_SCHEMA.metadata[b"newsclean.record"] == b"article_spill"
+    assert SPILL_SCHEMA.metadata[b"newsclean.schema_version"] == b"1"
+
+
+def test_the_index_join_is_gone_from_the_graph(tmp_path):
+    from test_scale_pipeline import _fused_stages
+
+    names = {name for stage in _fused_stages(tmp_path) for name in stage}
+    assert not [name for name in names if "JoinSignatures" in name and name.startswith("WriteIndex")]
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_malloc_settings_are_set_unless_the_user_chose_them(monkeypatch):
+    for _, env, _ in IN_PROCESS_MALLOPT:
+        monkeypatch.delenv(env, raising=False)
+    assert tune_glibc_malloc() == [env for _, env, _ in IN_PROCESS_MALLOPT]
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert tune_glibc_malloc() == ["MALLOC_MMAP_THRESHOLD_"]
 
 
 def test_the_system_pool_holds_inside_the_block_and_the_previous_one_comes_back(monkeypatch):
@@ -98,9 +127,11 @@ def test_an_in_memory_run_cleans_with_the_system_pool_and_gives_the_same_rows(tm
 
     before = pa.default_memory_pool().backend_name
     monkeypatch.setattr(stages, "clean_page", spy)
+    tuned: list[int] = []
+    monkeypatch.setattr(clean, "tune_glibc_malloc", lambda: tuned.append(1))
     summary = run_clean(CleanConfig(warc=str(warc.parent), out=str(tmp_path / "out")),
                         ["--direct_running_mode", "in_memory"])
-    assert seen == ["system"] * 4
+    assert seen == ["system"] * 4 and tuned == [1]
     assert pa.default_memory_pool().backend_name == before
     rows = pq.read_table(tmp_path / "out" / "articles").to_pylist()
     assert summary.articles_written == len(rows) == 4
