@@ -17,9 +17,15 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import ancestor_groups
 from newsclean.transforms.blocks import BlockParams, extract_blocks, text_density, wrap_lines
 from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty
-from newsclean.transforms.dynamic_noise import TextCounts, candidate_nodes
+from newsclean.transforms.dynamic_noise import (
+    DynamicNoiseParams,
+    TextCounts,
+    candidate_nodes,
+    is_dynamic_noise,
+    mark_dynamic_noise,
+)
 from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, _digits, _Subtree, context_features
-from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, strip_marks
+from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, own_text, own_texts, strip_marks
 from newsclean.transforms.parse import (
     _RAW_TEXT_SPAN,
     _word_count,
@@ -29,6 +35,16 @@ from newsclean.transforms.parse import (
     resolve_noscript,
 )
 from newsclean.transforms.postprocess import PostProcessParams, remove_non_informative
+from newsclean.transforms.site_profile import PathDigests, _digest, element_token
+from newsclean.transforms.static_noise import (
+    StaticNoiseParams,
+    StaticNoiseSignature,
+    is_static,
+    key_digest,
+    mark_static_noise,
+    node_key,
+    page_keys,
+)
 from newsclean.transforms.text import count_words
 
 
@@ -481,3 +497,151 @@ def test_block_features_compute_only_the_groups_a_model_names(monkeypatch):
     assert np.array_equal(sub, full[:, [features.FEATURE_NAMES.index(n) for n in names]])
     with pytest.raises(AssertionError, match="text group"):
         features.block_features(blocks, names=["comma_ratio", "words_log"])
+
+
+# --- round 6 (issue #11 item 3): lines in C, own texts in one XPath, counts of candidates only -------------
+
+WRAP_TEXTS = [
+    *DENSITY_TEXTS, *NARROW_TEXTS,
+    "x" * 80 + " y " + "z" * 79 + " end of the line here",  # tokens exactly as wide as the line, and one less
+    "a " * 39 + "b" * 81 + " c" * 30,  # a token wider than the line: the per-token wrap
+    "one, two; three. four! (five) six's seven-eight " * 7,
+]
+
+
+@pytest.mark.parametrize("text", WRAP_TEXTS)
+@pytest.mark.parametrize("width", [80, 20, 7, 1])
+def test_text_density_with_counted_words_matches_the_wrap(text, width):
+    # the block builder passes its word count and tokens: the lines are then found by one regex when every token
+    # is a word; text with doubled or other whitespace is wrapped as its tokens joined by single spaces
+    tokens = text.split()
+    n = count_words(text)
+    expected = _density_reference(" ".join(tokens), width)
+    assert text_density(" ".join(tokens), width, n, tokens) == expected
+    assert text_density(text, width, n) == expected
+    assert text_density(text.replace(" ", " \t "), width, n) == expected
+
+
+def test_blocks_without_detail_are_the_blocks_without_density_and_pieces():
+    root = _tree("<body><div class='nav'><a href='/'>Home</a> | <b>World</b></div><p>" + "A long paragraph, "
+                 * 20 + "<a href='/x'>linked words</a> end.</p><ul><li>one</li><li>\xa0</li></ul></body>")
+    params = BlockParams(non_separator_tags=("a", "b"))
+    full, light = extract_blocks(root, params), extract_blocks(root, params, detail=False)
+    assert [(b.text, b.num_words, b.num_linked_words, b.container, b.words) for b in light] == \
+        [(b.text, b.num_words, b.num_linked_words, b.container, b.words) for b in full]
+    assert all(b.text_density == 0.0 and b.pieces == [] for b in light)
+    assert any(b.text_density != 0.0 for b in full)
+
+
+OWN_TEXT_PAGES = [
+    NOISE_PAGE,
+    "<html><body><div>\xa0<p>x</p>\xa0</div><div> <!-- c --> after <b>b</b>\u2003tail </div><p>\t</p></body></html>",
+    "<html><head><title>T</title></head><body>top<div><div>deep <span>in</span> tail</div>mid</div>end"
+    "<div class='a' id='b'><p>same</p></div><div id='b' class='a'><p>same</p></div></body></html>",
+]
+
+
+@pytest.mark.parametrize("html", OWN_TEXT_PAGES)
+def test_own_texts_are_the_non_empty_own_text_of_every_element(html):
+    root = _tree(html)
+    expected = {el: own_text(el) for el in root.iter() if is_element(el) and own_text(el)}
+    assert own_texts(root) == expected
+    div = root.find("body")
+    assert own_texts(div) == {el: t for el, t in expected.items() if el is div or div in el.iterancestors()}
+
+
+def _mark_static_reference(root, signature, keep_embedded=True):
+    # the per-element definition: every element in document order, its parent's answer by is_static
+    marked = 0
+    for el in [e for e in root.iter() if is_element(e)]:
+        if not is_static(el, signature):
+            continue
+        if keep_embedded and is_static(el.getparent(), signature) is False:
+            continue
+        mark(el, STATIC)
+        marked += 1
+    return marked
+
+
+@pytest.mark.parametrize("html", OWN_TEXT_PAGES)
+@pytest.mark.parametrize("keep_embedded", [True, False])
+def test_page_keys_and_static_marks_match_the_per_element_definition(html, keep_embedded):
+    root = _tree(html)
+    assert page_keys(root) == {key_digest(k) for k in map(node_key, filter(is_element, root.iter())) if k is not None}
+    other = _tree("<html><body><p>same</p><b>b</b><span>in</span><div>mid</div><a href='/s1'>Static link</a>"
+                  "<div>\xa0<p>x</p>\xa0</div></body></html>")
+    signature = StaticNoiseSignature(frozenset(page_keys(root) & page_keys(other)), 2)
+    params = StaticNoiseParams(keep_embedded=keep_embedded)
+    mine, reference = _tree(html), _tree(html)
+    assert mark_static_noise(mine, signature, params) == _mark_static_reference(reference, signature, keep_embedded)
+    assert etree.tostring(mine) == etree.tostring(reference)
+
+
+def _path_digest_reference(el):
+    value = 0
+    for node in reversed([el, *el.iterancestors()]):
+        value = _digest(f"{value:x}/{element_token(node)}")
+    return value
+
+
+def test_path_digests_of_siblings_alike_match_the_walk_from_the_root():
+    root = _tree("<html><body><div class='x a1'><p>1</p><p class='a'>2</p><p class='a'>3</p><p class=' A '>4</p></div>"
+                 "<div class='x a2'><p>5</p><!-- c --><p id='k'>6</p><p id='k9'>7</p></div></body></html>")
+    digests = PathDigests()
+    elements = [el for el in root.iter() if is_element(el)]
+    assert [digests(el) for el in reversed(elements)][::-1] == [_path_digest_reference(el) for el in elements]
+
+
+@pytest.mark.parametrize("classes", ["", "b a b", "post-4711 story", "x\u00b2 y \u0663z plain", "  Mixed CASE  c2d e "])
+def test_element_token_matches_its_definition(classes):
+    el = _tree(f"<html><body><div class='{classes}' id=' Main '></div></body></html>").find(".//div")
+    names = sorted({c for c in classes.lower().split() if not any(ch.isdigit() for ch in c)})
+    assert element_token(el) == ".".join(["div", *names]) + "#main"
+
+
+@pytest.mark.parametrize("marked", [None, "static", "rel"])
+def test_counts_of_candidates_only_are_the_full_counts_and_mark_alike(marked):
+    root, full_root = _tree(NOISE_PAGE), _tree(NOISE_PAGE)
+    for tree in (root, full_root):
+        if marked:
+            mark(tree.get_element_by_id(marked), STATIC if marked == "static" else DYNAMIC)
+    full, light = TextCounts(root), TextCounts(root, candidates_only=True)
+    assert set(light.counts) == set(light.pair_depths) == set(full.pair_depths)
+    assert all(light.counts[el] == full.counts[el] for el in light.counts)
+    params = DynamicNoiseParams(alpha=40)
+    count = mark_dynamic_noise(root, params)
+    reference = 0  # mark_dynamic_noise over the counts of every element
+    counts = TextCounts(full_root, params.protected_tags)
+    for el in sorted(counts.pair_depths, key=lambda el: -counts.pair_depths[el]):
+        if el.tag not in params.never_noise_tags and is_dynamic_noise(*counts.counts[el], params):
+            mark(el, DYNAMIC)
+            counts.remove(el)
+            reference += 1
+    assert count == reference and etree.tostring(root) == etree.tostring(full_root)
+
+
+@pytest.mark.parametrize("title", [None, "", "Big news: the title of the page", "x"])
+def test_page_group_matches_the_per_row_definition(title):
+    import math
+
+    import numpy as np
+
+    from newsclean.transforms import features
+
+    root = _tree("<body><h1>Big news: the title of the page</h1><p>The title words again, big news.</p><p>x</p>"
+                 "<div>Other words here</div></body>")
+    blocks = extract_blocks(root, BlockParams(non_separator_tags=("a",)))
+    ctx = features.PageContext(title, True)
+    page = features._Page(blocks, ctx, None, [b.words for b in blocks], [b.container for b in blocks],
+                          sum(b.num_words for b in blocks) or 1)
+    n, title_text = len(blocks), (title or "").strip().lower()
+    tokens = set(features._TOKEN_RE.findall(title_text))
+    rows = []
+    for i, b in enumerate(blocks):
+        toks = set(features._TOKEN_RE.findall(b.text.lower()))
+        text = b.text.strip().lower()
+        rows.append([i / max(1, n - 1), b.num_words / page.page_words,
+                     len(toks & tokens) / len(toks) if toks and tokens else 0.0,
+                     float(bool(text) and bool(title_text) and (text == title_text or (len(text) > 15 and text in title_text))),
+                     math.log1p(n), 1.0])
+    assert np.array_equal(features._page_group(page), np.array(rows))

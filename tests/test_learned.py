@@ -60,6 +60,17 @@ def test_lexicon_features_and_terms():
     assert lexicon_features({"unknown"}, lex) == [0.0, 0.0, 0.0]
 
 
+def test_lexicon_mean_does_not_depend_on_term_order():
+    """A frozenset's order follows the string hash seed, which differs between processes (Beam workers): the
+    mean must be the same in every order (plain left-to-right sums of these differ in the last bit)."""
+    from newsclean.transforms.lexicon import lexicon_features
+
+    lex = {"a": 0.1, "b": 0.2, "c": 0.3}
+    assert sum([0.1, 0.2, 0.3]) != sum([0.3, 0.2, 0.1])  # the premise: order changes a plain sum
+    means = {lexicon_features(order, lex)[0] for order in (["a", "b", "c"], ["c", "b", "a"], ["b", "c", "a"])}
+    assert means == {0.6 / 3}
+
+
 def test_lexicon_file_round_trip_and_errors(tmp_path):
     import gzip
 

@@ -16,6 +16,7 @@ adds inline formatting tags (``em``, ``b``, ``span``...), as boilerpipe's own im
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -113,20 +114,45 @@ def _columns(unit: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in unit)
 
 
-def text_density(text: str, width: int = 80, num_words: int | None = None) -> float:
+def text_density(text: str, width: int = 80, num_words: int | None = None, tokens: list[str] | None = None) -> float:
     """Eq. (1) of Kohlschütter 2010: words on all wrapped lines but the last / (lines - 1); one line: its words.
 
-    ``num_words``: the words of ``text`` when the caller has counted them already.
+    ``num_words``: the words of ``text`` when the caller has counted them already; ``tokens``: ``text.split()``
+    when the caller has split it already.
     """
     if len(text) <= width // 2 or (len(text) <= width and text.isascii()):  # one line, however wide
         return float(count_words(text) if num_words is None else num_words)
+    tokens = text.split() if tokens is None else tokens
+    if num_words == len(tokens) and _narrow_tokens(text):  # every token a word, one unit of len() columns
+        lines = _wrapped_lines(" ".join(tokens), width)
+        if lines is not None:
+            return float(num_words) if len(lines) <= 1 else (num_words - lines[-1].count(" ") - 1) / (len(lines) - 1)
     # Words per wrapped line: a line's units hold no whitespace and are whole Han/Kana words or runs
     # free of them, so count_words(" ".join(line)) is the number of its units that are words.
-    per_line = _ascii_line_words(text.split(), width) if _narrow_tokens(text) else \
+    per_line = _ascii_line_words(tokens, width) if _narrow_tokens(text) else \
         [sum(map(is_word, line)) for line in wrap_lines(text, width)]
     if len(per_line) <= 1:
         return float(count_words(text) if num_words is None else num_words)
     return sum(per_line[:-1]) / (len(per_line) - 1)
+
+
+def _wrapped_lines(joined: str, width: int) -> list[str] | None:
+    """The lines of :func:`wrap_lines` as strings (units joined by single spaces), found in C by
+    :func:`_line_pattern`, for ``joined``: tokens joined by single spaces, each one unit of ``len`` columns
+    (:func:`_narrow_tokens`). None when a token is wider than ``width`` (it takes a line of its own, where the
+    pattern cannot start: the lines found then leave out some of its characters)."""
+    if width < 1:
+        return None
+    lines = _line_pattern(width).findall(joined)
+    return lines if sum(map(len, lines)) + len(lines) - 1 == len(joined) else None
+
+
+@lru_cache(maxsize=8)
+def _line_pattern(width: int) -> re.Pattern:
+    """A greedy line of at most ``width`` characters from a token's start to a token's end (the next character
+    whitespace, or the text's end): with single separators, the longest run of whole tokens that fits, as the
+    greedy word wrap builds each line."""
+    return re.compile(rf"\S.{{0,{width - 1}}}(?=\s|\Z)", re.DOTALL)
 
 
 def _narrow_tokens(text: str) -> bool:
@@ -166,13 +192,16 @@ def _ascii_line_words(tokens: list[str], width: int) -> list[int]:
 class _Builder:
     """Turns the text pieces gathered between two separators into a block."""
 
-    def __init__(self, params: BlockParams):
+    def __init__(self, params: BlockParams, detail: bool = True):
         self.params = params
+        self.detail = detail
         self.blocks: list[TextBlock] = []
 
-    def flush(self, pieces: list[tuple[etree._Element, str, str, bool, etree._Element]]) -> None:
-        """Append the block of ``pieces`` ``(element, slot, text, in_link, container)`` (none without words)."""
-        tokens = "".join([p[2] for p in pieces]).split()  # collapse_ws: one space between tokens
+    def flush(self, pieces: list[tuple[etree._Element, str]], texts: list[str], linked: list[str],
+              container: etree._Element) -> None:
+        """Append the block of ``pieces`` ``(element, slot)`` holding ``texts`` (``linked``: those inside a link),
+        the first piece's container ``container`` (no block without words). The block keeps the list ``pieces``."""
+        tokens = "".join(texts).split()  # collapse_ws: one space between tokens
         if not tokens:
             return
         text = " ".join(tokens)
@@ -180,12 +209,12 @@ class _Builder:
         if not ws:
             return
         n = len(ws)
-        linked = sum([count_words(p[2]) for p in pieces if p[3]])
-        block = TextBlock(
-            text=text, num_words=n, num_linked_words=min(linked, n),
-            text_density=text_density(text, self.params.wrap_width, n),
-            container=pieces[0][4], pieces=[(p[0], p[1]) for p in pieces],
-        )
+        linked_words = sum([len(words(t)) for t in linked]) if linked else 0  # count_words, one call less
+        if self.detail:
+            block = TextBlock(text, n, min(linked_words, n), text_density(text, self.params.wrap_width, n, tokens),
+                              container, pieces)
+        else:
+            block = TextBlock(text, n, min(linked_words, n), 0.0, container)
         block.words = ws  # the cached property's value, computed here already
         self.blocks.append(block)
 
@@ -197,15 +226,23 @@ def _words_of_tokens(tokens: list[str], text: str) -> list[str]:
     return words(text)
 
 
-def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) -> list[TextBlock]:
-    """Segment the ``<body>`` of ``root`` (or ``root`` itself) into atomic text blocks, in document order."""
+def extract_blocks(root: etree._Element, params: BlockParams = BlockParams(), detail: bool = True) -> list[TextBlock]:
+    """Segment the ``<body>`` of ``root`` (or ``root`` itself) into atomic text blocks, in document order.
+
+    ``detail=False`` leaves every block's ``text_density`` at 0.0 and its ``pieces`` empty, for a caller that
+    reads neither (the word wrap and the pieces are a quarter of the blocks' cost:
+    :func:`newsclean.transforms.site_profile.summarise_page`)."""
     body = root.find("body") if root.tag == "html" else root
     body = root if body is None else body
-    builder = _Builder(params)
+    builder = _Builder(params, detail)
     non_separators = frozenset(params.non_separator_tags)
     separate_marked = params.separate_marked
     skip_tags = frozenset(SKIP_TAGS)
-    pieces: list[tuple[etree._Element, str, str, bool, etree._Element]] = []
+    # the pending block: its pieces (element, slot), their texts, those inside links, the first one's container
+    pieces: list[tuple[etree._Element, str]] = []
+    texts: list[str] = []
+    linked: list[str] = []
+    first: etree._Element | None = None
     has_text = False  # whether a piece of ``pieces`` holds more than whitespace (else flushing yields no block)
     containers: list[etree._Element] = []
     open_tags: list[tuple[bool, bool, bool]] = []  # (separator, skipped, link) of every element entered, not yet left
@@ -227,15 +264,20 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) ->
             if separator:
                 if pieces:
                     if has_text:
-                        builder.flush(pieces)
-                    pieces, has_text = [], False
+                        builder.flush(pieces, texts, linked, first)
+                    pieces, texts, linked, has_text = [], [], [], False
                 containers.append(el)
             if link:
                 links += 1
             if not skipping:
                 text = el.text
                 if text:
-                    pieces.append((el, "text", text, links > 0, containers[-1]))
+                    if not pieces:
+                        first = containers[-1]
+                    pieces.append((el, "text"))
+                    texts.append(text)
+                    if links:
+                        linked.append(text)
                     has_text = has_text or not text.isspace()
             continue
         if event == "end":
@@ -245,8 +287,8 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) ->
             if separator:
                 if pieces:
                     if has_text:
-                        builder.flush(pieces)
-                    pieces, has_text = [], False
+                        builder.flush(pieces, texts, linked, first)
+                    pieces, texts, linked, has_text = [], [], [], False
                 containers.pop()
             if skip:
                 skipping -= 1
@@ -256,8 +298,13 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams()) ->
             continue
         tail = el.tail
         if tail:
-            pieces.append((el, "tail", tail, links > 0, containers[-1] if containers else body))
+            if not pieces:
+                first = containers[-1] if containers else body
+            pieces.append((el, "tail"))
+            texts.append(tail)
+            if links:
+                linked.append(tail)
             has_text = has_text or not tail.isspace()
     if has_text:
-        builder.flush(pieces)
+        builder.flush(pieces, texts, linked, first)
     return builder.blocks

@@ -107,14 +107,17 @@ class TextCounts:
     subtracts a subtree that has just been marked from all its ancestors. ``pair_depths``: the
     least common ancestors of neighbouring anchors outside marked noise (below ``root``) with their
     depth, found in the same walk (what :func:`candidate_nodes` sorts; ``protected`` tags left out).
+    ``candidates_only``: ``counts`` holds the candidates (``pair_depths``) only, all that
+    :func:`mark_dynamic_noise` reads (a candidate's ancestors that are no candidates are never tested).
     """
 
-    def __init__(self, root: etree._Element, protected: tuple[str, ...] = DynamicNoiseParams.protected_tags):
+    def __init__(self, root: etree._Element, protected: tuple[str, ...] = DynamicNoiseParams.protected_tags,
+                 candidates_only: bool = False):
         self.counts: dict[etree._Element, list[int]] = {}
         self.pair_depths: dict[etree._Element, int] = {}
-        self._fill(root, protected)
+        self._fill(root, protected, candidates_only)
 
-    def _fill(self, root: etree._Element, protected: tuple[str, ...]) -> None:
+    def _fill(self, root: etree._Element, protected: tuple[str, ...], candidates_only: bool) -> None:
         """Counts of every element in one walk: an element's text and its children's tails count for it
         (link text inside an ``<a>``; none inside a marked element). Characters are summed into two
         running totals; an element's counts are the totals at its end minus those at its start. The
@@ -148,7 +151,8 @@ class TextCounts:
                 continue
             if event == "end":
                 link0, nonlink0, is_link, is_marked, _ = starts.pop()
-                counts[el] = [link - link0, nonlink - nonlink0]
+                if not candidates_only or el in pair_depths:  # a candidate is one while it is open
+                    counts[el] = [link - link0, nonlink - nonlink0]
                 links -= is_link
                 marked -= is_marked
                 if not starts:
@@ -166,8 +170,10 @@ class TextCounts:
         """Subtract the subtree of ``el`` from its ancestors' counts (``el`` was just marked)."""
         link, nonlink = self.counts[el]
         for anc in _ancestors_or_self(el.getparent()) if el.getparent() is not None else ():
-            self.counts[anc][0] -= link
-            self.counts[anc][1] -= nonlink
+            held = self.counts.get(anc)  # None: not counted (``candidates_only``)
+            if held is not None:
+                held[0] -= link
+                held[1] -= nonlink
         self.counts[el] = [0, 0]
 
 
@@ -185,7 +191,7 @@ def mark_dynamic_noise(root: etree._Element, params: DynamicNoiseParams = Dynami
     Candidates as :func:`candidate_nodes` (found in the counting walk: :class:`TextCounts`)."""
     if root.getparent() is not None and _in_noise(root.getparent()):
         return 0  # every anchor lies in marked noise: no candidate
-    counts = TextCounts(root, params.protected_tags)
+    counts = TextCounts(root, params.protected_tags, candidates_only=True)
     marked = 0
     # No candidate lies in noise when it is decided: it is the ancestor of an anchor outside the static
     # marks, and dynamic marks so far went to candidates at least as deep (never to its ancestors).

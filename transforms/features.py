@@ -344,22 +344,32 @@ def _papers_group(page: _Page) -> np.ndarray:
 
 
 def _title_features(block: TextBlock, title_tokens: set[str], title_text: str) -> list[float]:
-    toks = set(_TOKEN_RE.findall(block.text.lower()))
-    overlap = len(toks & title_tokens) / len(toks) if toks and title_tokens else 0.0
+    """Share of the block's distinct tokens found in the title's, and whether the block is (part of) the title;
+    both 0 without a title."""
+    if not title_text:  # no title tokens either: both features are 0
+        return [0.0, 0.0]
+    toks = set(_TOKEN_RE.findall(block.text.lower())) if title_tokens else None
+    overlap = len(toks & title_tokens) / len(toks) if toks else 0.0
     text = block.text.strip().lower()
-    is_title = float(bool(text) and bool(title_text) and (text == title_text or (len(text) > 15 and text in title_text)))
+    is_title = float(bool(text) and (text == title_text or (len(text) > 15 and text in title_text)))
     return [overlap, is_title]
 
 
 def _page_group(page: _Page) -> np.ndarray:
     """Relative position in [0, 1], share of the page's words, title overlap and match, log(1 + blocks),
-    whether static noise was learnt."""
+    whether static noise was learnt. The per-page and per-position columns are filled as arrays (the same
+    float64 divisions as Python's ``/``)."""
     n = page.n
     title_text = (page.ctx.title or "").strip().lower()
     title_tokens = set(_TOKEN_RE.findall(title_text))
-    return np.array([[i / max(1, n - 1), b.num_words / page.page_words, *_title_features(b, title_tokens, title_text),
-                      math.log1p(n), float(page.ctx.has_signature)] for i, b in enumerate(page.blocks)],
-                    dtype=float).reshape(n, -1)
+    out = np.empty((n, len(FEATURE_GROUPS["page"])))
+    out[:, 0] = np.arange(n) / max(1, n - 1)
+    out[:, 1] = np.fromiter((b.num_words for b in page.blocks), dtype=np.int64, count=n) / page.page_words
+    if n:
+        out[:, 2:4] = [_title_features(b, title_tokens, title_text) for b in page.blocks]
+    out[:, 4] = math.log1p(n)
+    out[:, 5] = float(page.ctx.has_signature)
+    return out
 
 
 def _cluster_scores(page: _Page) -> tuple[dict, list, list, etree._Element | None]:

@@ -72,12 +72,16 @@ def learn_lexicon(terms: Sequence[frozenset[str]], labels: Sequence[int], sites:
 
 def lexicon_features(terms: Iterable[str], lexicon: Mapping[str, float]) -> list[float]:
     """``[mean, max, coverage]``: boilerplate log-odds over the known words among ``terms`` and the
-    share of ``terms`` known, in [0, 1] (``[0, 0, 0]`` when none is known)."""
-    terms = list(terms)
+    share of ``terms`` known, in [0, 1] (``[0, 0, 0]`` when none is known).
+
+    The mean sums with :func:`math.fsum` (correctly rounded, so independent of the order of ``terms``: a
+    frozenset of strings iterates in an order that changes with the process's string hash seed, and a plain
+    ``sum`` then differed in the last bits between two Beam workers on the same page)."""
+    terms = terms if isinstance(terms, (frozenset, set, list, tuple)) else list(terms)  # sized, iterated as given
     scores = [s for s in map(lexicon.get, terms) if s is not None]  # scores are floats, never None
     if not scores:
         return [0.0, 0.0, 0.0]
-    return [sum(scores) / len(scores), max(scores), len(scores) / len(terms)]
+    return [math.fsum(scores) / len(scores), max(scores), len(scores) / len(terms)]
 
 
 def save_lexicon(lexicon: Mapping[str, float], path: Path) -> None:

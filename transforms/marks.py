@@ -53,6 +53,29 @@ def own_text(el: etree._Element) -> str:
     return " ".join(" ".join(pieces).split()) if pieces else ""
 
 
+def own_texts(root: etree._Element) -> dict[etree._Element, str]:
+    """:func:`own_text` of every element under and including ``root`` whose own text is not empty, in one
+    XPath for the text nodes holding more than XML whitespace (each is an element's ``.text`` or a child's
+    ``.tail``, in document order: an element's pieces keep their order). Pieces of whitespace alone add
+    nothing to the collapsed text, so leaving them out changes none. Keys in the order of each element's
+    first such piece (not document order: a parent's first piece may follow a child's)."""
+    pieces: dict[etree._Element, list[str]] = {}
+    for text in _TEXT_NODES(root):
+        owner = text.getparent()
+        if text.is_tail:
+            owner = owner.getparent()
+        held = pieces.get(owner)
+        if held is None:
+            pieces[owner] = [text]
+        else:
+            held.append(text)
+    texts = {el: " ".join(" ".join(held).split()) for el, held in pieces.items()}
+    return {el: text for el, text in texts.items() if text}  # no-break spaces alone: XPath keeps them, split not
+
+
+_TEXT_NODES = etree.XPath("descendant-or-self::*/text()[normalize-space()]")
+
+
 def iter_elements(root: etree._Element) -> Iterator[etree._Element]:
     """All elements under and including ``root`` in document order (no comments or PIs)."""
     return (el for el in root.iter() if is_element(el))

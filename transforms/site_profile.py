@@ -156,10 +156,13 @@ def _digest(text: str) -> int:
 
 def element_token(el: etree._Element) -> str:
     """The path token of ``el``: ``tag.class1.class2#id`` (lower case, sorted class names, names holding a digit left out)."""
-    names = sorted({c for c in (el.get("class") or "").lower().split() if not any(ch.isdigit() for ch in c)})
+    classes = (el.get("class") or "").lower()
+    names = classes.split()
+    if any(map(str.isdigit, classes)):  # some name holds a digit (most class attributes hold none)
+        names = [c for c in names if not any(map(str.isdigit, c))]
     ident = (el.get("id") or "").strip().lower()
     tag = el.tag if isinstance(el.tag, str) else "#"
-    return ".".join([tag, *names]) + (f"#{ident}" if ident and not any(ch.isdigit() for ch in ident) else "")
+    return ".".join([tag, *sorted(set(names))]) + (f"#{ident}" if ident and not any(map(str.isdigit, ident)) else "")
 
 
 class PathDigests:
@@ -167,6 +170,7 @@ class PathDigests:
 
     def __init__(self) -> None:
         self._memo: dict[etree._Element, int] = {}
+        self._steps: dict[tuple, int] = {}  # (parent's digest, tag, class, id) -> digest: siblings alike share it
 
     def __call__(self, el: etree._Element) -> int:
         chain = []
@@ -176,8 +180,11 @@ class PathDigests:
             node = node.getparent()
         value = self._memo[node] if node is not None else 0
         for node in reversed(chain):
-            value = _digest(f"{value:x}/{element_token(node)}")
-            self._memo[node] = value
+            step = (value, node.tag, node.get("class"), node.get("id"))  # all element_token reads
+            known = self._steps.get(step)
+            if known is None:
+                known = self._steps[step] = _digest(f"{value:x}/{element_token(node)}")
+            value = self._memo[node] = known
         return value
 
 
@@ -205,7 +212,7 @@ def best_cluster(blocks: Sequence[TextBlock]) -> etree._Element | None:
 
 def summarise_page(root: etree._Element) -> PageSummary:
     """The :class:`PageSummary` of one parsed neighbour page (read only; the tree is not changed)."""
-    blocks = extract_blocks(root, SITE_BLOCKS)
+    blocks = extract_blocks(root, SITE_BLOCKS, detail=False)  # a summary reads no text density and no pieces
     digests = PathDigests()
     words: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     texts: dict[int, list[str]] = defaultdict(list)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from lxml import etree
 
-from newsclean.transforms.marks import OWN_ATTR_PREFIX, STATIC, iter_elements, mark, own_text
+from newsclean.transforms.marks import OWN_ATTR_PREFIX, STATIC, mark, own_text, own_texts
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.site_profile import (
     PageSummary,
@@ -87,10 +87,13 @@ EMPTY_SIGNATURE = StaticNoiseSignature()
 def node_key(el: etree._Element) -> str | None:
     """The §3.1 key ``tag:attributes:own text`` of ``el``, or None when ``el`` has no own text."""
     text = own_text(el)
-    if not text:
-        return None
+    return _key(el, text) if text else None
+
+
+def _key(el: etree._Element, text: str) -> str:
+    """:func:`node_key` of ``el`` given its own text (not empty)."""
     attrib = el.attrib
-    attrs = ";".join(f"{k}={v}" for k, v in sorted(attrib.items()) if not k.startswith(OWN_ATTR_PREFIX)) if attrib else ""
+    attrs = ";".join([f"{k}={v}" for k, v in sorted(attrib.items()) if not k.startswith(OWN_ATTR_PREFIX)]) if attrib else ""
     return f"{el.tag}:{attrs}:{text}"
 
 
@@ -101,7 +104,7 @@ def key_digest(key: str) -> int:
 
 def page_keys(root: etree._Element) -> set[int]:
     """The set of key digests of one page (support counts once per page)."""
-    return {key_digest(k) for k in map(node_key, iter_elements(root)) if k is not None}
+    return {key_digest(_key(el, text)) for el, text in own_texts(root).items()}
 
 
 def signature_from_key_sets(key_sets: Iterable[set[int]], params: StaticNoiseParams = StaticNoiseParams()) -> StaticNoiseSignature:
@@ -185,8 +188,9 @@ def distinct_indices(key_sets: Sequence[set[int]], threshold: float = NEAR_IDENT
 
 
 def _near_identical(a: set[int], b: set[int], threshold: float) -> bool:
-    union = len(a | b)
-    return union == 0 or len(a & b) >= threshold * union
+    common = len(a & b)
+    union = len(a) + len(b) - common  # len(a | b), without building the union
+    return union == 0 or common >= threshold * union
 
 
 def is_static(el: etree._Element | None, signature: StaticNoiseSignature) -> bool | None:
@@ -200,18 +204,15 @@ def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature,
     """Mark (not remove) every node of ``root`` whose key is in ``signature``. Returns the count marked."""
     if not signature.keys:
         return 0
-    marked = 0
     keys = signature.keys
-    static: dict[etree._Element, bool | None] = {}  # is_static of every element seen (parents come first)
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue  # a comment or processing instruction (iter_elements)
-        key = node_key(el)  # is_static(el, signature), inlined: called for every element
-        static[el] = answer = None if key is None else key_digest(key) in keys
+    # is_static of every element with own text (the others: None); marks do not change keys (own attributes
+    # are left out of them), so all answers come first and the marking after
+    static = {el: key_digest(_key(el, text)) in keys for el, text in own_texts(root).items()}
+    marked = 0
+    for el, answer in static.items():
         if not answer:
             continue
-        parent = el.getparent()
-        if params.keep_embedded and (static[parent] if parent in static else is_static(parent, signature)) is False:
+        if params.keep_embedded and (static.get(el.getparent()) if el is not root else is_static(el.getparent(), signature)) is False:
             continue
         mark(el, STATIC)
         marked += 1
