@@ -220,8 +220,10 @@ def test_worker_env_is_added_for_the_block_and_a_user_value_is_kept(monkeypatch)
     from newsclean.pipeline.clean import WORKER_ENV, worker_env
 
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")  # the user's choice wins
     with worker_env():
         assert os.environ["MALLOC_ARENA_MAX"] == WORKER_ENV["MALLOC_ARENA_MAX"] == "2"
+        assert os.environ["MALLOC_MMAP_THRESHOLD_"] == "131072"  # 128 KiB, as tune_glibc_malloc sets in-process
         assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
     assert "MALLOC_ARENA_MAX" not in os.environ and os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
