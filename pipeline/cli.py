@@ -235,6 +235,10 @@ def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) 
         return EXIT_OK
     summary = run_clean(config, beam_args, progress=True)
     print(summary.format())
+    if config.incremental:  # the summary is the corpus's: say what this run added
+        from newsclean.pipeline.incremental import format_run, read_runs
+
+        print(format_run(read_runs(out)[-1]))
     return EXIT_OK
 
 

@@ -341,6 +341,14 @@ def record_run(out: str, plan: RunPlan, summary) -> dict:
     return line
 
 
+def format_run(line: dict) -> str:
+    """One line on what a run added (a ``_manifest/runs.jsonl`` entry, :func:`record_run`), for the terminal: the
+    summary above it is the whole corpus's, which a run with nothing new leaves as it was."""
+    return (f"  this run {line['run']}: {line['files_cleaned']} WARC files cleaned, {line['files_skipped']} skipped "
+            f"(already cleaned into this output), {line['records_read']} records read, {line['articles_added']} "
+            f"articles and {line['rejects_added']} rejects added, {line['duplicates_dropped']} duplicates dropped")
+
+
 def read_index(out: str) -> pa.Table:
     """The corpus index of ``out`` as one table (:data:`INDEX_SCHEMA`; empty when there is none)."""
     files = _index_files(out)

@@ -87,6 +87,14 @@ def test_a_run_with_nothing_new_cleans_nothing(runs):
     assert runs["s2"].articles_written == 4 and runs["s2"].records_read == 4
 
 
+def test_the_run_line_says_what_a_run_with_nothing_new_added(runs):
+    from newsclean.pipeline.incremental import format_run
+
+    line = format_run(runs["runs"][1])
+    assert "0 WARC files cleaned, 2 skipped" in line and "0 records read, 0 articles and 0 rejects added" in line
+    assert "3 skipped" in format_run(runs["runs"][2]) and "1 WARC files cleaned" in format_run(runs["runs"][2])
+
+
 def test_only_the_new_file_is_cleaned_and_appended(runs):
     third, out = runs["runs"][2], runs["out"]
     assert third["files_cleaned"] == 1 and third["files_skipped"] == 3  # the copied file is known by its digest
