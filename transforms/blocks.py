@@ -123,13 +123,14 @@ def text_density(text: str, width: int = 80, num_words: int | None = None, token
     if len(text) <= width // 2 or (len(text) <= width and text.isascii()):  # one line, however wide
         return float(count_words(text) if num_words is None else num_words)
     tokens = text.split() if tokens is None else tokens
-    if num_words == len(tokens) and _narrow_tokens(text):  # every token a word, one unit of len() columns
+    narrow = _narrow_tokens(text)  # every token one unit of len() columns
+    if narrow and num_words == len(tokens):  # ... and every token a word
         lines = _wrapped_lines(" ".join(tokens), width)
         if lines is not None:
             return float(num_words) if len(lines) <= 1 else (num_words - lines[-1].count(" ") - 1) / (len(lines) - 1)
     # Words per wrapped line: a line's units hold no whitespace and are whole Han/Kana words or runs
     # free of them, so count_words(" ".join(line)) is the number of its units that are words.
-    per_line = _ascii_line_words(tokens, width) if _narrow_tokens(text) else \
+    per_line = _ascii_line_words(tokens, width) if narrow else \
         [sum(map(is_word, line)) for line in wrap_lines(text, width)]
     if len(per_line) <= 1:
         return float(count_words(text) if num_words is None else num_words)
