@@ -23,11 +23,13 @@ does not depend on the runner's order. Every kept row gets ``cluster_id`` = the 
 cluster's kept member (its own id; an article with no near-duplicate is a cluster of one).
 
 Memory: the HTML never crosses a shuffle here. Each article contributes ``b`` band records to one
-GroupByKey (9 at the defaults), each only ``((band index, band hash), (article id, keep rank))``: 215
-bytes in Beam's coder with a 60-character URL. Its MinHash signature (``4 * num_perm`` bytes, 512 at
+GroupByKey (9 at the defaults), each only ``((band index, band hash), packed (article id, keep rank))``: 182
+bytes in Beam's coder with a 60-character URL. The member is one ``bytes`` value (:func:`packed_member`)
+because a local runner holds a grouping's values decoded until the group is read: ~3.7 KB an article for
+the 9 records against ~6.9 KB as tuples. Its MinHash signature (``4 * num_perm`` bytes, 512 at
 the defaults) crosses one more GroupByKey once, keyed by the member (708 bytes), to be joined to the
 candidate pairs it is in, and then twice per candidate pair (once per side). Before, every band record
-carried the signature: 9 × 783 = 7,047 bytes an article against 9 × 215 + 708 = 2,643 now (issue 15).
+carried the signature: 9 × 783 = 7,047 bytes an article against 9 × 182 + 708 = 2,346 now (issue 15).
 Which pairs are near-duplicates is unchanged: the same pairs are compared with the same signatures
 (:func:`bucket_edges` is the in-memory equivalent). The cluster map holds one entry per article that has
 a near-duplicate. The pipeline (``pipeline/clean.py``) passes the entries in (``entries=``, computed
@@ -38,6 +40,7 @@ and never cross a shuffle.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from datetime import datetime
 
 import apache_beam as beam
@@ -126,7 +129,8 @@ def article_of(signed: SignedArticle) -> Article:
     return signed[0]
 
 
-#: What an LSH band record carries of an article: ``(article id, keep rank)``; no signature.
+#: What an LSH band record carries of an article: ``(article id, keep rank)``, packed (:func:`packed_member`); no
+#: signature.
 Member = tuple[str, Rank]
 #: A candidate pair of one bucket: ``(member, the bucket's best-ranked member)``.
 Pair = tuple[Member, Member]
@@ -137,12 +141,33 @@ def member(entry: SignatureEntry) -> Member:
     return entry.article_id, entry.rank
 
 
+def packed_member(m: Member) -> bytes:
+    """``m`` as one ``bytes`` value (pickle, protocol 5; the article id is stored once): what a band record
+    carries. A runner holds the values of a grouping decoded until the group is read (Beam's ``GroupingBuffer``);
+    one ``bytes`` object is about half the memory of the id-and-rank tuple (issue 15; docs/DECISIONS.md)."""
+    return pickle.dumps(m, protocol=5)
+
+
+def unpacked_member(data: bytes) -> Member:
+    """The :data:`Member` of :func:`packed_member`'s bytes (the same types and values)."""
+    return pickle.loads(data)
+
+
 def band_items(entry: SignatureEntry, params: NearDupParams):
-    """``((band index, band hash), member)`` for each LSH band of the entry's signature (:func:`member`: id and
-    rank only, so that the band shuffle carries no signature)."""
-    m = member(entry)
+    """``((band index, band hash), packed member)`` for each LSH band of the entry's signature
+    (:func:`packed_member` of :func:`member`: id and rank only, so that the band shuffle carries no signature)."""
+    m = packed_member(member(entry))
     for key in band_keys(entry.values(), params):
         yield key, m
+
+
+def bucket_candidates(kv):
+    """``(band key, [packed member, ...])`` -> the bucket's candidate pairs (:func:`bucket_pairs`); a bucket of
+    one is not unpacked."""
+    packed = list(kv[1])
+    if len(packed) < 2:
+        return
+    yield from bucket_pairs([unpacked_member(data) for data in packed])
 
 
 def bucket_pairs(members: list[Member]):
@@ -322,7 +347,7 @@ class NearDedup(beam.PTransform):
             candidates
             | "Bands" >> beam.FlatMap(band_items, params)
             | "GroupBands" >> beam.GroupByKey()
-            | "CandidatePairs" >> beam.FlatMap(lambda kv: bucket_pairs(list(kv[1])))
+            | "CandidatePairs" >> beam.FlatMap(bucket_candidates)
             | "PairEndpoints" >> beam.FlatMap(pair_endpoints)
         )
         member_signatures = candidates | "MemberSignatures" >> beam.Map(member_signature)
