@@ -1,28 +1,33 @@
 """Corpus-scale cost of ``newsclean clean`` against a one-process script a user would write (run by hand).
 
-    python bench/bench_corpus.py [--datasets all] [--pages N] [--generate N] [--rounds 1] [--workers N]
-                                 [--systems baseline,newsclean-1,newsclean-all] [--near-copies] [--keep DIR]
+    python bench/bench_corpus.py [--datasets all] [--pages N] [--generate N [--jobs J]] [--rounds 1]
+                                 [--workers N[,N...]] [--systems baseline,newsclean-1,newsclean-all]
+                                 [--near-copies] [--keep DIR] [--warc DIR]
 
-Packs the shared data sets' pages into WARC files by (site, data set) (untimed). ``--generate N`` packs N pages
-instead, made from the real ones: copy 0 is the page itself, copy k >= 1 the page with the words of each text
-node shuffled, seeded by k and the node's text (:func:`distinct_variant`: the same DOM, words and lengths, text
-distinct from every other copy's, boilerplate still shared within the copy's (site, category) group, which is
-``<site>-v<k>``). Then runs each system in a child process:
+Packs the shared data sets' pages into WARC files by (site, data set) (not in the timings; its wall time is
+printed). ``--generate N`` packs N pages instead, made from the real ones: copy 0 is the page itself, copy
+k >= 1 the page with the words of each text node shuffled, seeded by k and the node's text
+(:func:`distinct_variant`: the same DOM, words and lengths, text distinct from every other copy's, boilerplate
+still shared within the copy's (site, category) group, which is ``<site>-v<k>``; ``--jobs J`` forked processes
+write the same records as one, :func:`_generate`); ``--warc DIR`` skips packing and cleans the WARC files of an
+earlier run's ``--keep DIR/warc`` (one call generates, the next measures). Then runs each system in a child process:
 
 - ``baseline``: FastWARC -> ``trafilatura.extract`` -> exact dedup (SHA-1 of the text) -> pyarrow Parquet,
   one process (the script of issue 15);
 - ``newsclean-1``: ``newsclean clean --direct_running_mode in_memory`` (one core);
 - ``newsclean-all``: ``newsclean clean --direct_running_mode multi_processing --direct_num_workers N``
-  (N = ``--workers``, default all cores);
+  (N = ``--workers``, default all cores; a list ``1,2,4`` runs it once per N, named ``newsclean-xN``: pages/s
+  against cores);
 - ``newsclean``: ``newsclean clean`` with its defaults (whichever of the two the CLI picks).
 
 Peak RSS is the largest sum of RSS over the child and all its descendants (the ``multi_processing`` SDK
 workers included), sampled every 0.1 s with psutil (``pip install -e .[bench]``); peak PSS likewise every
 0.5 s (shared pages, such as the libraries every worker maps, counted once in all: what the machine holds).
 Rounds interleave the systems so they share the machine's load (printed: 1-minute load average before and
-after each run); the median round is printed: wall seconds, pages/s (WARC response records / wall), peak
-RSS and PSS, the ratio of the baseline's wall to each system's (> 1: faster than the script), each system's
-peak RSS over the baseline's, and newsclean's article / exact / near-duplicate counts.
+after each run, and the run's counts, so a run cut short keeps them); the median round is printed: wall
+seconds, pages/s (WARC response records / wall), peak RSS and PSS, the ratio of the baseline's wall to each
+system's (> 1: faster than the script), each system's peak RSS over the baseline's, and newsclean's article /
+exact / near-duplicate counts.
 """
 
 from __future__ import annotations
@@ -124,12 +129,71 @@ def _write_warc(path: Path, name: str, cat: str, date: str, items: list[tuple[st
                                                           warc_headers_dict=headers))
 
 
+def _parses(html: bytes) -> bool:
+    """Whether lxml parses ``html`` (:func:`distinct_variant` returns None exactly where it does not)."""
+    import lxml.html
+
+    try:
+        lxml.html.document_fromstring(html)
+    except Exception:  # noqa: BLE001 - the same catch as distinct_variant's
+        return False
+    return True
+
+
+#: (site, data set) -> pages, set by :func:`_generate` before its worker processes fork (they read it from there).
+_GROUPS: dict[tuple[str, str], list] = {}
+
+
+def _write_copy(root: Path, k: int, site: str, cat: str, indices: list[int]) -> None:
+    """Write copy ``k`` of the pages ``indices`` of group ``(site, cat)`` of :data:`_GROUPS` as one WARC file."""
+    pages = [_GROUPS[site, cat][i] for i in indices]
+    items = [((f"{p.url}{'&' if '?' in p.url else '?'}v={k}" if p.url and k else p.url),
+              p.html if k == 0 else distinct_variant(p.html, k)) for p in pages]
+    name = site if k == 0 else f"{site}-v{k}"
+    _write_warc(root / name / cat / f"{name}-{cat}-20240501T120000Z-00000.warc.gz", name, cat, T0, items)
+
+
+def _generate(groups: dict[tuple[str, str], list], root: Path, generate: int, jobs: int = 1) -> tuple[int, int]:
+    """Write ``generate`` pages: copy k = 0, 1, ... of each group in turn (copy 0 the pages themselves, k >= 1
+    :func:`distinct_variant`, skipping pages that do not parse) until ``generate`` pages are written; one WARC
+    file per (copy, group). The plan is made first (which pages go in which file), so ``jobs`` > 1 processes
+    (forked) write the same records as one. Returns ``(pages written, copies)``."""
+    parses = {key: [_parses(p.html) for p in pages] for key, pages in groups.items()}
+    plan, made, k = [], 0, 0
+    while made < generate:
+        before = made
+        for (site, cat), pages in groups.items():
+            take = range(min(len(pages), max(0, generate - made)))
+            if not take:
+                break
+            indices = [i for i in take if k == 0 or parses[site, cat][i]]
+            if indices:
+                plan.append((root, k, site, cat, indices))
+                made += len(indices)
+        k += 1
+        if made == before:
+            raise SystemExit(f"--generate {generate}: no page could be copied (copy {k - 1})")
+    _GROUPS.clear()
+    _GROUPS.update(groups)
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            pool.starmap(_write_copy, plan, chunksize=max(1, len(plan) // (jobs * 8)))
+    else:
+        for task in plan:
+            _write_copy(*task)
+    _GROUPS.clear()
+    return made, k
+
+
 def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: bool = False,
-               generate: int | None = None) -> tuple[int, int]:
+               generate: int | None = None, jobs: int = 1) -> tuple[int, int]:
     """Write the pages of ``datasets`` as ``root/<site>/<dataset>/<site>-<dataset>.warc.gz``, and with
     ``near_copies`` a near-duplicate of each page that has a gold paragraph under ``root/wire-<site>/``.
     ``generate``: N pages in all, copies k = 0, 1, ... of the real pages (:func:`distinct_variant`) under
-    ``root/<site>-v<k>/`` (URLs get ``?v=k``). Returns ``(pages, near copies)``."""
+    ``root/<site>-v<k>/`` (URLs get ``?v=k``), written by ``jobs`` processes (:func:`_generate`). Returns
+    ``(pages, near copies)``."""
     groups: dict[tuple[str, str], list] = {}
     n = 0
     for name in datasets:
@@ -140,25 +204,8 @@ def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: 
             groups.setdefault((site, name), []).append(page)
             n += 1
     if generate is not None:
-        real, made, k = n, 0, 0
-        while made < generate:
-            before = made
-            for (site, cat), pages in groups.items():
-                take = pages[: max(0, generate - made)]
-                if not take:
-                    break
-                items = [((f"{p.url}{'&' if '?' in p.url else '?'}v={k}" if p.url and k else p.url),
-                          p.html if k == 0 else distinct_variant(p.html, k)) for p in take]
-                items = [(u, h) for u, h in items if h is not None]
-                if not items:
-                    continue
-                name = site if k == 0 else f"{site}-v{k}"
-                _write_warc(root / name / cat / f"{name}-{cat}-20240501T120000Z-00000.warc.gz", name, cat, T0, items)
-                made += len(items)  # pages written (a page that does not parse gets no copy)
-            k += 1
-            if made == before:
-                raise SystemExit(f"--generate {generate}: no page could be copied (copy {k - 1})")
-        print(f"generated {made} pages from {real} real pages ({k} copies)")
+        made, k = _generate(groups, root, generate, jobs)
+        print(f"generated {made} pages from {n} real pages ({k} copies, {jobs} jobs)")
         return made, 0
     copies = 0
     for (site, cat), pages in groups.items():
@@ -171,6 +218,17 @@ def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: 
         for name, date, items in variants:
             _write_warc(root / name / cat / f"{name}-{cat}-20240501T120000Z-00000.warc.gz", name, cat, date, items)
     return n, copies
+
+
+def count_records(warc_dir: Path) -> int:
+    """Response records in the ``*.warc.gz`` files under ``warc_dir``."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    n = 0
+    for path in warc_dir.rglob("*.warc.gz"):
+        with open(path, "rb") as f:
+            n += sum(1 for _ in ArchiveIterator(f, record_types=WarcRecordType.response, parse_http=False))
+    return n
 
 
 def baseline(warc_dir: str, out: str) -> None:
@@ -267,13 +325,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=None, help="at most N real pages (default: all)")
     parser.add_argument("--generate", type=int, default=None, metavar="N",
                         help="N pages made from the real ones with distinct text (see distinct_variant)")
+    parser.add_argument("--jobs", type=int, default=1, help="processes writing the --generate pages (same records)")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="multi_processing workers")
+    parser.add_argument("--workers", default=str(os.cpu_count() or 2),
+                        help="multi_processing workers of newsclean-all; a comma-separated list runs it once per N")
     parser.add_argument("--systems", default="baseline,newsclean-1,newsclean-all",
-                        help="comma-separated: baseline, newsclean (defaults), newsclean-1, newsclean-all")
+                        help="comma-separated: baseline, newsclean (defaults), newsclean-1, newsclean-all; '' packs only")
     parser.add_argument("--keep", type=Path, default=None, help="write the WARC files and outputs here")
     parser.add_argument("--near-copies", action="store_true",
                         help="add a near-duplicate copy (3 words changed, a timestamp line, another URL) of each page")
+    parser.add_argument("--warc", type=Path, default=None,
+                        help="clean the WARC files under this folder (an earlier --keep DIR/warc) instead of packing")
     parser.add_argument("--baseline", nargs=2, metavar=("WARC_DIR", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.baseline:
@@ -281,11 +343,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     names = sorted(LOADERS) if args.datasets == "all" else args.datasets.split(",")
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-corpus-"))
-    warc = root / "warc"
-    pages, copies = pack_warcs(names, warc, args.pages, args.near_copies, args.generate)
+    warc = args.warc or root / "warc"
+    start = time.perf_counter()
+    if args.warc:
+        pages, copies, names = count_records(warc), 0, ["an earlier run"]
+    else:
+        pages, copies = pack_warcs(names, warc, args.pages, args.near_copies, args.generate, args.jobs)
     size = sum(f.stat().st_size for f in warc.rglob("*.warc.gz"))
     print(f"{pages} pages from {', '.join(names)} + {copies} near-duplicate copies packed into {warc} "
-          f"({len(list(warc.rglob('*.warc.gz')))} files, {size / 2**20:.0f} MiB); {os.cpu_count()} cores")
+          f"({len(list(warc.rglob('*.warc.gz')))} files, {size / 2**20:.0f} MiB) in "
+          f"{time.perf_counter() - start:.0f} s; {os.cpu_count()} cores", flush=True)
     pages += copies
     py = sys.executable
     clean = [py, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(warc)]
@@ -293,10 +360,15 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": lambda out: [py, __file__, "--baseline", str(warc), out],
         "newsclean": lambda out: [*clean, "--out", out],
         "newsclean-1": lambda out: [*clean, "--out", out, "--direct_running_mode", "in_memory"],
-        "newsclean-all": lambda out: [*clean, "--out", out, "--direct_running_mode", "multi_processing",
-                                      "--direct_num_workers", str(args.workers)],
     }
-    systems = {name: every[name] for name in args.systems.split(",")}
+    workers = [int(w) for w in args.workers.split(",")]
+    for w in workers:
+        every["newsclean-all" if len(workers) == 1 else f"newsclean-x{w}"] = (
+            lambda out, w=w: [*clean, "--out", out, "--direct_running_mode", "multi_processing",
+                              "--direct_num_workers", str(w)])
+    chosen = [n for s in args.systems.split(",") if s  # --systems '': pack only (for a later --warc)
+              for n in ([f"newsclean-x{w}" for w in workers] if s == "newsclean-all" and len(workers) > 1 else [s])]
+    systems = {name: every[name] for name in chosen}
     results: dict[str, list[tuple[float, int, int]]] = {s: [] for s in systems}
     counts: dict[str, str] = {}
     for r in range(args.rounds):
@@ -315,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                 counts[name] = stdout.strip()
             print(f"  round {r + 1} {name}: {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB, peak PSS "
                   f"{LAST_PEAK_PSS[0] / 2**20:.0f} MiB (1-minute load before {load1:.1f}, after "
-                  f"{os.getloadavg()[0]:.1f})", flush=True)
+                  f"{os.getloadavg()[0]:.1f}); {counts[name]}", flush=True)
     base = statistics.median(w for w, _, _ in results["baseline"]) if "baseline" in results else None
     base_rss = statistics.median(m for _, m, _ in results["baseline"]) if "baseline" in results else None
     print(f"\n{'system':<14} {'wall s':>8} {'pages/s':>8} {'peak RSS MiB':>13} {'peak PSS MiB':>13} "

@@ -187,12 +187,16 @@ def _near_entry(key: ArticleKey) -> SignatureEntry:
 
 
 #: The local mode of a run that names no runner and no ``--direct_*`` flag (issue 15, chosen by
-#: ``bench/bench_corpus.py``; docs/DECISIONS.md "Local runner"): Beam's ``multi_processing`` with one SDK
-#: worker process per core, when the machine has more than one core and the input is large enough.
-LOCAL_PARALLEL_MODE = ("--direct_running_mode=multi_processing", "--direct_num_workers=0")  # 0: one per core
-#: WARC bytes below which such a run stays in one process (``in_memory``): starting the workers (each imports
-#: Beam and loads the chain's models) costs more than they save on a small input.
+#: ``bench/bench_corpus.py``; docs/DECISIONS.md "Local runner"): Beam's ``multi_processing`` with
+#: :func:`local_workers` SDK worker processes, when that is more than one.
+LOCAL_PARALLEL_MODE = "--direct_running_mode=multi_processing"
+#: WARC bytes of input per local worker process (8 MiB): a run stays in one process (``in_memory``) below twice
+#: this, since starting a worker (it imports Beam and loads the chain's models) costs more than it saves on a
+#: small input; on 16 cores the 37 MiB shared corpus ran as fast on 4 workers as on 16 (41.6 vs 44.6 s).
 MIN_PARALLEL_WARC_BYTES = 8 << 20
+#: Memory set aside per local worker process (1 GiB): measured peak ~0.4-0.6 GiB RSS a worker (16 workers, 20,000
+#: generated pages: 10.5 GiB in all), so the workers of a run fit in the memory the machine has available.
+WORKER_MEMORY_BYTES = 1 << 30
 _LOCAL_FLAGS = ("--runner", "--direct_running_mode", "--direct_num_workers", "--environment_type")
 
 
@@ -202,21 +206,47 @@ def _warc_bytes(patterns: list[str]) -> int:
     return sum(sizes.values())
 
 
+def available_memory(meminfo: str = "/proc/meminfo") -> int | None:
+    """Bytes of memory the machine can give new processes (Linux ``MemAvailable``); None where it is not known."""
+    try:
+        with open(meminfo, encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def local_workers(cores: int, warc_bytes: int, memory: int | None) -> int:
+    """SDK worker processes for a local run: one per :data:`MIN_PARALLEL_WARC_BYTES` of WARC input, at most one
+    per core and, when ``memory`` (bytes available) is known, at most one per :data:`WORKER_MEMORY_BYTES` of it;
+    at least 1 (1 means: stay in one process)."""
+    workers = min(cores, warc_bytes // MIN_PARALLEL_WARC_BYTES)
+    if memory is not None:
+        workers = min(workers, memory // WORKER_MEMORY_BYTES)
+    return max(int(workers), 1)
+
+
 def with_local_mode(beam_args: Sequence[str] | PipelineOptions | None, patterns: list[str],
-                    cores: int | None = None) -> Sequence[str] | PipelineOptions | None:
-    """``beam_args`` plus :data:`LOCAL_PARALLEL_MODE` when they name no runner and no ``--direct_*`` flag (so the
-    run is on the DirectRunner by default), ``cores`` (default: the CPUs this process may use) is above 1 and
-    the input holds at least :data:`MIN_PARALLEL_WARC_BYTES`; otherwise ``beam_args`` unchanged (ready
-    ``PipelineOptions`` always are)."""
+                    cores: int | None = None, memory: int | None = None) -> Sequence[str] | PipelineOptions | None:
+    """``beam_args`` plus :data:`LOCAL_PARALLEL_MODE` and ``--direct_num_workers`` = :func:`local_workers` when
+    they name no runner and no ``--direct_*`` flag (so the run is on the DirectRunner by default) and that is more
+    than one worker; otherwise ``beam_args`` unchanged (ready ``PipelineOptions`` always are). ``cores`` defaults
+    to the CPUs this process may use, ``memory`` to :func:`available_memory`."""
     if isinstance(beam_args, PipelineOptions):
         return beam_args
     args = list(beam_args or [])
     if any(a.split("=", 1)[0] in _LOCAL_FLAGS for a in args):
         return beam_args
     cores = cores if cores is not None else len(os.sched_getaffinity(0))
-    if cores <= 1 or _warc_bytes(patterns) < MIN_PARALLEL_WARC_BYTES:
+    if cores <= 1:
         return beam_args
-    return [*args, *LOCAL_PARALLEL_MODE]
+    memory = memory if memory is not None else available_memory()
+    workers = local_workers(cores, _warc_bytes(patterns), memory)
+    if workers <= 1:
+        return beam_args
+    return [*args, LOCAL_PARALLEL_MODE, f"--direct_num_workers={workers}"]
 
 
 def _as_options(beam_args: Sequence[str] | PipelineOptions | None) -> PipelineOptions:

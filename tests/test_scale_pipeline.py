@@ -197,21 +197,43 @@ def test_local_mode_is_added_only_when_nothing_else_is_asked(tmp_path):
     from newsclean.pipeline.clean import LOCAL_PARALLEL_MODE, MIN_PARALLEL_WARC_BYTES, with_local_mode
 
     small, big = tmp_path / "small", tmp_path / "big"
-    for folder, size in ((small, 1000), (big, MIN_PARALLEL_WARC_BYTES // 2)):
+    for folder, size in ((small, 1000), (big, MIN_PARALLEL_WARC_BYTES * 2)):
         folder.mkdir()
         for name in ("a.warc.gz", "b.warc.gz"):
             with open(folder / name, "wb") as f:
                 f.truncate(size)  # sparse: only the size matters
-    patterns = [str(big / "*.warc.gz")]
-    assert with_local_mode(None, patterns, cores=4) == list(LOCAL_PARALLEL_MODE)
-    assert with_local_mode(["--job_name=x"], patterns, cores=4) == ["--job_name=x", *LOCAL_PARALLEL_MODE]
+    patterns = [str(big / "*.warc.gz")]  # 4 x 8 MiB: four workers' worth
+    plenty = 64 << 30
+    parallel = [LOCAL_PARALLEL_MODE, "--direct_num_workers=4"]
+    assert with_local_mode(None, patterns, cores=4, memory=plenty) == parallel
+    assert with_local_mode(["--job_name=x"], patterns, cores=4, memory=plenty) == ["--job_name=x", *parallel]
     for asked in (["--runner", "DirectRunner"], ["--runner=PortableRunner"], ["--direct_running_mode", "in_memory"],
                   ["--direct_num_workers=3"]):
-        assert with_local_mode(asked, patterns, cores=4) == asked
-    assert with_local_mode(None, patterns, cores=1) is None
-    assert with_local_mode(None, [str(small / "*.warc.gz")], cores=4) is None
+        assert with_local_mode(asked, patterns, cores=4, memory=plenty) == asked
+    assert with_local_mode(None, patterns, cores=1, memory=plenty) is None
+    assert with_local_mode(None, [str(small / "*.warc.gz")], cores=4, memory=plenty) is None
     ready = PipelineOptions([])
     assert with_local_mode(ready, patterns, cores=4) is ready
+
+
+def test_local_workers_follow_input_size_cores_and_memory(tmp_path):
+    """One worker per 8 MiB of WARC input, at most one per core, at most one per GiB available (issue 15: 16 workers
+    on the 37 MiB shared corpus were no faster than 4 and held 9.4 GB)."""
+    from newsclean.pipeline.clean import MIN_PARALLEL_WARC_BYTES, WORKER_MEMORY_BYTES, available_memory, local_workers
+
+    mib8, gib = MIN_PARALLEL_WARC_BYTES, WORKER_MEMORY_BYTES
+    assert local_workers(16, 37 << 20, 100 * gib) == 4
+    assert local_workers(16, 351 << 20, 100 * gib) == 16
+    assert local_workers(16, 351 << 20, 6 * gib + gib // 2) == 6
+    assert local_workers(16, 351 << 20, None) == 16  # memory unknown: cores and input decide
+    assert local_workers(2, mib8 - 1, 100 * gib) == 1
+    assert local_workers(2, 100 * mib8, gib // 2) == 1  # no room for even one worker: stay in one process
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       32000000 kB\nMemFree:  1000 kB\nMemAvailable:   20971520 kB\n")
+    assert available_memory(str(meminfo)) == 20 * gib
+    meminfo.write_text("MemTotal: 1 kB\n")
+    assert available_memory(str(meminfo)) is None
+    assert available_memory(str(tmp_path / "missing")) is None
 
 
 def test_worker_env_is_added_for_the_block_and_a_user_value_is_kept(monkeypatch):
