@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from bench_modules import bench_module
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-_BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_corpus.py"
-bench_corpus = sys.modules.get("bench_corpus")
-if bench_corpus is None:
-    _spec = importlib.util.spec_from_file_location("bench_corpus", _BENCH)
-    bench_corpus = importlib.util.module_from_spec(_spec)
-    sys.modules["bench_corpus"] = bench_corpus
-    _spec.loader.exec_module(bench_corpus)
+bench_corpus = bench_module("bench_corpus")
 
 
 def _page(i: int, html: bytes | None = None) -> SimpleNamespace:

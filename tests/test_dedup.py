@@ -3,17 +3,16 @@ pipeline on real pages with near-duplicate copies (three words changed, a timest
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import random
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from bench_modules import bench_module
 from warc_builder import Response, write_warc
 
 from newsclean.pipeline.clean import run_clean
@@ -45,11 +44,7 @@ from newsclean.transforms.minhash import (
 )
 
 T0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
-_BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_corpus.py"
-_spec = importlib.util.spec_from_file_location("bench_corpus", _BENCH)
-bench_corpus = importlib.util.module_from_spec(_spec)
-sys.modules["bench_corpus"] = bench_corpus
-_spec.loader.exec_module(bench_corpus)  # one near-copy generator for the test and the benchmark
+bench_corpus = bench_module("bench_corpus")  # one near-copy generator for the test and the benchmark
 
 VOCAB = [f"w{i}" for i in range(5000)]
 

@@ -9,14 +9,12 @@ ends as exactly one article or reject (``articles + rejects + duplicates == reco
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import random
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from bench_modules import bench_module
 
 from newsclean.pipeline import stages
 from newsclean.pipeline.warc_reader import ReadStats, iter_warc_file
@@ -25,11 +23,7 @@ from newsclean.transforms.chain import DEFAULT_CONFIG
 from newsclean.transforms.parse import decode_html
 from newsclean.transforms.static_noise import learn_static_noise
 
-_BENCH = Path(__file__).resolve().parents[1] / "bench" / "fuzz_clean.py"
-_spec = importlib.util.spec_from_file_location("fuzz_clean", _BENCH)
-fuzz = importlib.util.module_from_spec(_spec)
-sys.modules["fuzz_clean"] = fuzz  # dataclasses look their module up while the module runs
-_spec.loader.exec_module(fuzz)
+fuzz = bench_module("fuzz_clean")
 
 pytest.importorskip("brotli")
 
