@@ -29,6 +29,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import paragraph_of
 from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.structure import blocks_body_support
+from newsclean.transforms.text import count_words
 
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u0964](?:\s|$|[\"'\u201d\u2019)\u00bb])")
 
@@ -134,7 +135,11 @@ class BodyEvidenceParams:
     with at least half of their bigrams in it hold at least ``min_found`` of its words (in [0, 1]: the text
     is on the page, not a teaser or another article's). Then a dropped block with ``support`` >= ``keep_support``
     and probability >= ``keep_probability`` is kept, and (``drop_below`` set) a kept block of at least
-    ``min_words`` words with support <= ``drop_support`` and probability < ``drop_below`` is dropped."""
+    ``min_words`` words with support <= ``drop_support`` and probability < ``drop_below`` is dropped, but only
+    when the body's words (:func:`~newsclean.transforms.text.count_words`, as blocks count theirs) are at least
+    ``min_body_share`` (in [0, 1]; 0 = always) of the words kept before the drop: a teaser body (the lede or
+    description only, common in 2015-2020 JSON-LD) is found on the page but must not drop the rest of the
+    article (issue #11)."""
 
     min_found: float = 0.6
     keep_support: float = 0.8
@@ -142,6 +147,7 @@ class BodyEvidenceParams:
     drop_support: float = 0.1
     drop_below: float | None = None
     min_words: int = 3
+    min_body_share: float = 0.5
 
 
 def body_evidence_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
@@ -154,12 +160,13 @@ def body_evidence_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep
     body = blocks_body_support(blocks, article_body)
     if body is None or body.found < params.min_found * body.body_words:
         return list(keep)
+    kept_words = sum(b.num_words for b, k in zip(blocks, keep) if k)  # the body in the same units: count_words
+    drop = params.drop_below is not None and count_words(article_body or "") >= params.min_body_share * kept_words
     out = []
     for b, p, k, s in zip(blocks, probs, keep, body.support):
         if not k and s >= params.keep_support and p >= params.keep_probability and b.num_words >= params.min_words:
             k = True
-        elif (k and params.drop_below is not None and s <= params.drop_support and p < params.drop_below
-              and b.num_words >= params.min_words):
+        elif k and drop and s <= params.drop_support and p < params.drop_below and b.num_words >= params.min_words:
             k = False
         out.append(k)
     return out
