@@ -35,7 +35,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_groups, paragraph_of
+from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_groups, paragraph_of, under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.boilerpipe import BoilerpipeParams, classify_blocks
 from newsclean.transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
@@ -303,25 +303,8 @@ def in_dynamic_noise(block: TextBlock) -> bool:
 
 def _dynamic_flags(blocks: Sequence[TextBlock]) -> list[bool]:
     """:func:`in_dynamic_noise` of every block, each element's answer computed once (linear in the tree)."""
-    memo: dict[etree._Element, bool] = {}
-
-    def inside(node: etree._Element | None) -> bool:
-        path = []
-        while node is not None and node not in memo:
-            if mark_of(node) == DYNAMIC:
-                break
-            path.append(node)
-            node = node.getparent()
-        answer = node is not None and (memo[node] if node in memo else True)
-        for el in path:
-            memo[el] = answer
-        return answer
-
-    out = []
-    for b in blocks:
-        el, slot = b.pieces[0]
-        out.append(inside(el if slot == "text" else el.getparent()))
-    return out
+    firsts = (el if slot == "text" else el.getparent() for el, slot in (b.pieces[0] for b in blocks))
+    return under_any(firsts, lambda node: mark_of(node) == DYNAMIC)
 
 
 def _papers_group(page: _Page) -> np.ndarray:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import nth_ancestor, paragraph_of
+from newsclean.transforms.ancestor_filter import nth_ancestor, paragraph_of, under_any
 from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.coherence import (
     CoherenceParams,
@@ -126,19 +126,9 @@ def _words_under(scope: etree._Element, blocks: Sequence[TextBlock],
                  containers: Sequence[etree._Element]) -> tuple[list[bool], int]:
     """Per block, whether its container lies under ``scope`` (or is it), and the words of those blocks.
 
-    Decided from the containers' ancestors, each element's answer once (not from ``scope``'s whole subtree)."""
-    memo: dict[etree._Element, bool] = {scope: True}
-    inside = []
-    for c in containers:
-        chain = []
-        node = c
-        while node is not None and node not in memo:
-            chain.append(node)
-            node = node.getparent()
-        answer = node is not None and memo[node]
-        for el in chain:
-            memo[el] = answer
-        inside.append(answer)
+    Decided from the containers' ancestors (:func:`~newsclean.transforms.ancestor_filter.under_any`), not from
+    ``scope``'s whole subtree."""
+    inside = under_any(containers, lambda node: node is scope)
     return inside, sum(b.num_words for b, i in zip(blocks, inside) if i)
 
 
@@ -175,13 +165,13 @@ def article_region(blocks: Sequence[TextBlock], keep: Sequence[bool], params: Re
             if c not in memo:
                 memo[c] = structural_path(c, params.levels) == target
         return [memo[c] for c in containers]
-    limit = params.max_scope_share * sum(b.num_words for b in blocks)
     if params.scope == "ancestor":
-        inside, held = _words_under(nth_ancestor(main, params.levels), blocks, [text_container(b) for b in blocks])
-        return inside if held <= limit else [False] * len(blocks)
-    marked = [n for n in (main, *main.iterancestors()) if isinstance(n.tag, str) and any(article_marks(n))]
-    containers = [text_container(b) for b in blocks] if marked else []
-    for node in reversed(marked):  # outermost first: the first one of allowed size
+        scopes = [nth_ancestor(main, params.levels)]
+    else:  # markup: the marked elements around the main container, outermost first (the first of allowed size)
+        scopes = [n for n in reversed((main, *main.iterancestors())) if isinstance(n.tag, str) and any(article_marks(n))]
+    limit = params.max_scope_share * sum(b.num_words for b in blocks)
+    containers = [text_container(b) for b in blocks] if scopes else []
+    for node in scopes:
         inside, held = _words_under(node, blocks, containers)
         if held <= limit:
             return inside
