@@ -5,8 +5,9 @@
   which in the ``in_memory`` mode is the whole input).
 - A run whose DoFns execute in the launching process (``in_memory``) allocates Arrow memory from the system
   allocator, not from pyarrow's default pool (mimalloc or jemalloc), which kept the pages freed by the last stage's
-  Parquet readers and writers; and it fixes glibc's mmap threshold (and caps its arenas), so that large freed blocks
-  go back to the system instead of raising the heap's high-water.
+  Parquet readers and writers; and every local run fixes glibc's mmap threshold (and caps its arenas) in the
+  launching process, which in ``multi_processing`` is the runner holding the shuffles' buffers, so that large freed
+  blocks go back to the system instead of raising the heap's high-water.
 - The spill carries each article's MinHash, so the index rows need no join that held every signature until the
   last stage.
 """
@@ -23,7 +24,14 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline import clean, stages
-from newsclean.pipeline.clean import IN_PROCESS_MALLOPT, _in_process, arrow_system_pool, run_clean, tune_glibc_malloc
+from newsclean.pipeline.clean import (
+    IN_PROCESS_MALLOPT,
+    _in_process,
+    _local_run,
+    arrow_system_pool,
+    run_clean,
+    tune_glibc_malloc,
+)
 from newsclean.pipeline.dedup import SignatureEntry
 from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.stages import ArticleKey, first_fetched
@@ -108,6 +116,17 @@ def test_only_runs_in_this_process_count_as_in_process():
     assert not _in_process(opts("--direct_running_mode", "multi_processing", "--direct_num_workers", "2"))
     assert not _in_process(opts("--runner", "PortableRunner"))
     assert not _in_process(opts("--runner", "DataflowRunner"))
+
+
+def test_the_malloc_settings_go_to_every_local_run_and_to_no_cluster_launcher():
+    def opts(*args):
+        return PipelineOptions(list(args))
+
+    assert _local_run(opts())
+    assert _local_run(opts("--direct_running_mode", "in_memory"))
+    assert _local_run(opts("--direct_running_mode", "multi_processing", "--direct_num_workers", "2"))  # the runner
+    assert not _local_run(opts("--runner", "PortableRunner"))
+    assert not _local_run(opts("--runner", "DataflowRunner"))
 
 
 def test_an_in_memory_run_cleans_with_the_system_pool_and_gives_the_same_rows(tmp_path, monkeypatch):
