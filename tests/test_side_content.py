@@ -156,3 +156,15 @@ def test_on_in_the_shipped_chain_and_run_last_by_page_level_keep_when_set():
     assert page_level_keep(blocks, probs, keep, PageContext(None), LearnedParams()) == keep
     on = page_level_keep(blocks, probs, keep, PageContext(None), LearnedParams(side_content=SideContentParams()))
     assert on == [True] * (len(blocks) - 1) + [False]
+
+
+def test_a_photo_gallery_beside_the_article_goes_with_the_default_words_a_slideshow_stays():
+    """CNN 2013 (msv-big9) puts a gallery's captions before the story, in ``cnnArticleGalleryPhotoContainer``
+    boxes; the gold leaves them out. Readability's expected Yahoo page keeps its ``slideshow`` captions."""
+    gallery = ("<div class='cnn_html_slideshow'><div class='cnnArticleGalleryPhotoContainer'><img src='a.jpg'>"
+               "<cite>Pictured here is the first model, released in 1987.</cite></div></div>")
+    slideshow = "<div class='yui-slideshow'><p>The bridge in 1930, the year it opened.</p></div>"
+    kept = _run(gallery + ARTICLE + slideshow)
+    assert kept["Pictured here is the first model, released in 1987."] is False
+    assert kept["The bridge in 1930, the year it opened."] is True
+    assert all(kept[t] for t in kept if t.startswith("The council voted"))

@@ -41,13 +41,16 @@ from newsclean.transforms.coherence import main_region, text_container
 SIDE_CLASS_WORDS = (
     "related", "recommended", "newsletter", "subscribe", "subscription", "share", "sharing", "social", "promo",
     "cta", "callout", "popup", "modal", "ad", "ads", "advert", "advertisement", "sponsored", "disclosure",
-    "widget", "sidebar", "footer", "breadcrumb", "breadcrumbs", "meta", "credit", "credits",
+    "widget", "sidebar", "footer", "breadcrumb", "breadcrumbs", "meta", "credit", "credits", "gallery",
 )
 """Class/id tokens naming a box beside the article (Readability's negative class names, narrowed to whole
 tokens so that ``header``, ``shared-content`` or ``tagdiv`` do not match ``ad``, ``share`` or ``tag``).
 Left out because the data sets' gold conventions disagree on them (docs/DECISIONS.md): ``comment`` (CleanEval
 golds keep blog comments), ``caption`` (CleanPortalEval golds keep captions), ``byline``/``author``/``bio``
-(Dragnet golds keep bylines) and ``tag`` (trafilatura-eval keeps some tag lines)."""
+(Dragnet golds keep bylines) and ``tag`` (trafilatura-eval keeps some tag lines). ``gallery`` (a photo
+gallery's captions beside the article: CNN's ``cnnArticleGalleryPhotoContainer``) was added in the ninth round;
+``slideshow`` was not (Readability's expected pages keep a Yahoo slideshow's captions); docs/DECISIONS.md "Side
+content"."""
 
 SIDE_TAGS = ("aside",)
 """Tags of an own ancestor that make a block side content (HTML5 ``<aside>``: content tangential to the
