@@ -340,3 +340,17 @@ def test_twin_configs_run_once():
     configs = {"default": PLAIN, "paper": PLAIN.with_(name="paper"), "other": PLAIN.with_(link_filter=1, name="other")}
     rows = named_configs(configs)
     assert [(s.id, s.label) for s in rows] == [("default", "newsclean default (= paper)"), ("other", "newsclean other")]
+
+
+def test_a_split_runs_only_its_own_pages():
+    """``--split tune`` must not score (or write to the CSV) a test page: the test half stays held out."""
+    from newsclean_eval.datasets import split_of
+
+    names = [f"s{i}.test" for i in range(20)]
+    sites = [next(n for n in names if split_of("synthetic-sites", n) == want) for want in ("tune", "test")]
+    pages = [EvalPage("synthetic-sites", f"{site}/2009", f"{site}-{n}.html", *_article(site, n), site=site)
+             for site in sites for n in range(3)]
+    for split, site in zip(("tune", "test"), sites):
+        opts = EvalOptions(["synthetic-sites"], plain_systems("default"), split=split, resamples=50, out=None, csv=None)
+        results = run_eval(opts, loader=lambda _: pages, progress=lambda _: None).runs[0].results
+        assert sorted(r.page_id for r in results) == [f"{site}-{n}.html" for n in range(3)]

@@ -260,15 +260,16 @@ def run_eval(opts: EvalOptions, loader: Callable[[str], list[EvalPage]] = load,
              progress: Callable[[str], None] = _stderr) -> EvalResult:
     """Run every system of ``opts`` on its data sets and aggregate; writes nothing.
 
-    ``loader(name)`` gives a data set's pages (default :func:`newsclean_eval.datasets.load`). Raises
-    FileNotFoundError when the shared data are absent.
+    ``loader(name)`` gives a data set's pages (default :func:`newsclean_eval.datasets.load`). With ``opts.split``
+    ``tune`` or ``test`` only that split's pages run (and reach the CSV), so that a tune-only study never scores a
+    test page. Raises FileNotFoundError when the shared data are absent.
     """
     runs, start = [], time.perf_counter()
     n_sys = len(opts.systems)
     progress(f"newsclean eval: {len(opts.datasets)} data sets x up to {n_sys} systems, {opts.jobs} processes")
     with Runner(opts.jobs, progress) as runner:
         for i, name in enumerate(opts.datasets, 1):
-            pages = loader(name)
+            pages = [p for p in loader(name) if opts.split == "all" or p.split == opts.split]
             tasks = build_tasks(name, pages, systems_for_dataset(opts, name), neighbours=opts.neighbours,
                                 exclude_target=opts.exclude_target, max_groups=opts.max_groups)
             progress(f"[{i}/{len(opts.datasets)}] {name}: {sum(len(t.pages) for t in tasks)} pages in {len(tasks)} "
@@ -446,8 +447,9 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help=f"no ablations and only {', '.join(QUICK_PEERS)} (unless --configs/--peers say otherwise)")
     parser.add_argument("--split", choices=report.SPLITS, default="all",
-                        help="pages the main columns and summaries report (default all, with tune and test F1 "
-                             "columns beside); the split is by site, see the report header")
+                        help="pages that run and that the report and --csv hold (default all, with tune and test "
+                             "F1 columns beside; tune or test: only that half runs); the split is by site, see the "
+                             "report header")
     parser.add_argument("--neighbours", type=int, default=DEFAULT_NEIGHBOURS, metavar="N",
                         help=f"neighbour pages per group to learn static noise from (default {DEFAULT_NEIGHBOURS})")
     parser.add_argument("--exclude-target", action="store_true",
