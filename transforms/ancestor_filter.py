@@ -18,7 +18,7 @@ short paragraphs, list items and sub-headings are article text far more often th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -78,18 +78,20 @@ def nth_ancestor(el: etree._Element, depth: int) -> etree._Element:
     return node
 
 
-def under_any(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Element], bool]) -> list[bool]:
-    """Per node, whether it or one of its ancestors satisfies ``hit`` (a None node: False). Each element's answer
-    is found once and shared by the nodes below it, so the whole call is linear in the tree however many nodes
-    share ancestors (a ``hit`` element itself is asked again when reached again)."""
+def under_any(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Element], bool],
+              stop: Container[etree._Element] = ()) -> list[bool]:
+    """Per node, whether it or one of its ancestors below the first element in ``stop`` satisfies ``hit`` (a None
+    node, or one in ``stop``: False; ``stop`` elements are never asked). Each element's answer is found once and
+    shared by the nodes below it, so the whole call is linear in the tree however many nodes share ancestors (a
+    ``hit`` element itself is asked again when reached again)."""
     memo: dict[etree._Element, bool] = {}
     out = []
     for node in nodes:
         path = []
-        while node is not None and node not in memo and not hit(node):
+        while node is not None and node not in stop and node not in memo and not hit(node):
             path.append(node)
             node = node.getparent()
-        answer = node is not None and memo.get(node, True)
+        answer = node is not None and node not in stop and memo.get(node, True)
         for el in path:
             memo[el] = answer
         out.append(answer)

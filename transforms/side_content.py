@@ -30,11 +30,12 @@ It never drops every kept block. Measured on leave-one-data-set-out tune pages: 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.coherence import main_region, text_container
 
@@ -118,17 +119,6 @@ def class_tokens(el: etree._Element) -> frozenset[str]:
     return frozenset(t.lower() for part in _NON_ALNUM.split(raw) for t in _HUMP.split(part) if t)
 
 
-def own_ancestors(block: TextBlock, shared: set[etree._Element]) -> list[etree._Element]:
-    """The block's container and its ancestors up to, not including, the first element in ``shared``
-    (the main region and its ancestors); innermost first. All of them when none is shared."""
-    out = []
-    node = block.container
-    while node is not None and node not in shared:
-        out.append(node)
-        node = node.getparent()
-    return out
-
-
 def shared_elements(region: set[etree._Element]) -> set[etree._Element]:
     """The region's containers and all their ancestors."""
     shared: set[etree._Element] = set()
@@ -140,28 +130,12 @@ def shared_elements(region: set[etree._Element]) -> set[etree._Element]:
     return shared
 
 
-def is_side_box(block: TextBlock, shared: set[etree._Element], params: SideContentParams,
-                memo: dict[etree._Element, bool] | None = None) -> bool:
-    """True when one of the block's own ancestors (:func:`own_ancestors`) has a tag in ``params.tags`` or
-    a class/id token (:func:`class_tokens`) in ``params.class_words``. ``memo`` (element -> answer for the
-    walk from that element up) may be shared by the blocks of one page and one ``shared`` set."""
-    memo = {} if memo is None else memo
-    words = frozenset(params.class_words)
-    walked = []
-    node, found = block.container, False
-    while node is not None and node not in shared:
-        if node in memo:
-            found = memo[node]
-            break
-        walked.append(node)
-        if (isinstance(node.tag, str) and node.tag in params.tags
-                or words and (node.get("class") or node.get("id")) and class_tokens(node) & words):
-            found = True
-            break
-        node = node.getparent()
-    for el in walked:  # every element walked below a side box, or up to the boundary, has the same answer
-        memo[el] = found
-    return found
+def names_side_box(el: etree._Element, tags: Container[str], words: frozenset[str]) -> bool:
+    """Whether ``el`` itself marks side content: its tag is in ``tags`` or one of its class/id tokens
+    (:func:`class_tokens`) is in ``words``."""
+    if isinstance(el.tag, str) and el.tag in tags:
+        return True
+    return bool(words) and bool(el.get("class") or el.get("id")) and not words.isdisjoint(class_tokens(el))
 
 
 def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
@@ -178,12 +152,17 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
         return list(keep)
     shared = shared_elements(region)
     tail_from = _trailing_start(blocks, region, params)
-    memo: dict[etree._Element, bool] = {}
+    candidates = [k and p < params.drop_below and (params.max_words is None or b.num_words <= params.max_words)
+                  for b, p, k in zip(blocks, probs, keep)]
+    words = frozenset(params.class_words)
+    # a side box: the block's container or an ancestor of it below the main region's elements names one
+    boxed = under_any((b.container if c else None for b, c in zip(blocks, candidates)),
+                      lambda el: names_side_box(el, params.tags, words), stop=shared)
     out = []
-    for i, (b, p, k) in enumerate(zip(blocks, probs, keep)):
-        if k and p < params.drop_below and (params.max_words is None or b.num_words <= params.max_words):
+    for i, (b, k, c, box) in enumerate(zip(blocks, keep, candidates, boxed)):
+        if c:
             trailing = i >= tail_from and b.num_words <= params.trailing_max_words
-            k = not (trailing or _is_link_line(b, params) or is_side_box(b, shared, params, memo))
+            k = not (trailing or _is_link_line(b, params) or box)
         out.append(k)
     if not any(k and b.num_words for b, k in zip(blocks, out)):
         return list(keep)
