@@ -747,3 +747,54 @@ def test_marked_elements_from_their_attributes_match_the_predicate():
         expected = root.xpath(f"descendant-or-self::*[@{NOISE_ATTR} = '{stage}']")
         assert xpath(root) == expected and expected
         assert xpath(elements[3]) == elements[3].xpath(f"descendant-or-self::*[@{NOISE_ATTR} = '{stage}']")
+
+
+# --- stage 2 with LightGBM's prediction early stopping: only sure rows move, never across a decision -------
+
+EARLY_STOP_PAGE = (
+    "<html><head><title>Council approves the new harbour budget</title></head><body>"
+    "<ul class='nav'>" + "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(12)) + "</ul>"
+    "<div class='story'><h1>Council approves the new harbour budget</h1>"
+    + "".join(f"<p>The council voted {i} times on the harbour budget before the final reading, and the members "
+              f"who opposed it said the costs of dredging the channel had been left out of the estimate {i}.</p>"
+              for i in range(8))
+    + "</div><div class='related'><h3>Related stories</h3>"
+    + "".join(f"<p><a href='/r{i}'>Another story about the harbour number {i}</a></p>" for i in range(6))
+    + "</div><div class='footer'>Copyright 2024 The Daily Example. All rights reserved. Contact us.</div></body></html>")
+
+
+def _stage2_probabilities(margin):
+    from dataclasses import replace
+
+    from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
+    from newsclean.transforms.learned import PageContext, content_probabilities
+
+    page = prepare_blocks(EARLY_STOP_PAGE, None, DEFAULT_CONFIG)
+    params = replace(DEFAULT_CONFIG.learned, context_early_stop_margin=margin)
+    return content_probabilities(page.blocks, PageContext(page.meta.title, False, None, page.meta.article_body), params)
+
+
+def test_stage2_early_stopping_moves_only_sure_probabilities():
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("lightgbm")
+    full, stopped = np.array(_stage2_probabilities(None)), np.array(_stage2_probabilities(10.0))
+    moved = full != stopped
+    assert moved.any()  # the parameter reaches LightGBM: some rows stop before the last tree
+    # margin 10 = 2 x |raw score| > 10: a stopped row's probability is past 0.9933 (or below 0.0067)
+    assert np.all((stopped[moved] > 0.993) | (stopped[moved] < 0.007))
+    assert np.array_equal(full >= 0.5, stopped >= 0.5)
+
+
+def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("lightgbm")
+    from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, booster_predict, load_model, predict_parameters
+
+    booster = load_model(str(DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES).boosters[0]
+    X = np.random.default_rng(3).random((41, booster.num_feature())) * 3
+    expected = booster.predict(X, **predict_parameters(4.0))
+    assert np.array_equal(booster_predict(booster, X, 4.0), expected)
+    assert np.array_equal(booster_predict(booster, np.asfortranarray(X), 4.0), expected)  # the wrapper's path
+    with pytest.raises(ValueError, match="early_stop_margin"):
+        predict_parameters(0)

@@ -74,7 +74,11 @@ class LearnedParams:
     lexicon (False: every word unknown, as on a page in a language it never saw), the content
     threshold in [0, 1], the short-extraction fallback (:func:`keep_flags`; 0 words = off), and the
     page-level check against the site's content container (:func:`newsclean.transforms.site_profile.site_recheck`;
-    None = off)."""
+    None = off).
+
+    ``context_early_stop_margin``: LightGBM's prediction early stopping for stage 2 only (:func:`predict_parameters`;
+    None = every tree). Stage 1 always runs every tree: its probabilities are stage 2's context features, which
+    move with them (docs/DECISIONS.md, "Chain speed", tenth session)."""
 
     model_path: str | None = None
     context_model_path: str | None = None
@@ -93,6 +97,7 @@ class LearnedParams:
     body_recall: BodyRecallParams | None = None  # articleBody kept when mostly dropped (region_recall.body_recall_keep); None = off
     listing: ListingParams | None = None  # listing pages as not_article rejects (newsclean.transforms.listing); None = off
     recurring: RecurringTextParams | None = None  # site-recurring short texts dropped (newsclean.transforms.recurring); None = off
+    context_early_stop_margin: float | None = 10.0
 
 
 ENSEMBLE_SEPARATOR = "\n\x1e\n"
@@ -109,32 +114,52 @@ class ModelEnsemble:
         self.boosters = list(boosters)
         self.feature_names = feature_names or tuple(self.boosters[0].feature_name())
 
-    def predict(self, rows) -> np.ndarray:
-        """Mean content probability in [0, 1] per feature row (``rows``: n x features), shape (n,)."""
+    def predict(self, rows, early_stop_margin: float | None = None) -> np.ndarray:
+        """Mean content probability in [0, 1] per feature row (``rows``: n x features), shape (n,);
+        ``early_stop_margin``: :func:`booster_predict`'s."""
         X = np.asarray(rows, dtype=float)
         if len(self.boosters) == 1:
-            return booster_predict(self.boosters[0], X)
-        return np.mean([booster_predict(b, X) for b in self.boosters], axis=0)
+            return booster_predict(self.boosters[0], X, early_stop_margin)
+        return np.mean([booster_predict(b, X, early_stop_margin) for b in self.boosters], axis=0)
 
 
-def booster_predict(booster, X: np.ndarray) -> np.ndarray:
-    """``booster.predict(X, num_threads=1)`` (probabilities, shape (n,)), by the same C function of LightGBM's
-    C API (``LGBM_BoosterPredictForMat``) called directly when ``X`` is a non-empty C-contiguous float64
-    matrix: the Python wrapper's per-call work cost ~8 % of a page's prediction (docs/DECISIONS.md,
-    "Chain speed"). Falls back to ``booster.predict`` when LightGBM's internals differ."""
+def predict_parameters(early_stop_margin: float | None = None) -> dict[str, object]:
+    """LightGBM prediction parameters: one thread; with ``early_stop_margin`` (> 0) LightGBM's prediction early
+    stopping (``pred_early_stop``: every 10 trees, a row whose margin 2 x |raw score| exceeds it stops; 10 is
+    |raw| > 5, p > 0.9933 or < 0.0067). Raises ValueError for a margin <= 0."""
+    if early_stop_margin is None:
+        return {"num_threads": 1}
+    if early_stop_margin <= 0:
+        raise ValueError(f"early_stop_margin must be > 0, got {early_stop_margin}")
+    return {"num_threads": 1, "pred_early_stop": True, "pred_early_stop_freq": 10,
+            "pred_early_stop_margin": early_stop_margin}
+
+
+def booster_predict(booster, X: np.ndarray, early_stop_margin: float | None = None) -> np.ndarray:
+    """``booster.predict(X, **predict_parameters(early_stop_margin))`` (probabilities, shape (n,)), by the same
+    C function of LightGBM's C API (``LGBM_BoosterPredictForMat``) called directly when ``X`` is a non-empty
+    C-contiguous float64 matrix: the Python wrapper's per-call work cost ~8 % of a page's prediction
+    (docs/DECISIONS.md, "Chain speed"). Falls back to ``booster.predict`` when LightGBM's internals differ."""
+    params = predict_parameters(early_stop_margin)
     api = _lightgbm_c_api()
     handle = getattr(booster, "_handle", None)
     if api is None or handle is None or X.ndim != 2 or not len(X) or X.dtype != np.float64 or not X.flags.c_contiguous:
-        return booster.predict(X, num_threads=1)
+        return booster.predict(X, **params)
     lib, safe_call, c_str = api
     out, written = np.empty(len(X)), ctypes.c_int64(0)
     safe_call(lib.LGBM_BoosterPredictForMat(
         handle, X.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(1), ctypes.c_int32(X.shape[0]),  # 1: float64
         ctypes.c_int32(X.shape[1]), ctypes.c_int(1), ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(-1),  # row-major,
-        c_str("num_threads=1"), ctypes.byref(written), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))  # normal
+        c_str(_parameter_string(early_stop_margin)), ctypes.byref(written), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))  # normal
     if written.value != len(X):  # all iterations from the first
         raise RuntimeError(f"LightGBM wrote {written.value} predictions for {len(X)} rows")
     return out
+
+
+@functools.cache
+def _parameter_string(early_stop_margin: float | None) -> str:
+    """:func:`predict_parameters` as the C API's ``key=value`` string."""
+    return " ".join(f"{k}={str(v).lower()}" for k, v in predict_parameters(early_stop_margin).items())
 
 
 @functools.cache
@@ -216,7 +241,7 @@ def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params:
     names2 = stage2_block_names(stage2, path2)
     feats2 = feats if names2 == stage1.feature_names else block_features(blocks, ctx, lexicon, names2)
     ctx_feats = context_features(p1, context_groups(blocks), [b.num_words for b in blocks])
-    return stage2.predict(np.hstack([feats2, np.asarray(ctx_feats, dtype=float)])).tolist()
+    return stage2.predict(np.hstack([feats2, np.asarray(ctx_feats, dtype=float)]), params.context_early_stop_margin).tolist()
 
 
 def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: LearnedParams = LearnedParams()) -> list[bool]:
