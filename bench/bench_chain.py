@@ -147,10 +147,10 @@ def stage_table(groups: Groups, config=CONFIGS["default"]) -> list[tuple[str, fl
                 spent[label] += time.perf_counter() - t0
         return wrapper
 
-    def timed_predict(self, rows):
+    def timed_predict(self, rows, *args, **kwargs):
         t0 = time.perf_counter()
         try:
-            return predict(self, rows)
+            return predict(self, rows, *args, **kwargs)
         finally:
             stage2 = self.feature_names[-len(learned.CONTEXT_FEATURE_NAMES):] == learned.CONTEXT_FEATURE_NAMES
             spent["stage-2 predict" if stage2 else "stage-1 predict"] += time.perf_counter() - t0
