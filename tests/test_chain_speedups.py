@@ -798,3 +798,7 @@ def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
     assert np.array_equal(booster_predict(booster, np.asfortranarray(X), 4.0), expected)  # the wrapper's path
     with pytest.raises(ValueError, match="early_stop_margin"):
         predict_parameters(0)
+    from newsclean.transforms.learned import LearnedParams
+
+    with pytest.raises(ValueError, match="early_stop_margin"):
+        LearnedParams(context_early_stop_margin=-1.0)  # at configuration time, not on the first page

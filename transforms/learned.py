@@ -78,7 +78,7 @@ class LearnedParams:
 
     ``context_early_stop_margin``: LightGBM's prediction early stopping for stage 2 only (:func:`predict_parameters`;
     None = every tree). Stage 1 always runs every tree: its probabilities are stage 2's context features, which
-    move with them (docs/DECISIONS.md, "Chain speed", tenth session)."""
+    move with them (docs/DECISIONS.md, "Chain speed", tenth session). Raises ValueError for a margin <= 0."""
 
     model_path: str | None = None
     context_model_path: str | None = None
@@ -98,6 +98,9 @@ class LearnedParams:
     listing: ListingParams | None = None  # listing pages as not_article rejects (newsclean.transforms.listing); None = off
     recurring: RecurringTextParams | None = None  # site-recurring short texts dropped (newsclean.transforms.recurring); None = off
     context_early_stop_margin: float | None = 10.0
+
+    def __post_init__(self):
+        predict_parameters(self.context_early_stop_margin)  # a margin <= 0 fails here, not on the first page
 
 
 ENSEMBLE_SEPARATOR = "\n\x1e\n"
