@@ -143,11 +143,10 @@ def booster_predict(booster, X: np.ndarray, early_stop_margin: float | None = No
     C function of LightGBM's C API (``LGBM_BoosterPredictForMat``) called directly when ``X`` is a non-empty
     C-contiguous float64 matrix: the Python wrapper's per-call work cost ~8 % of a page's prediction
     (docs/DECISIONS.md, "Chain speed"). Falls back to ``booster.predict`` when LightGBM's internals differ."""
-    params = predict_parameters(early_stop_margin)
     api = _lightgbm_c_api()
     handle = getattr(booster, "_handle", None)
     if api is None or handle is None or X.ndim != 2 or not len(X) or X.dtype != np.float64 or not X.flags.c_contiguous:
-        return booster.predict(X, **params)
+        return booster.predict(X, **predict_parameters(early_stop_margin))
     lib, safe_call, c_str = api
     out, written = np.empty(len(X)), ctypes.c_int64(0)
     safe_call(lib.LGBM_BoosterPredictForMat(
