@@ -789,7 +789,13 @@ def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
     np = pytest.importorskip("numpy")
     pytest.importorskip("lightgbm")
     from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
-    from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, booster_predict, load_model, predict_parameters
+    from newsclean.transforms.learned import (
+        DEFAULT_CONTEXT_MODEL,
+        LearnedParams,
+        booster_predict,
+        load_model,
+        predict_parameters,
+    )
 
     booster = load_model(str(DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES).boosters[0]
     X = np.random.default_rng(3).random((41, booster.num_feature())) * 3
@@ -798,7 +804,5 @@ def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
     assert np.array_equal(booster_predict(booster, np.asfortranarray(X), 4.0), expected)  # the wrapper's path
     with pytest.raises(ValueError, match="early_stop_margin"):
         predict_parameters(0)
-    from newsclean.transforms.learned import LearnedParams
-
     with pytest.raises(ValueError, match="early_stop_margin"):
         LearnedParams(context_early_stop_margin=-1.0)  # at configuration time, not on the first page
