@@ -302,8 +302,8 @@ def run_clean(config: CleanConfig, beam_args: Sequence[str] | PipelineOptions | 
         if config.partition_by:
             partition_articles(FileSystems.join(staging, ARTICLES_DIR), config.partition_by)
         summary.out = out
-        write_summary(dataclasses.replace(summary, out=staging))
-        write_dataset_card(dataclasses.replace(summary, out=staging), config.partition_by)
+        write_summary(summary, staging)
+        write_dataset_card(summary, config.partition_by, staging)
     except BaseException:
         discard_staging(staging)
         raise

@@ -388,8 +388,8 @@ def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: s
         write_dataset_card(summary, partition_by)
     else:
         summary = dataclasses.replace(run, out=out)
-        write_summary(dataclasses.replace(run, out=staging))
-        write_dataset_card(dataclasses.replace(run, out=staging), partition_by)
+        write_summary(summary, staging)
+        write_dataset_card(summary, partition_by, staging)
         publish_output(staging, out, (ARTICLES_DIR, REJECTS_DIR, DUPLICATES_DIR, COUNTS_DIR, INDEX_DIR),
                        (SUMMARY_FILE, CARD_FILE), stale=(LEGACY_SUMMARY_FILE,))
     return summary, record_run(out, plan, run)

@@ -197,9 +197,10 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
     )
 
 
-def write_summary(summary: RunSummary) -> str:
-    """Write ``summary`` as JSON to ``OUT/_summary.json``; returns that path."""
-    path = FileSystems.join(summary.out, SUMMARY_FILE)
+def write_summary(summary: RunSummary, folder: str | None = None) -> str:
+    """Write ``summary`` as JSON to ``FOLDER/_summary.json`` (``folder``: default ``summary.out``; a run writes
+    into its staging folder while the summary names the output it is published to); returns that path."""
+    path = FileSystems.join(folder or summary.out, SUMMARY_FILE)
     with FileSystems.create(path, mime_type="application/json",
                             compression_type=CompressionTypes.UNCOMPRESSED) as f:
         f.write((json.dumps(summary.to_dict(), indent=2) + "\n").encode("utf-8"))
@@ -249,9 +250,10 @@ def dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
-    """Write :func:`dataset_card` to ``OUT/README.md``; returns that path."""
-    path = FileSystems.join(summary.out, CARD_FILE)
+def write_dataset_card(summary: RunSummary, partition_by: str | None = None, folder: str | None = None) -> str:
+    """Write :func:`dataset_card` to ``FOLDER/README.md`` (``folder``: default ``summary.out``, as for
+    :func:`write_summary`); returns that path."""
+    path = FileSystems.join(folder or summary.out, CARD_FILE)
     with FileSystems.create(path, mime_type="text/markdown",
                             compression_type=CompressionTypes.UNCOMPRESSED) as f:
         f.write(dataset_card(summary, partition_by).encode("utf-8"))

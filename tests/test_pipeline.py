@@ -138,6 +138,7 @@ def test_summary_json(run):
     assert data["rejects"] == s.rejects and data["duplicates_dropped"] == 1
     assert sum(data["articles_by_site"].values()) == data["articles_written"]
     assert "check:" in s.format() and "ok" in s.format()
+    assert data["out"] == str(run["out"]) == s.out  # the published folder, not the run's staging folder
 
 
 def test_good_pages_become_articles(run):
