@@ -84,7 +84,7 @@ from newsclean.transforms.metadata import (
 )
 from newsclean.transforms.minhash import NearDupParams
 from newsclean.transforms.parse import decode_html, looks_binary
-from newsclean.transforms.site_signature import learn_site_signature
+from newsclean.transforms.site_signature import learn_site_signature, pages_needed
 from newsclean.transforms.static_noise import StaticNoiseSignature
 from newsclean.transforms.text import content_hash
 
@@ -319,11 +319,35 @@ class SampleRefsFn(beam.DoFn):
                 yield sample_ref(item)
 
 
-class ReadSampleFn(beam.DoFn):
-    """``((site, category), [SampleRef])`` -> ``((site, category), [SampleEntry])`` (:func:`read_sample`)."""
+class _ChainFn(beam.DoFn):
+    """Base for DoFns that run the chain: holds the chain's name (it pickles), and resolves the
+    configuration object in ``setup`` on the worker."""
+
+    def __init__(self, chain: str):
+        super().__init__()
+        self.chain = chain
+        self._config: ChainConfig | None = None
+
+    def setup(self):
+        self._config = resolve_chain_config(self.chain)
+
+
+def needs_reading(refs: list[SampleRef], config: ChainConfig) -> bool:
+    """Whether the sampled pages of one key are worth reading again: the sample has at least the pages that
+    chain ``config`` learns anything from (:func:`~newsclean.transforms.site_signature.pages_needed`). A
+    smaller one (a (site, category) with a single page) learns no keys and no profile, so its signature is the
+    same without reading or parsing its page."""
+    needed = pages_needed(config)
+    return needed is not None and len(refs) >= needed
+
+
+class ReadSampleFn(_ChainFn):
+    """``((site, category), [SampleRef])`` -> ``((site, category), [SampleEntry])`` (:func:`read_sample`); empty
+    when the sample is too small to learn from (:func:`needs_reading`)."""
 
     def process(self, kv):
-        yield kv[0], read_sample(list(kv[1]))
+        refs = list(kv[1])
+        yield kv[0], read_sample(refs) if needs_reading(refs, self._config) else []
 
 
 def learn_signature(key: SiteKey, sample: list[SampleEntry],
@@ -360,19 +384,6 @@ def learn_signature(key: SiteKey, sample: list[SampleEntry],
     return key, signature
 
 
-class _ChainFn(beam.DoFn):
-    """Base for DoFns that run the chain: holds the chain's name (it pickles), and resolves the
-    configuration object in ``setup`` on the worker."""
-
-    def __init__(self, chain: str):
-        super().__init__()
-        self.chain = chain
-        self._config: ChainConfig | None = None
-
-    def setup(self):
-        self._config = resolve_chain_config(self.chain)
-
-
 class LearnSignatureFn(_ChainFn):
     """``((site, category), [sampled entries])`` -> ``((site, category), signature | None)``."""
 
@@ -390,8 +401,9 @@ class LearnStaticNoise(beam.PTransform):
     two runs over the same WARC files give the same articles.
 
     Only references cross the shuffle (:data:`SampleRef`, about 150 bytes a page); the sampled pages'
-    HTML is then read again by offset (:func:`read_sample`, N pages per key). Among pages with the same
-    URL in one key, the tie is broken by (file, offset).
+    HTML is then read again by offset (:func:`read_sample`, N pages per key), unless the key has fewer pages
+    than the chain learns from (:func:`needs_reading`: a (site, category) of one page learns nothing, so its
+    page is not read or parsed twice). Among pages with the same URL in one key, the tie is broken by (file, offset).
 
     Args:
         neighbour_sample: N, pages sampled per key (>= 1).
@@ -409,7 +421,7 @@ class LearnStaticNoise(beam.PTransform):
             | "SpreadFiles" >> beam.Reshuffle()  # its own, see ReadWarc
             | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn())
             | "SampleNeighbours" >> beam.combiners.Top.SmallestPerKey(self.neighbour_sample)
-            | "ReadSample" >> beam.ParDo(ReadSampleFn())
+            | "ReadSample" >> beam.ParDo(ReadSampleFn(self.chain))
             | "Learn" >> beam.ParDo(LearnSignatureFn(self.chain))
         )
 

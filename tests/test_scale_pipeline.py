@@ -8,6 +8,7 @@ per-page functions (the graph before issue 15 held every page in memory to give 
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 from datetime import UTC, datetime, timedelta
@@ -17,12 +18,13 @@ import pyarrow.parquet as pq
 import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
+from newsclean.pipeline import stages
 from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.stages import SPILL_DIR, clean_page, learn_signature, read_pages_at, read_sample
 from newsclean.pipeline.warc_reader import iter_warc_file
 from newsclean.schemas.records import Article, Page
-from newsclean.transforms.chain import DEFAULT_CONFIG
+from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG
 
 T0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
 
@@ -75,6 +77,47 @@ def test_read_sample_gives_the_entries_in_the_order_of_the_full_sample(warc_file
     expected = sorted((hashlib.sha1(p.url.encode()).hexdigest(), p.html, p.charset) for p in pages[1:4])
     assert read_sample(list(reversed(refs))) == expected
     assert read_sample(refs + [(refs[0][0], str(warc_file.parent / "gone.warc.gz"), 0)]) == expected
+
+
+def _sample_refs(warc_file, n):
+    pages = [p for p in iter_warc_file(str(warc_file)) if isinstance(p, Page)][:n]
+    return [(hashlib.sha1(p.url.encode()).hexdigest(), str(warc_file), p.provenance.offset) for p in pages]
+
+
+def _read_sample_fn(chain):
+    fn = stages.ReadSampleFn(chain)
+    fn.setup()
+    return fn
+
+
+@pytest.mark.parametrize("chain", ["default", "paper"])
+def test_a_one_page_sample_is_not_read_and_learns_what_its_page_would_teach(warc_file, monkeypatch, chain):
+    """A (site, category) with one page learns no keys and no profile from it (static noise needs two pages),
+    so the page is not read again; its signature equals the one learnt from the page itself."""
+    one = _sample_refs(warc_file, 1)
+    config = CONFIGS[chain]
+    from_page = learn_signature(("alpha", "news"), read_sample(one), config)[1]
+    assert not from_page.keys and from_page.profile is None
+    monkeypatch.setattr(stages, "read_sample", lambda refs: pytest.fail("a one-page sample was read again"))
+    [(key, entries)] = _read_sample_fn(chain).process((("alpha", "news"), iter(one)))
+    assert key == ("alpha", "news") and entries == []
+    skipped = learn_signature(key, entries, config)[1]
+    assert (skipped.keys, skipped.profile, bool(skipped)) == (from_page.keys, from_page.profile, bool(from_page))
+
+
+def test_a_sample_of_two_pages_is_read_and_learnt_from(warc_file):
+    two = _sample_refs(warc_file, 2)
+    [(_, entries)] = _read_sample_fn("default").process((("alpha", "news"), iter(two)))
+    assert entries == read_sample(two) and len(entries) == 2
+    assert learn_signature(("alpha", "news"), entries, DEFAULT_CONFIG)[1].keys  # the shared layout is static
+
+
+def test_a_chain_that_learns_from_one_page_reads_it(warc_file):
+    """``StaticNoiseParams(min_pages=1)`` learns every node of a single page: that page must be read."""
+    config = DEFAULT_CONFIG.with_(static=dataclasses.replace(DEFAULT_CONFIG.static, min_pages=1))
+    assert stages.needs_reading(_sample_refs(warc_file, 1), config)
+    assert not stages.needs_reading(_sample_refs(warc_file, 1), DEFAULT_CONFIG)
+    assert not stages.needs_reading(_sample_refs(warc_file, 3), DEFAULT_CONFIG.with_(static=None))
 
 
 # --- end to end on real pages ------------------------------------------------------------------

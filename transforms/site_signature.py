@@ -21,6 +21,15 @@ from newsclean.transforms.site_vote import learn_site_vote, page_vote
 from newsclean.transforms.static_noise import StaticNoiseSignature, learn_static_noise, learn_static_noise_trees
 
 
+def pages_needed(config: ChainConfig) -> int | None:
+    """Fewest neighbour pages from which :func:`learn_site_signature` learns anything for chain ``config``: the
+    static-noise ``min_pages`` (StaDyNoT §3.1: a node is static when the neighbour pages share it, which one
+    page cannot show; 2 by default). A smaller sample gives a signature with no keys and no profile
+    (:func:`~newsclean.transforms.site_profile.learn_site_profile` needs 2 pages too), whatever its pages hold,
+    so its pages need not be read or parsed. None when the static stage is off (nothing is learnt)."""
+    return None if config.static is None else config.static.min_pages
+
+
 def classifies_neighbours(config: ChainConfig) -> bool:
     """Whether :func:`learn_site_signature` runs ``config``'s block classifier on the neighbour pages (a site
     vote or the listing check is set, and the static stage is on); otherwise it is :func:`learn_static_noise`."""
