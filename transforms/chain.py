@@ -37,6 +37,7 @@ from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
 from newsclean.transforms.marks import DYNAMIC, STATIC, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.parse import parse_html
+from newsclean.transforms.peer_rescue import PeerRescueParams
 from newsclean.transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
 from newsclean.transforms.recurring import RecurringTextParams
 from newsclean.transforms.region_recall import REGION_RECALL_STEPS
@@ -139,14 +140,15 @@ LEARNED_CONFIG = ChainConfig(
     learned=LearnedParams(coherence=CoherenceParams(), region_recall=REGION_RECALL_STEPS,
                           body_evidence=BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
                           site_check=SiteCheckParams(), side_content=SideContentParams(),
-                          recurring=RecurringTextParams()),
+                          recurring=RecurringTextParams(), peer_rescue=PeerRescueParams()),
 )
 """Papers' stages as features of a learned block classifier (transforms/learned.py), then the page-level
 steps: coherence, the article region's dropped prose kept when the kept text is a fragment of it
 (transforms/region_recall.py), the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py),
 the site check against the neighbours' content container (transforms/site_profile.py), side boxes
 (related, share, "read also" teasers; transforms/side_content.py), and short unsure lines that recur on the
-site's neighbour pages (transforms/recurring.py). Chosen on leave-one-data-set-out F1 (docs/DECISIONS.md,
+site's neighbour pages (transforms/recurring.py); last, where the page kept fewer than 100 words, trafilatura's
+vote for the blocks its text holds (transforms/peer_rescue.py). Chosen on leave-one-data-set-out F1 (docs/DECISIONS.md,
 "Page-level steps"); the site vote (transforms/site_vote.py) and the listing-page reject
 (transforms/listing.py) are measured there and off."""
 
@@ -229,7 +231,7 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     page = prepare_blocks(html, signature, config)
     blocks, meta = page.blocks, page.meta
     ctx = PageContext(meta.title, bool(signature), signature.profile if signature is not None else None,
-                      meta.article_body)
+                      meta.article_body, html)
     keep = select_blocks(blocks, config, ctx)
     text = blocks_text([b for b, k in zip(blocks, keep) if k])
     words = count_words(text)

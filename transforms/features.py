@@ -29,7 +29,7 @@ import math
 import operator
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -122,12 +122,14 @@ _check_groups()
 @dataclass(frozen=True)
 class PageContext:
     """Page-level inputs of the features: the title (or None), whether static noise was learnt, and
-    the site's per-site evidence from its neighbour pages (:mod:`newsclean.transforms.site_profile`; None: none)."""
+    the site's per-site evidence from its neighbour pages (:mod:`newsclean.transforms.site_profile`; None: none);
+    ``html``, the decoded page itself, is no feature: only the peer rescue after the classifier reads it."""
 
     title: str | None = None
     has_signature: bool = False
     site: SiteProfile | None = None
     article_body: str | None = None  # JSON-LD/microdata articleBody (Metadata.article_body): structure group
+    html: str | None = field(default=None, repr=False, compare=False)  # the decoded page: transforms.peer_rescue's peer reads it
 
 
 @dataclass

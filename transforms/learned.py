@@ -42,6 +42,7 @@ from newsclean.transforms.features import (
 )
 from newsclean.transforms.lexicon import load_lexicon
 from newsclean.transforms.listing import ListingParams, listing_reason
+from newsclean.transforms.peer_rescue import PeerRescueParams, rescue_keep
 from newsclean.transforms.recurring import RecurringTextParams, recurring_text_keep
 from newsclean.transforms.region_recall import (
     BodyRecallParams,
@@ -97,6 +98,7 @@ class LearnedParams:
     body_recall: BodyRecallParams | None = None  # articleBody kept when mostly dropped (region_recall.body_recall_keep); None = off
     listing: ListingParams | None = None  # listing pages as not_article rejects (newsclean.transforms.listing); None = off
     recurring: RecurringTextParams | None = None  # site-recurring short texts dropped (newsclean.transforms.recurring); None = off
+    peer_rescue: PeerRescueParams | None = None  # trafilatura's vote on a collapsed page (newsclean.transforms.peer_rescue); None = off
     context_early_stop_margin: float | None = 10.0
 
     def __post_init__(self):
@@ -270,7 +272,9 @@ def page_level_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: S
     evidence (:mod:`newsclean.transforms.coherence`), then the site
     check (:func:`newsclean.transforms.site_profile.site_recheck`), last the side-content step
     (:func:`newsclean.transforms.side_content.side_content_keep`), then recurring texts
-    (:func:`newsclean.transforms.recurring.recurring_text_keep`). Returns new keep flags, one per block."""
+    (:func:`newsclean.transforms.recurring.recurring_text_keep`), last the peer rescue of an unsure fragment
+    (:func:`newsclean.transforms.peer_rescue.rescue_keep`, when ``ctx.html`` is given). Returns new keep flags,
+    one per block."""
     keep = list(keep)
     if params.coherence is not None:
         keep = coherent_keep(blocks, probs, keep, params.coherence)
@@ -284,6 +288,8 @@ def page_level_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: S
     keep = side_content_keep(blocks, probs, keep, params.side_content) if params.side_content else keep
     if params.recurring is not None:  # after the side-content step, as measured (docs/DECISIONS.md "Recurring texts")
         keep = recurring_text_keep(blocks, probs, keep, ctx.title, ctx.site, params.recurring)
+    if params.peer_rescue is not None and ctx.html is not None:
+        keep = rescue_keep(ctx.html, blocks, probs, keep, params.peer_rescue)
     return keep
 
 

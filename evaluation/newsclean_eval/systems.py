@@ -38,6 +38,7 @@ from pathlib import Path
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
 from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
 from newsclean.transforms.listing import ListingParams
+from newsclean.transforms.peer_rescue import PeerRescueParams
 from newsclean.transforms.recurring import RecurringTextParams
 from newsclean.transforms.region_recall import REGION_RECALL_STEPS
 from newsclean.transforms.side_content import SideContentParams
@@ -166,7 +167,8 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
                             base.with_(learned=replace(base.learned, site_check=None)), neighbour_only=True))
         out += [toggle("site_vote", SiteVoteParams(), "site-vote", "site vote", neighbour_only=True),
                 toggle("recurring", RecurringTextParams(), "recurring", "recurring texts", neighbour_only=True),
-                toggle("listing", ListingParams(), "listing", "listing check", neighbour_only=True)]
+                toggle("listing", ListingParams(), "listing", "listing check", neighbour_only=True),
+                toggle("peer_rescue", PeerRescueParams(), "peer-rescue", "peer rescue (trafilatura on collapsed pages)")]
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",
