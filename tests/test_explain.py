@@ -51,3 +51,15 @@ def test_cli_writes_the_report(tmp_path, capsys):
 def test_cli_missing_page_is_a_one_line_error(tmp_path, capsys):
     assert main(["explain", str(tmp_path / "nope.html")]) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_the_report_shows_what_the_peer_rescue_kept(monkeypatch):
+    """explain labels as extract_article keeps: a block the peer rescue adds is "kept" in the report too."""
+    from newsclean.transforms import learned
+
+    def rescue_all(html, blocks, probs, keep, params):
+        assert html == PAGES[0][0]  # the page itself reaches the peer
+        return [True] * len(keep)
+    monkeypatch.setattr(learned, "rescue_keep", rescue_all)
+    spans = labelled(explain_page(PAGES[0][0], None, DEFAULT_CONFIG).html)
+    assert "classifier" not in spans and "council had voted" in spans["kept"]

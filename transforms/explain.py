@@ -63,15 +63,17 @@ def explain_page(html: str, signature: StaticNoiseSignature | None = None, confi
         snapshot.append(copy.deepcopy(root))
 
     page = prepare_blocks(html, signature, config, on_marked=take_snapshot)
-    block_labels = label_blocks(page, config, bool(signature))
+    block_labels = label_blocks(page, config, bool(signature), html)
     tree = snapshot[0]
     words = label_text(tree, block_labels)
     return Explanation(render(tree, page, words, config, source), words)
 
 
-def label_blocks(page: PreparedPage, config: ChainConfig, has_signature: bool) -> dict[tuple[str, str], str]:
-    """``(element id, "text"|"tail") -> label`` for every text piece that ended in a block."""
-    ctx = PageContext(page.meta.title, has_signature, article_body=page.meta.article_body)
+def label_blocks(page: PreparedPage, config: ChainConfig, has_signature: bool,
+                 html: str | None = None) -> dict[tuple[str, str], str]:
+    """``(element id, "text"|"tail") -> label`` for every text piece that ended in a block; ``html``, the decoded
+    page, lets the peer rescue run as in :func:`~newsclean.transforms.chain.extract_article` (None: it does not)."""
+    ctx = PageContext(page.meta.title, has_signature, article_body=page.meta.article_body, html=html)
     keep = select_blocks(page.blocks, config, ctx)
     if config.boilernet:
         dropped = ["boilernet"] * len(page.blocks)
