@@ -147,8 +147,8 @@ steps: coherence, the article region's dropped prose kept when the kept text is 
 (transforms/region_recall.py), the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py),
 the site check against the neighbours' content container (transforms/site_profile.py), side boxes
 (related, share, "read also" teasers; transforms/side_content.py), and short unsure lines that recur on the
-site's neighbour pages (transforms/recurring.py); last, where the page kept fewer than 100 words, trafilatura's
-vote for the blocks its text holds (transforms/peer_rescue.py). Chosen on leave-one-data-set-out F1 (docs/DECISIONS.md,
+site's neighbour pages (transforms/recurring.py); last, where the classifier kept only an unsure fragment (under
+100 words, none at p >= 0.8), trafilatura's vote for the blocks its text holds (transforms/peer_rescue.py). Chosen on leave-one-data-set-out F1 (docs/DECISIONS.md,
 "Page-level steps"); the site vote (transforms/site_vote.py) and the listing-page reject
 (transforms/listing.py) are measured there and off."""
 
