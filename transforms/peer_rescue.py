@@ -69,7 +69,9 @@ def tokens(text: str) -> list[str]:
 
 def peer_text(html: str) -> str:
     """trafilatura's main text of ``html`` (comments off, tables on, no formatting: as its own benchmark runs it);
-    '' when it finds none, fails, or the page is longer than :data:`MAX_PEER_HTML_CHARS`."""
+    '' when it finds none, fails, or the page is longer than :data:`MAX_PEER_HTML_CHARS`. Any exception inside the
+    peer counts as a failure, the pipeline's per-record timeout included (the page then finishes without the
+    peer's vote, a few milliseconds later)."""
     if len(html) > MAX_PEER_HTML_CHARS:
         return ""
     import trafilatura  # here, not at import: only collapsed pages need it
