@@ -20,8 +20,6 @@ Gold files are decoded by :func:`newsclean_eval.datasets.decode_gold` (the one g
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,14 +27,13 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
-_TOKEN = re.compile(r"\w+")
+from newsclean.transforms.text import scoring_tokens
 
 
 def tokens(text: str | None) -> list[str]:
-    """Scoring tokens of ``text``: ``\\w+`` runs of the NFC-normalised, lowercased text ([] for None)."""
-    if not text:
-        return []
-    return _TOKEN.findall(unicodedata.normalize("NFC", text).lower())
+    """Scoring tokens of ``text``: ``\\w+`` runs of the NFC-normalised, lowercased text ([] for None;
+    :func:`newsclean.transforms.text.scoring_tokens`)."""
+    return scoring_tokens(text) if text else []
 
 
 class PagePair(NamedTuple):

@@ -8,7 +8,8 @@ from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
 from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
 from newsclean.transforms.features import PageContext
 from newsclean.transforms.learned import LearnedParams, page_level_keep
-from newsclean.transforms.peer_rescue import PeerRescueParams, rescue_keep, tokens
+from newsclean.transforms.peer_rescue import PeerRescueParams, rescue_keep
+from newsclean.transforms.text import scoring_tokens
 
 STORY = [
     "The council voted on Tuesday to close the old bridge for repairs after engineers found deep cracks in two "
@@ -93,8 +94,8 @@ def test_a_block_needs_min_block_share_of_its_tokens_in_the_peer_text(monkeypatc
     blocks = _blocks(html)
     keep = [b.text == MENU[0] for b in blocks]
     probs = [UNSURE] * len(blocks)
-    first = tokens(STORY[0])
-    partial = " ".join(first[: int(len(first) * 0.8)]) + " " + " ".join(tokens(STORY[2]))
+    first = scoring_tokens(STORY[0])
+    partial = " ".join(first[: int(len(first) * 0.8)]) + " " + " ".join(scoring_tokens(STORY[2]))
     _peer(monkeypatch, partial)  # 80 % of the first paragraph's tokens, all of the third's
     strict = rescue_keep(html, blocks, probs, keep, PeerRescueParams(min_peer_words=10, min_block_share=0.9))
     assert _kept(blocks, strict) == {MENU[0], STORY[2]}
@@ -102,8 +103,8 @@ def test_a_block_needs_min_block_share_of_its_tokens_in_the_peer_text(monkeypatc
     assert _kept(blocks, loose) == {MENU[0], STORY[0], STORY[2]}
 
 
-def test_tokens_fold_case_and_compose_unicode():
-    assert tokens("Caf\u0065\u0301 OPENS, café opens!") == ["café", "opens", "café", "opens"]
+def test_scoring_tokens_fold_case_and_compose_unicode():
+    assert scoring_tokens("Caf\u0065\u0301 OPENS, café opens!") == ["café", "opens", "café", "opens"]
 
 
 def test_the_peer_is_not_given_a_page_over_the_size_bound_and_its_failure_is_no_text(monkeypatch):

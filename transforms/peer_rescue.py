@@ -20,18 +20,15 @@ fronts), where trafilatura's extra text (comments, teasers) is wrong.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.text import scoring_tokens
 
 #: Pages longer than this (characters of decoded HTML) are not given to the peer: bounds its time on
 #: hostile or huge pages (its cost grows with the tree; the pipeline's per-record budget still applies).
 MAX_PEER_HTML_CHARS = 3_000_000
-
-_TOKEN = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -60,11 +57,6 @@ class PeerRescueParams:
                              f"{self.min_block_share}, {self.max_kept_probability}")
         if self.max_kept_words < 0 or self.min_peer_words < 0:
             raise ValueError("word counts must be >= 0")
-
-
-def tokens(text: str) -> list[str]:
-    """``\\w+`` tokens of ``text`` after NFC normalisation and case folding (the same tokens on both sides)."""
-    return _TOKEN.findall(unicodedata.normalize("NFC", text).lower())
 
 
 def peer_text(html: str) -> str:
@@ -100,7 +92,7 @@ def rescue_keep(html: str, blocks: Sequence[TextBlock], probs: Sequence[float], 
     probability in [0, 1] and one flag per block."""
     if not collapsed(blocks, probs, keep, params):
         return list(keep)
-    peer = tokens(peer_text(html))
+    peer = scoring_tokens(peer_text(html))
     if len(peer) < params.min_peer_words:
         return list(keep)
     vocabulary = set(peer)
@@ -109,5 +101,5 @@ def rescue_keep(html: str, blocks: Sequence[TextBlock], probs: Sequence[float], 
 
 def _share_in(text: str, vocabulary: set[str]) -> float:
     """Fraction in [0, 1] of the tokens of ``text`` that are in ``vocabulary`` (0 for a text without tokens)."""
-    toks = tokens(text)
+    toks = scoring_tokens(text)
     return sum(t in vocabulary for t in toks) / len(toks) if toks else 0.0

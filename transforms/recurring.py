@@ -24,15 +24,12 @@ None: off). Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md "Re
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from newsclean.transforms.blocks import TextBlock, check_block_lengths
 from newsclean.transforms.site_profile import SiteProfile, text_digest
-
-_TOKEN = re.compile(r"\w+")
+from newsclean.transforms.text import scoring_tokens
 
 
 @dataclass(frozen=True)
@@ -61,7 +58,7 @@ class RecurringTextParams:
 
 
 def _token_line(text: str) -> str:
-    return " ".join(_TOKEN.findall(unicodedata.normalize("NFC", text).lower()))
+    return " ".join(scoring_tokens(text))
 
 
 def is_title_like(text: str, title: str | None) -> bool:

@@ -16,6 +16,7 @@ import re
 import unicodedata
 
 _WS = re.compile(r"\s+")
+_SCORING_TOKEN = re.compile(r"\w+")
 _ALNUM = re.compile(r"\w")  # \w on str covers Unicode letters and digits (and "_")
 # Han (URO, Ext. A, compatibility, supplementary planes), Hiragana: one word per character;
 # Katakana (incl. phonetic extensions, half-width): one word per run.
@@ -54,6 +55,13 @@ def is_word(token: str) -> bool:
 def count_words(text: str) -> int:
     """Number of :func:`words` in ``text``."""
     return len(words(text))
+
+
+def scoring_tokens(text: str) -> list[str]:
+    """Lowercased ``\\w+`` runs of the NFC-normalised ``text``: the tokens the bag-of-words evaluation scores
+    (:func:`newsclean.demo.scoring.tokens`), also what steps compare texts on when they must agree with it
+    (recurring texts, the peer rescue)."""
+    return _SCORING_TOKEN.findall(unicodedata.normalize("NFC", text).lower())
 
 
 def normalize_for_hash(text: str) -> str:
