@@ -47,6 +47,13 @@ def test_blocks_without_words_are_dropped():
     assert [b.text for b in blocks_of("<p> | </p><p>word</p>")] == ["word"]
 
 
+def test_text_a_browser_never_shows_is_no_block():
+    # libxml2 keeps an iframe's inside (fallback markup, here a script writing an ad) as text; browsers show none
+    body = ("<p>before</p><iframe src='/ad'><script>document.write('<a href=\"/ad\">Buy cars now</a>')</script>"
+            "Your browser does not support frames</iframe><embed src='a.swf'><noembed>No plugin here</noembed><p>after</p>")
+    assert [b.text for b in blocks_of(body)] == ["before", "after"]
+
+
 def test_text_wraps_to_three_lines_at_80_columns():
     text = " ".join([WORD9] * 20)
     assert [len(line) for line in wrap_lines(text, 80)] == [8, 8, 4]

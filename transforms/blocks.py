@@ -30,7 +30,10 @@ INLINE_TAGS = (
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
     "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var",
 )
-SKIP_TAGS = ("head", "script", "style", "noscript", "template", "title")
+#: Elements whose content is no text block: the head, scripts and styles, and the HTML5 raw-text elements whose
+#: content a browser never shows (WHATWG HTML "parsing: raw text elements": an ``iframe``'s and a ``noembed``'s
+#: inside is fallback markup that libxml2 keeps as text, e.g. ``<iframe><script>document.write(...)``).
+SKIP_TAGS = ("head", "script", "style", "noscript", "template", "title", "iframe", "noembed")
 
 
 @dataclass(frozen=True)
