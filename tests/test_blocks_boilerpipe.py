@@ -3,7 +3,14 @@
 import lxml.html
 import pytest
 
-from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks, text_density, wrap_lines
+from newsclean.transforms.blocks import (
+    INLINE_TAGS,
+    BlockParams,
+    extract_blocks,
+    hidden_elements,
+    text_density,
+    wrap_lines,
+)
 from newsclean.transforms.boilerpipe import (
     BoilerpipeParams,
     _Features,
@@ -52,6 +59,30 @@ def test_text_a_browser_never_shows_is_no_block():
     body = ("<p>before</p><iframe src='/ad'><script>document.write('<a href=\"/ad\">Buy cars now</a>')</script>"
             "Your browser does not support frames</iframe><embed src='a.swf'><noembed>No plugin here</noembed><p>after</p>")
     assert [b.text for b in blocks_of(body)] == ["before", "after"]
+
+
+def test_hidden_elements_are_no_blocks_when_skip_hidden():
+    body = ("<p>shown one</p><div style='color: red; DISPLAY : none'>menu one</div><p hidden>menu two</p>"
+            "<span aria-hidden='true'>icon</span><div style='visibility:hidden'>menu three</div>"
+            "<div style='display: block'>shown two</div>")
+    assert [b.text for b in blocks_of(body, skip_hidden=True)] == ["shown one", "shown two"]
+    assert len(blocks_of(body)) == 6  # the papers' configuration reads all text
+
+
+def test_only_the_outermost_hidden_elements_are_returned():
+    root = lxml.html.document_fromstring(
+        "<html><body><div id='a' hidden><p id='b' style='display:none'>x</p></div><p id='c' aria-hidden='TRUE'>y</p>"
+        "<p aria-hidden='false'>a visible paragraph long enough to be most of the page</p></body></html>")
+    assert sorted(el.get("id") for el in hidden_elements(root.find("body"))) == ["a", "c"]
+
+
+def test_a_page_that_hides_nearly_all_its_text_is_read_as_shown():
+    # a script reveals the article on load; the big script outside it is not text a reader sees
+    body = ("<div style='display:none'><p>the whole article, revealed later by a script</p></div><p>ad</p>"
+            f"<script>var data = '{'x' * 500}';</script>")
+    assert [b.text for b in blocks_of(body, skip_hidden=True)] == [
+        "the whole article, revealed later by a script", "ad"]
+    assert [b.text for b in blocks_of(body, skip_hidden=True, max_hidden_share=1.0)] == ["ad"]
 
 
 def test_text_wraps_to_three_lines_at_80_columns():

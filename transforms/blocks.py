@@ -12,6 +12,11 @@ density." Features per block:
 
 :attr:`BlockParams.non_separator_tags` is the paper's ``("a",)`` by default; the tuned chain
 adds inline formatting tags (``em``, ``b``, ``span``...), as boilerpipe's own implementation does.
+
+:attr:`BlockParams.skip_hidden` (off in the papers' configuration, on in the learned chain) leaves out the text of
+elements a browser does not show when the page loads: an inline ``display: none`` or ``visibility: hidden`` style,
+the ``hidden`` attribute, ``aria-hidden="true"`` (:func:`hidden_elements`; readability.js's ``_isProbablyVisible``
+and trafilatura's discard rules drop the same). Measured: docs/DECISIONS.md, "Hidden elements".
 """
 
 from __future__ import annotations
@@ -44,11 +49,58 @@ class BlockParams:
     wrap_width: column width of the text density word wrap, in characters (paper: 80).
     separate_marked: the boundary of a noise-marked element always splits blocks (so that a block
     is wholly inside or outside marked noise); used when noise is kept as a feature, not removed.
+    skip_hidden: the text of :func:`hidden_elements` is no block (not in the papers, which read all text).
+    max_hidden_share: the share in [0, 1] of the body's characters of text (outside scripts and styles) above which
+        hidden elements are read as shown after all: a page that hides its content until a script reveals it.
     """
 
     non_separator_tags: tuple[str, ...] = ("a",)
     wrap_width: int = 80
     separate_marked: bool = False
+    skip_hidden: bool = False
+    max_hidden_share: float = 0.95
+
+
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_HIDING_CANDIDATES = etree.XPath("descendant::*[@style or @hidden or @aria-hidden]")
+_TEXT_LENGTH = etree.XPath("string-length(string())")
+_CODE = etree.XPath("descendant::*[self::script or self::style or self::template]")
+
+
+def is_hidden(el: etree._Element) -> bool:
+    """Whether ``el`` is not shown when the page loads: an inline ``display: none`` / ``visibility: hidden``
+    style, the ``hidden`` attribute, or ``aria-hidden="true"`` (as readability.js's ``_isProbablyVisible`` reads
+    it). Class names (``.hidden``) are not read: that needs the style sheets."""
+    style = el.get("style")
+    if style and _HIDDEN_STYLE.search(style):
+        return True
+    return el.get("hidden") is not None or (el.get("aria-hidden") or "").strip().lower() == "true"
+
+
+def hidden_elements(body: etree._Element, max_share: float = 0.95) -> frozenset[etree._Element]:
+    """The outermost :func:`is_hidden` elements under ``body`` (not ``body`` itself), or none when together they
+    hold more than ``max_share`` (in [0, 1]) of the body's characters of text outside scripts and styles: such a
+    page shows its content by script, and hiding would empty it."""
+    hidden: list[etree._Element] = []
+    for el in _HIDING_CANDIDATES(body):
+        if is_hidden(el) and not (hidden and _inside(el, hidden[-1])):
+            hidden.append(el)
+    if not hidden:
+        return frozenset()
+    if sum(map(_shown_length, hidden)) > max_share * _shown_length(body):
+        return frozenset()
+    return frozenset(hidden)
+
+
+def _shown_length(el: etree._Element) -> float:
+    """Characters of text under ``el`` outside scripts, styles and templates."""
+    return _TEXT_LENGTH(el) - sum(_TEXT_LENGTH(code) for code in _CODE(el))
+
+
+def _inside(el: etree._Element, ancestor: etree._Element) -> bool:
+    """Whether ``ancestor`` is an ancestor of ``el`` (candidates come in document order, so the last outermost
+    hidden element is the only one that can hold the next)."""
+    return any(a is ancestor for a in el.iterancestors())
 
 
 @dataclass
@@ -242,6 +294,7 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams(), de
     non_separators = frozenset(params.non_separator_tags)
     separate_marked = params.separate_marked
     skip_tags = frozenset(SKIP_TAGS)
+    hidden = hidden_elements(body, params.max_hidden_share) if params.skip_hidden else frozenset()
     # the pending block: its pieces (element, slot), their texts, those inside links, the first one's container
     pieces: list[tuple[etree._Element, str]] = []
     texts: list[str] = []
@@ -260,6 +313,8 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams(), de
             if kind is None:
                 kind = kinds[tag] = (tag not in non_separators, tag in skip_tags, tag == "a")
             separator, skip, link = kind
+            if hidden and not skip and el in hidden:
+                skip, kind = True, (separator, True, link)
             if not separator and separate_marked and mark_of(el) is not None:
                 separator, kind = True, (True, skip, link)
             open_tags.append(kind)

@@ -134,7 +134,7 @@ HEURISTIC_CONFIG = ChainConfig(name="heuristic", blocks=BlockParams(non_separato
 
 LEARNED_CONFIG = ChainConfig(
     name="learned",
-    blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True),
+    blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True, skip_hidden=True),
     boilerpipe=None,
     ancestor=None,
     learned=LearnedParams(coherence=CoherenceParams(), region_recall=REGION_RECALL_STEPS,

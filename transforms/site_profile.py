@@ -47,7 +47,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 
-SITE_BLOCKS = BlockParams(non_separator_tags=INLINE_TAGS)
+SITE_BLOCKS = BlockParams(non_separator_tags=INLINE_TAGS, skip_hidden=True)
 """Block segmentation of a neighbour page: as the learned chain's (inline tags join blocks)."""
 
 CONTENT_FEATURES = ("site_in_content", "site_content_here")
