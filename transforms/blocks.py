@@ -50,8 +50,9 @@ class BlockParams:
     separate_marked: the boundary of a noise-marked element always splits blocks (so that a block
     is wholly inside or outside marked noise); used when noise is kept as a feature, not removed.
     skip_hidden: the text of :func:`hidden_elements` is no block (not in the papers, which read all text).
-    max_hidden_share: the share in [0, 1] of the body's characters of text (outside scripts and styles) above which
-        hidden elements are read as shown after all: a page that hides its content until a script reveals it.
+    max_hidden_share: the share in [0, 1] of the page's characters of text (outside scripts and styles) above which
+        hidden elements are read as shown after all: a page that hides its content until a script reveals it
+        (:func:`hides_most`).
     """
 
     non_separator_tags: tuple[str, ...] = ("a",)
@@ -63,7 +64,7 @@ class BlockParams:
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HIDING_CANDIDATES = etree.XPath("descendant::*[@style or @hidden or @aria-hidden]")
-_TEXT_LENGTH = etree.XPath("string-length(string())")
+_TEXT_LENGTH = etree.XPath("string-length(normalize-space())")
 _CODE = etree.XPath("descendant::*[self::script or self::style or self::template]")
 
 
@@ -77,23 +78,25 @@ def is_hidden(el: etree._Element) -> bool:
     return el.get("hidden") is not None or (el.get("aria-hidden") or "").strip().lower() == "true"
 
 
-def hidden_elements(body: etree._Element, max_share: float = 0.95) -> frozenset[etree._Element]:
-    """The outermost :func:`is_hidden` elements under ``body`` (not ``body`` itself), or none when together they
-    hold more than ``max_share`` (in [0, 1]) of the body's characters of text outside scripts and styles: such a
-    page shows its content by script, and hiding would empty it."""
+def hidden_elements(body: etree._Element) -> list[etree._Element]:
+    """The outermost :func:`is_hidden` elements under ``body`` (not ``body`` itself), in document order."""
     hidden: list[etree._Element] = []
     for el in _HIDING_CANDIDATES(body):
         if is_hidden(el) and not (hidden and _inside(el, hidden[-1])):
             hidden.append(el)
-    if not hidden:
-        return frozenset()
-    if sum(map(_shown_length, hidden)) > max_share * _shown_length(body):
-        return frozenset()
-    return frozenset(hidden)
+    return hidden
+
+
+def hides_most(hidden: list[etree._Element], shown: list[TextBlock], max_share: float) -> bool:
+    """Whether ``hidden`` (:func:`hidden_elements`) hold more than ``max_share`` (in [0, 1]) of the page's text,
+    in characters outside scripts and styles, whitespace collapsed: theirs against theirs plus the ``shown``
+    blocks' (a page that reveals its content by script, which skipping them would empty)."""
+    hidden_chars = sum(map(_shown_length, hidden))
+    return hidden_chars > max_share * (hidden_chars + sum(len(b.text) for b in shown))
 
 
 def _shown_length(el: etree._Element) -> float:
-    """Characters of text under ``el`` outside scripts, styles and templates."""
+    """Characters of text under ``el`` outside scripts, styles and templates, whitespace collapsed."""
     return _TEXT_LENGTH(el) - sum(_TEXT_LENGTH(code) for code in _CODE(el))
 
 
@@ -287,14 +290,24 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams(), de
 
     ``detail=False`` leaves every block's ``text_density`` at 0.0 and its ``pieces`` empty, for a caller that
     reads neither (the word wrap and the pieces are a quarter of the blocks' cost:
-    :func:`newsclean.transforms.site_profile.summarise_page`)."""
+    :func:`newsclean.transforms.site_profile.summarise_page`). With ``params.skip_hidden``, the text of
+    :func:`hidden_elements` is no block, unless they hold most of the page's text (:func:`hides_most`)."""
     body = root.find("body") if root.tag == "html" else root
     body = root if body is None else body
+    hidden = hidden_elements(body) if params.skip_hidden else []
+    blocks = _segment(body, params, detail, frozenset(hidden))
+    if hidden and hides_most(hidden, blocks, params.max_hidden_share):
+        blocks = _segment(body, params, detail, frozenset())
+    return blocks
+
+
+def _segment(body: etree._Element, params: BlockParams, detail: bool,
+             hidden: frozenset[etree._Element]) -> list[TextBlock]:
+    """:func:`extract_blocks`' walk over ``body``, whose ``hidden`` elements are skipped like :data:`SKIP_TAGS`."""
     builder = _Builder(params, detail)
     non_separators = frozenset(params.non_separator_tags)
     separate_marked = params.separate_marked
     skip_tags = frozenset(SKIP_TAGS)
-    hidden = hidden_elements(body, params.max_hidden_share) if params.skip_hidden else frozenset()
     # the pending block: its pieces (element, slot), their texts, those inside links, the first one's container
     pieces: list[tuple[etree._Element, str]] = []
     texts: list[str] = []
