@@ -79,11 +79,17 @@ def is_hidden(el: etree._Element) -> bool:
 
 
 def hidden_elements(body: etree._Element) -> list[etree._Element]:
-    """The outermost :func:`is_hidden` elements under ``body`` (not ``body`` itself), in document order."""
+    """The outermost :func:`is_hidden` elements under ``body`` (not ``body`` itself), in document order.
+
+    Linear in the elements: the candidates inside an outermost hidden element are looked up in its subtree once
+    (the subtrees are disjoint), not by walking up from each candidate (quadratic on nested hidden elements)."""
     hidden: list[etree._Element] = []
+    covered: set[etree._Element] = set()
     for el in _HIDING_CANDIDATES(body):
-        if is_hidden(el) and not (hidden and _inside(el, hidden[-1])):
-            hidden.append(el)
+        if el in covered or not is_hidden(el):
+            continue
+        hidden.append(el)
+        covered.update(_HIDING_CANDIDATES(el))
     return hidden
 
 
@@ -98,12 +104,6 @@ def hides_most(hidden: list[etree._Element], shown: list[TextBlock], max_share: 
 def _shown_length(el: etree._Element) -> float:
     """Characters of text under ``el`` outside scripts, styles and templates, whitespace collapsed."""
     return _TEXT_LENGTH(el) - sum(_TEXT_LENGTH(code) for code in _CODE(el))
-
-
-def _inside(el: etree._Element, ancestor: etree._Element) -> bool:
-    """Whether ``ancestor`` is an ancestor of ``el`` (candidates come in document order, so the last outermost
-    hidden element is the only one that can hold the next)."""
-    return any(a is ancestor for a in el.iterancestors())
 
 
 @dataclass
