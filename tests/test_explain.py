@@ -35,6 +35,16 @@ def test_report_is_self_contained_and_inert():
     assert "council had voted" in labelled(report.html)["kept"]
 
 
+def test_hidden_text_is_labelled_hidden_in_the_default_chain():
+    page = PAGES[0][0].replace("<body>", "<body><div style='display:none'>Subscribe to our newsletter today</div>", 1)
+    assert page != PAGES[0][0]
+    report = explain_page(page, None, DEFAULT_CONFIG)
+    assert "Subscribe to our newsletter" in labelled(report.html)["hidden"]
+    assert report.words["hidden"] == 5
+    paper = labelled(explain_page(page, None, HEURISTIC_CONFIG).html)  # reads all text, as the papers do
+    assert "Subscribe to our newsletter" not in paper.get("hidden", "")
+
+
 def test_cli_writes_the_report(tmp_path, capsys):
     page = tmp_path / "page.html"
     page.write_text(PAGES[0][0], encoding="utf-8")

@@ -11,6 +11,8 @@ child's tail) is then labelled with the stage that removed it, or ``kept``:
 - ``classifier``: a block the learned classifier dropped (learned configurations; a dropped block
   inside dynamic noise is labelled ``dynamic`` there, as the classifier keeps such marks as features),
 - ``boilernet``: a text block BoilerNet labelled boilerplate (the ``boilernet`` configuration, Leonhardt 2020),
+- ``hidden``: inside an element a browser does not show (inline ``display: none``, ``hidden``, ...), which a
+  configuration with ``BlockParams.skip_hidden`` makes no block (:func:`newsclean.transforms.blocks.is_hidden`),
 - ``kept``: text in the extracted article.
 
 The report shows the page's own text with each label in its colour, a legend with words per
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 import lxml.html
 from lxml import etree
 
+from newsclean.transforms.blocks import is_hidden
 from newsclean.transforms.boilerpipe import boilerpipe
 from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, PreparedPage, prepare_blocks, select_blocks
 from newsclean.transforms.features import PageContext, in_dynamic_noise
@@ -36,10 +39,10 @@ from newsclean.transforms.static_noise import StaticNoiseSignature
 from newsclean.transforms.text import count_words
 
 ID_ATTR = "data-newsclean-id"
-LABELS = ("static", "dynamic", "non_informative", "boilerplate", "ancestor", "classifier", "boilernet", "kept")
+LABELS = ("static", "dynamic", "non_informative", "hidden", "boilerplate", "ancestor", "classifier", "boilernet", "kept")
 COLOURS = {
     "static": "#f4b6b6", "dynamic": "#f7d19c", "non_informative": "#d9d9d9", "boilerplate": "#c9d8f2",
-    "ancestor": "#e0c8f0", "classifier": "#bfe3e0", "boilernet": "#f0e68c", "kept": "#c8f0c0",
+    "ancestor": "#e0c8f0", "classifier": "#bfe3e0", "boilernet": "#f0e68c", "kept": "#c8f0c0", "hidden": "#eeeeee",
 }
 DROP_TAGS = ("script", "style", "noscript", "iframe", "object", "embed", "img", "link", "meta", "svg", "canvas", "video", "audio")
 
@@ -65,7 +68,7 @@ def explain_page(html: str, signature: StaticNoiseSignature | None = None, confi
     page = prepare_blocks(html, signature, config, on_marked=take_snapshot)
     block_labels = label_blocks(page, config, bool(signature), html)
     tree = snapshot[0]
-    words = label_text(tree, block_labels)
+    words = label_text(tree, block_labels, config.blocks.skip_hidden)
     return Explanation(render(tree, page, words, config, source), words)
 
 
@@ -89,8 +92,9 @@ def label_blocks(page: PreparedPage, config: ChainConfig, has_signature: bool,
     return labels
 
 
-def _noise_label(el: etree._Element, slot: str) -> str | None:
-    """Label of a piece no block holds: the noise or non-informative stage that removed it."""
+def _noise_label(el: etree._Element, slot: str, skip_hidden: bool = False) -> str | None:
+    """Label of a piece no block holds: the noise or non-informative stage that removed it, or ``hidden`` (with
+    ``skip_hidden``) when it lies in an element a browser does not show."""
     owner = el if slot == "text" else el.getparent()
     node = owner
     while node is not None:
@@ -100,12 +104,16 @@ def _noise_label(el: etree._Element, slot: str) -> str | None:
             return "static"
         if node.tag in NON_INFORMATIVE_TAGS:
             return "non_informative"
+        if skip_hidden and node.tag not in ("body", "html") and is_hidden(node):
+            return "hidden"
         node = node.getparent()
     return None
 
 
-def label_text(tree: etree._Element, block_labels: dict[tuple[str, str], str]) -> dict[str, int]:
-    """Wrap every non-blank text piece of ``tree``'s body in a ``<span class="nc-LABEL">``; returns words per label."""
+def label_text(tree: etree._Element, block_labels: dict[tuple[str, str], str],
+               skip_hidden: bool = False) -> dict[str, int]:
+    """Wrap every non-blank text piece of ``tree``'s body in a ``<span class="nc-LABEL">``; returns words per label.
+    ``skip_hidden``: the configuration made hidden elements no block (their text is labelled ``hidden``)."""
     body = tree.find("body")
     body = tree if body is None else body
     pieces = []
@@ -118,7 +126,7 @@ def label_text(tree: etree._Element, block_labels: dict[tuple[str, str], str]) -
             pieces.append((el, "tail"))
     words = dict.fromkeys(LABELS, 0)
     for el, slot in pieces:
-        label = block_labels.get((el.get(ID_ATTR), slot)) or _noise_label(el, slot) or "non_informative"
+        label = block_labels.get((el.get(ID_ATTR), slot)) or _noise_label(el, slot, skip_hidden) or "non_informative"
         text = getattr(el, slot)
         words[label] += count_words(text)
         _wrap(el, slot, text, label)
