@@ -50,7 +50,7 @@ class BlockParams:
     separate_marked: the boundary of a noise-marked element always splits blocks (so that a block
     is wholly inside or outside marked noise); used when noise is kept as a feature, not removed.
     skip_hidden: the text of :func:`hidden_elements` is no block (not in the papers, which read all text).
-    max_hidden_share: the share in [0, 1] of the page's characters of text (outside scripts and styles) above which
+    max_hidden_share: the share in [0, 1] of the page's characters of text (outside :data:`SKIP_TAGS`) above which
         hidden elements are read as shown after all: a page that hides its content until a script reveals it
         (:func:`hides_most`).
     """
@@ -65,7 +65,9 @@ class BlockParams:
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HIDING_CANDIDATES = etree.XPath("descendant::*[@style or @hidden or @aria-hidden]")
 _TEXT_LENGTH = etree.XPath("string-length(normalize-space())")
-_CODE = etree.XPath("descendant::*[self::script or self::style or self::template]")
+_SKIPPED = " or ".join(f"self::{tag}" for tag in SKIP_TAGS)
+# the outermost SKIP_TAGS elements under a node: text that no block holds, counted once
+_SKIPPED_UNDER = etree.XPath(f"descendant::*[{_SKIPPED}][not(ancestor::*[{_SKIPPED}])]")
 
 
 def is_hidden(el: etree._Element) -> bool:
@@ -95,15 +97,16 @@ def hidden_elements(body: etree._Element) -> list[etree._Element]:
 
 def hides_most(hidden: list[etree._Element], shown: list[TextBlock], max_share: float) -> bool:
     """Whether ``hidden`` (:func:`hidden_elements`) hold more than ``max_share`` (in [0, 1]) of the page's text,
-    in characters outside scripts and styles, whitespace collapsed: theirs against theirs plus the ``shown``
+    in characters outside :data:`SKIP_TAGS`, whitespace collapsed: theirs against theirs plus the ``shown``
     blocks' (a page that reveals its content by script, which skipping them would empty)."""
     hidden_chars = sum(map(_shown_length, hidden))
     return hidden_chars > max_share * (hidden_chars + sum(len(b.text) for b in shown))
 
 
 def _shown_length(el: etree._Element) -> float:
-    """Characters of text under ``el`` outside scripts, styles and templates, whitespace collapsed."""
-    return _TEXT_LENGTH(el) - sum(_TEXT_LENGTH(code) for code in _CODE(el))
+    """Characters of text under ``el`` outside :data:`SKIP_TAGS` (as the blocks it is compared with), whitespace
+    collapsed."""
+    return _TEXT_LENGTH(el) - sum(_TEXT_LENGTH(skipped) for skipped in _SKIPPED_UNDER(el))
 
 
 @dataclass

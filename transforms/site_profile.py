@@ -48,7 +48,8 @@ from newsclean.transforms.ancestor_filter import paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 
 SITE_BLOCKS = BlockParams(non_separator_tags=INLINE_TAGS, skip_hidden=True)
-"""Block segmentation of a neighbour page: as the learned chain's (inline tags join blocks)."""
+"""Block segmentation of a neighbour page: as the learned chain's (inline tags join blocks, hidden elements are no
+blocks)."""
 
 CONTENT_FEATURES = ("site_in_content", "site_content_here")
 STRUCTURE_FEATURES = ("site_path_support", "site_path_word_share", "site_path_text_varies", "site_path_link_density")
