@@ -5,8 +5,9 @@
 For each per-site set, its *tune* pages are cleaned by the default chain with the classifier of
 ``DIR/<set>/`` (trained without that set: ``scripts/train_block_classifier.py --holdout-set all``), the
 static-noise signature and site profile learnt from N = 1, 2, 5, 10, 20 neighbour pages sampled as
-``newsclean eval`` samples them (``newsclean_eval.runner.neighbour_sample``), and, at N = 1 and 10, also
-without the site check. Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
+``newsclean eval`` samples them (``newsclean_eval.runner.neighbour_sample``), and, at N = 10, with one piece of
+per-site evidence left out at a time (:data:`VARIANTS`: the static-noise marks, the site check, the recurring
+texts; issue #17's ablation rows). Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
 Prints a Markdown table of F1 (P/R) per variant and set; the trafilatura row is docs/eval.md's LODO table.
 """
 
@@ -33,8 +34,20 @@ SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test
 TRAFILATURA = {"msv-big9": 0.951, "dragnet": 0.893, "cleanportaleval": 0.925, "cleaneval": 0.874,
                "readability-test-pages": 0.931, "trafilatura-eval": 0.911}  # docs/eval.md LODO table, tune pages
 
-VARIANTS = {f"N = {n}, shipped default": n for n in (1, 2, 5, 10, 20)}
-VARIANTS.update({f"N = {n}, no site check": -n for n in (1, 10)})
+#: Row label -> (neighbour pages N, the piece of per-site evidence left out or None). At N = 1 no profile is
+#: learnt (``SiteProfileParams.min_pages``), so every per-site piece is off there already.
+VARIANTS = {f"N = {n}, shipped default": (n, None) for n in (1, 2, 5, 10, 20)}
+VARIANTS.update({f"N = 10, no {piece}": (10, piece) for piece in ("static-noise marks", "site check", "recurring texts")})
+
+
+def ablated(params, piece: str | None):
+    """The chain configuration and learned parameters with one piece of per-site evidence left out."""
+    config = DEFAULT_CONFIG.with_(static=None) if piece == "static-noise marks" else DEFAULT_CONFIG
+    if piece == "site check":
+        params = replace(params, site_check=None)
+    elif piece == "recurring texts":
+        params = replace(params, recurring=None)
+    return config, params
 
 
 def run(folder: Path, sets) -> dict:
@@ -49,7 +62,7 @@ def run(folder: Path, sets) -> dict:
         for group in group_pages(pages).values():
             htmls = {p.page_id: decode_page(p) for p in group}
             sigs = {}
-            for n in sorted({abs(v) for v in VARIANTS.values()}):
+            for n in sorted({n for n, _ in VARIANTS.values()}):
                 sample = neighbour_sample(group, n)
                 try:
                     sigs[n] = learn_static_noise([htmls[p.page_id] for p in sample if htmls[p.page_id]], DEFAULT_CONFIG.static)
@@ -58,16 +71,16 @@ def run(folder: Path, sets) -> dict:
             for page in group:
                 html = htmls[page.page_id]
                 outs = dict.fromkeys(VARIANTS, "")
-                for v, n in VARIANTS.items():
-                    sig = sigs[abs(n)]
+                for v, (n, piece) in VARIANTS.items():
+                    sig = sigs[n]
                     if not html:
                         continue
                     try:
-                        prep = prepare_blocks(html, sig, DEFAULT_CONFIG)
-                        ctx = PageContext(prep.meta.title, bool(sig), sig.profile if sig is not None else None,
-                                          prep.meta.article_body)
+                        config, p = ablated(params, piece)
+                        prep = prepare_blocks(html, sig, config)
+                        ctx = PageContext(prep.meta.title, bool(sig) and config.static is not None,
+                                          sig.profile if sig is not None else None, prep.meta.article_body, html)
                         blocks = prep.blocks
-                        p = params if n > 0 else replace(params, site_check=None)
                         probs = content_probabilities(blocks, ctx, p) if blocks else []
                         keep = keep_flags(probs, [b.num_words for b in blocks], p)
                         k = page_level_keep(blocks, probs, keep, ctx, p)

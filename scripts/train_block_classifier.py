@@ -375,12 +375,13 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
     ablations, scored with ``LearnedParams(use_context=False)``).
     ``recipes``: the boosting recipes of stage 1 and stage 2 (a model-size variant; default the shipped one).
     """
+    scored = "tune" if split == "all" else split  # the held-out set's pages the accuracy is printed on
     if holdout is None:
-        tune = [p for p in pages if p.split == split]
-        test = [p for p in pages if p.split != split]
+        tune = [p for p in pages if in_split(p, split)]
+        test = [p for p in pages if not in_split(p, split)]
     else:
-        tune = [p for p in pages if p.split == split and p.dataset != holdout]
-        test = [p for p in pages if p.split == split and p.dataset == holdout]
+        tune = [p for p in pages if in_split(p, split) and p.dataset != holdout]
+        test = [p for p in pages if p.split == scored and p.dataset == holdout]
     lexicon = fill_lexical_features(tune, test)
     tune, test = select_columns(tune, names), select_columns(test, names)
     stage1 = _fit(tune, names, seeds=seeds, recipe=recipes[0])
@@ -397,11 +398,16 @@ def train(pages: list[PageRows], out: Path, context_out: Path, lexicon_out: Path
     if test:
         p1 = _predict(stage1, test)
         p2 = _predict(stage2, test, _context(test, p1))
-        print(f"held-out {'split' if holdout is None else holdout + ' (' + split + ' pages)'}: {sum(len(p.feats) for p in test)} blocks, word-weighted accuracy "
+        print(f"held-out {'split' if holdout is None else holdout + ' (' + scored + ' pages)'}: {sum(len(p.feats) for p in test)} blocks, word-weighted accuracy "
               f"stage 1 {accuracy(p1, test):.3f}, stage 2 {accuracy(p2, test):.3f}")
 
 
 LODO_DIR = REPO / "out" / "lodo"
+
+
+def in_split(page: PageRows, split: str) -> bool:
+    """Whether ``page`` is trained on for ``--train-split split`` (``all``: every page of both halves)."""
+    return split == "all" or page.split == split
 
 
 def feature_names(args: argparse.Namespace) -> tuple[str, ...]:
@@ -451,9 +457,11 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=PARAMS["seed"], help="first LightGBM seed (bagging and feature sampling)")
     ap.add_argument("--ensemble", type=int, default=ENSEMBLE,
                     help=f"members per stage, seeds SEED, SEED+1, ... (default {ENSEMBLE})")
-    ap.add_argument("--train-split", choices=("tune", "test"), default="tune",
+    ap.add_argument("--train-split", choices=("tune", "test", "all"), default="tune",
                     help="split to train on (test: the swapped direction; its default files go to "
-                         f"{CROSSFIT_MODELS.relative_to(REPO)}/, for newsclean eval's cross-fitted row only)")
+                         f"{CROSSFIT_MODELS.relative_to(REPO)}/, for newsclean eval's cross-fitted row only; "
+                         "all: both halves; with --holdout-set the held-out set's tune pages are still the ones "
+                         "its accuracy is printed on)")
     ap.add_argument("--holdout-set", metavar="NAME", choices=(*TRAIN_SETS, "all"),
                     help="leave-one-data-set-out: train on the --train-split pages of the other sets only and "
                          "write to LODO_DIR/NAME/ (all: one model per set, features collected once); "

@@ -525,6 +525,14 @@ def test_boosting_recipes_from_the_command_line():
     assert (stage1.num_leaves, stage2.rounds, stage2.num_leaves) == (15, 250, 15)
 
 
+def test_train_split_all_takes_both_halves():
+    script = _train_script()
+    tune, test = (script.argparse.Namespace(split=s) for s in ("tune", "test"))
+    assert [script.in_split(p, "all") for p in (tune, test)] == [True, True]
+    assert [script.in_split(p, "tune") for p in (tune, test)] == [True, False]
+    assert [script.in_split(p, "test") for p in (tune, test)] == [False, True]
+
+
 def test_fewer_rounds_give_the_first_trees_of_more_rounds():
     # what makes a stage-2 model cut to its first k trees (Booster.model_to_string(num_iteration=k)) the model
     # that ``--context-rounds k`` trains: bagging and feature sampling draw the same per round

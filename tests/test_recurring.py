@@ -53,6 +53,14 @@ def test_sure_blocks_weak_support_and_no_profile_keep_everything():
     assert recurring_text_keep(BLOCKS, [0.6] * 4, KEEP, None, None) == KEEP  # no neighbours: unchanged
 
 
+def test_a_copyright_line_recurs_with_another_year_but_other_numbers_still_differ():
+    site = profile({"© 2006 The Associated Press. All rights reserved.": 9, "Posted: 2:51 pm": 9})
+    blocks = [block(COPYRIGHT), block("Posted: 3:47 pm"), block("© 2005 The Associated Press sold 2006 photos.")]
+    out = recurring_text_keep(blocks, [0.6] * 3, [True] * 3, None, site)
+    assert out == [False, True, True]  # the 2005 line is the 2006 one; a time or another sentence is not
+    assert text_digest("© 1999 AP") == text_digest("© 2024 AP") != text_digest("© 1899 AP")
+
+
 def test_it_only_drops():
     keep = [False, True, False, False]
     assert recurring_text_keep(BLOCKS, [0.3] * 4, keep, None, SITE) == keep

@@ -36,6 +36,7 @@ is learnt into the profile only when the chain asks for it (:mod:`newsclean.tran
 from __future__ import annotations
 
 import hashlib
+import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -189,9 +190,15 @@ class PathDigests:
         return value
 
 
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
 def text_digest(text: str) -> int:
-    """Digest of a block's text, case and whitespace folded."""
-    return _digest(" ".join(text.lower().split()))
+    """Digest of a block's text, case and whitespace folded and every year from 1900 to 2099 read as the same
+    year: a copyright line recurs on a site's pages with the year it was written ("© 2005 The Associated Press.
+    All rights reserved." on one page, "© 2006 ..." on the next). Other numbers stay: folding every digit would
+    also make date lines and bylines recur, which some gold standards keep (docs/DECISIONS.md "Recurring texts")."""
+    return _digest(" ".join(_YEAR.sub("1900", text).lower().split()))
 
 
 def best_cluster(blocks: Sequence[TextBlock]) -> etree._Element | None:
