@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test eval models clean-venv
+.PHONY: setup demo test eval models lodo clean-venv
 
 setup: $(VENV)/.installed
 
@@ -20,14 +20,19 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
+# The leave-one-data-set-out section is added when out/lodo holds the LODO models (make lodo).
 eval: setup
 	$(BIN)/pip install --quiet -e "./evaluation[peers]"
-	$(BIN)/newsclean eval --out docs/eval.md
+	$(BIN)/newsclean eval --out docs/eval.md $(if $(wildcard out/lodo),--lodo out/lodo,)
 
 # Retrain the shipped block classifier (tune half) and its cross-fitted twin (test half, eval only).
 models: setup
 	$(BIN)/python scripts/train_block_classifier.py
 	$(BIN)/python scripts/train_block_classifier.py --train-split test
+
+# Leave-one-data-set-out models (one per held-out set, out/lodo/<set>/): issue 11's selection protocol.
+lodo: setup
+	$(BIN)/python scripts/train_block_classifier.py --holdout-set all
 
 clean-venv:
 	rm -rf $(VENV)

@@ -295,7 +295,11 @@ def test_lodo_row_scores_each_data_set_with_its_own_models(synthetic, tmp_path):
     table = report.lodo_table(result.agg, ["synthetic-sites"], "all", reference="echo")
     row = table.splitlines()[2].split(" | ")
     assert row[0] == "| synthetic-sites" and row[1] == "12" and row[5] == "yes"  # above the whole-page echo
-    assert "## Leave-one-data-set-out" in render_markdown(opts, result)
+    markdown = render_markdown(opts, result)
+    assert "## Leave-one-data-set-out" in markdown
+    tune = markdown.split("### Tune pages only")[1].split("\n## ")[0]  # the same rows on the tune split
+    tune_score = result.agg.get("synthetic-sites", "tune", report.LODO_SYSTEM)
+    assert tune_score.pages > 0 and f"| synthetic-sites | {tune_score.pages} | {tune_score.f1:.3f}" in tune
 
 
 def test_exclude_target_learns_from_other_pages(synthetic):

@@ -338,6 +338,11 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
                   f"`{opts.lodo}`): the selection protocol of issue #11, an estimate for sites and page styles no "
                   "model saw. *at or above* compares point estimates with trafilatura's.\n",
                   report.lodo_table(agg, datasets, opts.split)]
+        if opts.split == "all":
+            parts += ["\n### Tune pages only: the figures models and rules are chosen on (issue #11)\n",
+                      "The same rows on each set's *tune* pages only; the test halves are scored once per release, "
+                      "never to choose. How each release moved these figures: docs/DECISIONS.md.\n",
+                      report.lodo_table(agg, datasets, "tune")]
     if opts.lodo_boilernet is not None:
         parts += [f"\n## BoilerNet, leave-one-data-set-out ({_split_words(opts.split)})\n",
                   "Each data set scored by the `boilernet` chain whose model was trained on the other text-gold "
