@@ -99,21 +99,34 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
+def _bind(host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A server on ``host:port``, or on a port the OS picks when ``port`` is 0 or cannot be bound."""
+    if port:
+        try:
+            return _Server((host, port), handler)
+        except OSError:
+            pass
+    return _Server((host, 0), handler)
+
+
 class LocalSites:
     """Context manager serving several :class:`StaticSite` on distinct loopback hosts.
 
-    ``base_urls[name]`` gives ``http://127.0.0.N:PORT`` for each site once started.
+    ``base_urls[name]`` gives ``http://127.0.0.N:PORT`` for each site once started. ``port``: the port every
+    site is served on (each has its own host), so that its URLs are the same from run to run; 0, or a port
+    already taken on a site's host, gives that site a port the OS picks.
     """
 
-    def __init__(self, sites: list[StaticSite]):
+    def __init__(self, sites: list[StaticSite], port: int = 0):
         self.sites = sites
+        self.port = port
         self.base_urls: dict[str, str] = {}
         self._servers: list[ThreadingHTTPServer] = []
 
     def __enter__(self) -> LocalSites:
         for i, site in enumerate(self.sites):
             handler = type(f"Handler_{i}", (_Handler,), {"site": site})
-            server = _Server((loopback_host(i), 0), handler)
+            server = _bind(loopback_host(i), self.port, handler)
             server.daemon_threads = True
             threading.Thread(target=server.serve_forever, daemon=True).start()
             host, port = server.server_address[:2]

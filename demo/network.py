@@ -314,6 +314,7 @@ class SiteSpec:
     robots: str = "User-agent: *\nAllow: /\n"
     article_allow: str = ""  # regex of article URLs for sites.toml (the crawl stores only these)
     listing_allow: str = ""  # regex of listing pages past the first (pagination)
+    category_pattern: str = ""  # regex whose group 1 is the category in an article URL (sites.toml category_from "url")
 
 
 @dataclass
@@ -576,16 +577,19 @@ SPECS = [
     SiteSpec("ledger", "The Daily Ledger", {"politics": "Politics", "business": "Business"},
              lambda c, slug, d: f"/{c}/{d:%Y/%m/%d}/{slug}.html", lambda c: (f"/{c}/", f"/{c}/index2.html"),
              LedgerTemplate(), "cp1252", "text/html; charset=iso-8859-1", with_dek=False, subheads=False,
-             article_allow=r"/\d{4}/\d{2}/\d{2}/[^/]+\.html$", listing_allow=r"/index\d+\.html$"),
+             article_allow=r"/\d{4}/\d{2}/\d{2}/[^/]+\.html$", listing_allow=r"/index\d+\.html$",
+             category_pattern=r"^https?://[^/]+/([a-z]+)/\d{4}/"),
     SiteSpec("courier", "Metro Courier", {"sports": "Sports", "technology": "Technology"},
              lambda c, slug, d: f"/news/{c}/{slug}-{d:%Y%m%d}", lambda c: (f"/news/{c}/", f"/news/{c}/page/2/"),
              CourierTemplate(), "utf-8", "text/html; charset=utf-8", with_dek=False, subheads=True,
-             article_allow=r"/news/[a-z]+/[a-z0-9-]+-\d{8}$", listing_allow=r"/news/[a-z]+/page/\d+/$"),
+             article_allow=r"/news/[a-z]+/[a-z0-9-]+-\d{8}$", listing_allow=r"/news/[a-z]+/page/\d+/$",
+             category_pattern=r"/news/([a-z]+)/"),
     SiteSpec("harbor", "Harbor Post", {"science": "Science", "culture": "Culture"},
              lambda c, slug, d: f"/{c}/{d:%Y/%m}/{slug}/", lambda c: (f"/{c}/", f"/{c}/page-2/"),
              HarborTemplate(), "utf-8", "text/html", with_dek=True, subheads=True,
              robots="User-agent: *\nDisallow: /search\n",
-             article_allow=r"/\d{4}/\d{2}/[^/]+/$", listing_allow=r"/[a-z]+/page-\d+/$"),
+             article_allow=r"/\d{4}/\d{2}/[^/]+/$", listing_allow=r"/[a-z]+/page-\d+/$",
+             category_pattern=r"^https?://[^/]+/([a-z]+)/\d{4}/"),
 ]
 
 
@@ -646,5 +650,8 @@ def build_demo_network(seed: int = 0, articles_per_category: int = 10) -> Served
         sites.append(site)
         start[spec.name] = {c: [spec.index_paths(c)[0]] for c in spec.categories}
         gold[spec.name] = site_gold
-        options[spec.name] = {"article_allow": [spec.article_allow], "listing_allow": [spec.listing_allow]}
+        # an article's category from its URL, as the sites lay them out (a story linked from another category's
+        # pages would otherwise take the category of whichever crawl path reached it first, which varies per run)
+        options[spec.name] = {"article_allow": [spec.article_allow], "listing_allow": [spec.listing_allow],
+                              "category_from": ["url", "config"], "category_pattern": spec.category_pattern}
     return ServedNetwork(sites, start, gold, site_options=options)

@@ -47,6 +47,11 @@ from newsclean.pipeline.errors import NewscleanError
 LOOPBACK_CRAWL = {"autothrottle": False, "download_delay": 0.0, "concurrent_requests_per_domain": 8,
                   "allow_private_networks": True}
 
+#: Port the demo serves every site on (each site has its own loopback host): the URLs, hence the neighbour pages
+#: sampled per (site, category) (the smallest SHA-1 of the URL) and the scores, are the same from run to run. A
+#: port taken on a host falls back to one the OS picks (:class:`~newsclean.demo.localsite.LocalSites`).
+DEMO_PORT = 8470
+
 
 @dataclass
 class RunResult:
@@ -88,7 +93,7 @@ def run_crawl_step(network: ServedNetwork, out_dir: Path, crawl_options: Mapping
     Returns the base URL per site as served. Raises RuntimeError when the crawl fails.
     """
     config = out_dir / "sites.toml"
-    with LocalSites(network.sites) as served:
+    with LocalSites(network.sites, port=DEMO_PORT) as served:
         network.bind(served.base_urls)
         config.write_text(network.sites_toml(served.base_urls, crawl=dict(crawl_options)), encoding="utf-8")
         cmd = [sys.executable, "-m", "newsclean.crawler.run", "--config", str(config), "--out", str(out_dir / "warc"),

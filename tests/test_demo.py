@@ -108,6 +108,27 @@ def test_served_on_loopback_with_declared_charsets(network):
                 assert resp.read() == network.sites[SPECS.index(spec)].resources[path].body
 
 
+def test_a_fixed_port_keeps_the_urls_and_a_taken_port_falls_back(network):
+    import socket
+
+    with socket.socket() as probe:  # a port free on 127.0.0.2 now
+        probe.bind(("127.0.0.2", 0))
+        port = probe.getsockname()[1]
+    with LocalSites(network.sites, port=port) as first:
+        urls = dict(first.base_urls)
+    with LocalSites(network.sites, port=port) as second:
+        assert second.base_urls == urls and urls[SPECS[0].name] == f"http://127.0.0.2:{port}"
+    with socket.socket() as taken:  # the port held by another server on the first site's host
+        taken.bind(("127.0.0.2", port))
+        taken.listen()
+        with LocalSites(network.sites, port=port) as served:
+            other = served.base_urls[SPECS[0].name]
+            assert other.startswith("http://127.0.0.2:") and other != urls[SPECS[0].name]
+            path = sorted(network.gold[SPECS[0].name])[0]
+            with urllib.request.urlopen(other + path, timeout=5) as resp:
+                assert resp.status == 200
+
+
 def test_sites_toml_is_a_valid_crawl_config(network):
     import tomllib
 
@@ -117,6 +138,14 @@ def test_sites_toml_is_a_valid_crawl_config(network):
     config = parse_config(tomllib.loads(network.sites_toml(base, crawl={"depth_limit": 2, "autothrottle": False})))
     assert [s.name for s in config.sites] == ["ledger", "courier", "harbor"]
     assert config.site("courier").category("sports").start_urls == ("http://127.0.0.3:8000/news/sports/",)
+    # every gold article's category comes from its URL, whichever category's pages the crawl reached it from
+    from newsclean.crawler.discovery import category_for
+
+    for spec in SPECS:
+        site = config.site(spec.name)
+        for path in network.gold[spec.name]:
+            expected = next(c for c in spec.categories if f"/{c}/" in path)
+            assert category_for(base[spec.name] + path, site, "elsewhere", "other") == expected
 
 
 @pytest.mark.integration
