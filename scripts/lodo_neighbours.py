@@ -50,12 +50,28 @@ def ablated(params, piece: str | None):
     return config, params
 
 
+def extracted_text(html: str, sig, config, params) -> str:
+    """The default chain's text of ``html`` under ``config`` and learned ``params``, with ``sig`` (the static-noise
+    signature and site profile, or None); '' when the chain rejects the page."""
+    try:
+        prep = prepare_blocks(html, sig, config)
+        ctx = PageContext(prep.meta.title, bool(sig) and config.static is not None,
+                          sig.profile if sig is not None else None, prep.meta.article_body, html)
+        blocks = prep.blocks
+        probs = content_probabilities(blocks, ctx, params) if blocks else []
+        keep = page_level_keep(blocks, probs, keep_flags(probs, [b.num_words for b in blocks], params), ctx, params)
+        return blocks_text([b for b, k in zip(blocks, keep) if k])
+    except ExtractionError:
+        return ""
+
+
 def run(folder: Path, sets) -> dict:
     results = {}
     for name in sets:
         files = [str(folder / name / f) for f in ("block_classifier.txt.gz", "block_classifier_context.txt.gz",
                                                    "boilerplate_lexicon.tsv.gz")]
         params = replace(DEFAULT_CONFIG.learned, model_path=files[0], context_model_path=files[1], lexicon_path=files[2])
+        runs = {v: (n, *ablated(params, piece)) for v, (n, piece) in VARIANTS.items()}  # label -> (N, config, params)
         pages = [p for p in load(name) if p.split == "tune"]
         per = {v: [] for v in VARIANTS}
         t0 = time.time()
@@ -70,23 +86,8 @@ def run(folder: Path, sets) -> dict:
                     sigs[n] = None
             for page in group:
                 html = htmls[page.page_id]
-                outs = dict.fromkeys(VARIANTS, "")
-                for v, (n, piece) in VARIANTS.items():
-                    sig = sigs[n]
-                    if not html:
-                        continue
-                    try:
-                        config, p = ablated(params, piece)
-                        prep = prepare_blocks(html, sig, config)
-                        ctx = PageContext(prep.meta.title, bool(sig) and config.static is not None,
-                                          sig.profile if sig is not None else None, prep.meta.article_body, html)
-                        blocks = prep.blocks
-                        probs = content_probabilities(blocks, ctx, p) if blocks else []
-                        keep = keep_flags(probs, [b.num_words for b in blocks], p)
-                        k = page_level_keep(blocks, probs, keep, ctx, p)
-                        outs[v] = blocks_text([b for b, f in zip(blocks, k) if f])
-                    except ExtractionError:
-                        pass
+                outs = {v: extracted_text(html, sigs[n], config, p) if html else ""
+                        for v, (n, config, p) in runs.items()}
                 for v, text in outs.items():
                     per[v].append(score_text(page, text, None))
         results[name] = per
