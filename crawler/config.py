@@ -141,9 +141,11 @@ class SiteConfig:
         follow_article_links: also follow the links of article pages (within ``depth_limit``);
             ``None`` (default) follows them only when the site has no URL patterns at all.
         category_from: where an article's category comes from, tried in order: ``"config"`` (the
-            category whose start point led to it), ``"url"`` (:attr:`category_pattern`), ``"meta"``
-            (``<meta property="article:section">``). When none yields a name the page goes to
-            ``crawl.fallback_category``.
+            category whose start URL's section is the longest prefix of the article's path, else
+            the one whose start point led to it; see
+            :func:`~newsclean.crawler.discovery.config_category`), ``"url"``
+            (:attr:`category_pattern`), ``"meta"`` (``<meta property="article:section">``). When
+            none yields a name the page goes to ``crawl.fallback_category``.
         category_pattern: regex with one group, searched in the URL, whose group is the category
             (for ``"url"``).
         category_aliases: ``(raw, category)`` pairs mapping a raw URL segment or section name

@@ -260,16 +260,55 @@ def article_section(response: Response) -> str | None:
     return value.strip() if value and value.strip() else None
 
 
+def _path_segments(url: str) -> tuple[str, tuple[str, ...]]:
+    """``url``'s lower-case host name and its non-empty path segments."""
+    parts = urlsplit(url)
+    return (parts.hostname or ""), tuple(seg for seg in parts.path.split("/") if seg)
+
+
+def _section_prefix(start_url: str) -> tuple[str, tuple[str, ...]]:
+    """The host and section path of a start URL: its path segments without a last one naming a file
+    (holding a ``.``: ``/politics/index.html`` and ``/feeds/politics.rss`` are in ``politics`` and
+    ``feeds``)."""
+    host, segments = _path_segments(start_url)
+    if segments and "." in segments[-1]:
+        segments = segments[:-1]
+    return host, segments
+
+
+def config_category(url: str, site: SiteConfig, inherited: str) -> str:
+    """The configured category of an article at ``url``: the one of ``site.categories`` whose start
+    URL's section path is the longest prefix, in whole path segments and on the same host, of the
+    article's path; ``inherited`` (the category of the start point that led here) when no start URL
+    shares a segment with it or two categories tie.
+
+    An article linked from two categories' start points is then filed under the same category on
+    every run (``/politics/2024/x`` under the category started at ``/politics/``), not under the one
+    whose crawl path happened to reach it first; neighbour-page groups follow the site's sections.
+    """
+    host, segments = _path_segments(url)
+    best, best_len, tie = inherited, 0, False
+    for cat in site.categories:
+        length = max((len(prefix) for start_host, prefix in map(_section_prefix, cat.start_urls)
+                      if start_host == host and segments[:len(prefix)] == prefix), default=0)
+        if length > best_len:
+            best, best_len, tie = cat.name, length, False
+        elif length == best_len and length and cat.name != best:
+            tie = True
+    return inherited if tie or not best_len else best
+
+
 def category_for(url: str, site: SiteConfig, inherited: str, fallback: str, section: str | None = None) -> str:
     """The category of an article at ``url`` following ``site.category_from``.
 
-    ``inherited``: the category of the start point that led here (source ``config``); ``section``:
-    the page's ``article:section`` (source ``meta``; ``None`` before the page is fetched). Raw names
-    go through ``category_aliases`` and are slugified. ``fallback`` when no source tells.
+    ``inherited``: the category of the start point that led here, refined by :func:`config_category`
+    (source ``config``); ``section``: the page's ``article:section`` (source ``meta``; ``None``
+    before the page is fetched). Raw names go through ``category_aliases`` and are slugified.
+    ``fallback`` when no source tells.
     """
     for source in site.category_from:
         if source == "config":
-            return inherited
+            return config_category(url, site, inherited)
         if source == "url" and site.category_pattern:
             match = re.search(site.category_pattern, url)
             name = _named(match.group(1), site) if match and match.group(1) else None

@@ -69,7 +69,7 @@ def build_alpha(beta_url: str) -> StaticSite:
     site.add("/politics/", page(
         "/politics/a1.html", "/missing.html", "/politics/gz.html", "/media/photo", "/politics/empty.html",
         "/private/secret.html", f"{beta_url}/offsite.html", "/sports/", "/old-url", "/politics/broken.html",
-        "/politics/logo.png", "mailto:desk@example.org", "javascript:void(0)"))
+        "/politics/logo.png", "mailto:desk@example.org", "javascript:void(0)", "/sports/s1.html"))
     site.add("/politics/a1.html", page("/politics/a2.html", "/politics/"))
     site.add("/politics/a2.html", page("/politics/a3.html"))
     site.add("/politics/a3.html", page(text="Too deep."))
@@ -280,7 +280,8 @@ def test_recorded_pages_per_category(crawl):
         # RetryMiddleware retries a 500 (RETRY_TIMES = 1): each attempt is a recorded fetch
         f"{a}/politics/broken.html", f"{a}/politics/broken.html",
     ])
-    # the sports start page, linked from politics, is recorded once, under its own category
+    # the sports start page, linked from politics, is recorded once, under its own category; so is the sports
+    # article both start pages link to (its URL is under /sports/), whichever crawl path reaches it first
     assert got[("alpha", "sports")] == [f"{a}/sports/", f"{a}/sports/s1.html"]
     assert got[("alpha", "world")] == [f"{a}/world/feed.xml", f"{a}/world/w1.html"]
     assert got[("beta", "news")] == [f"{b}/news/", f"{b}/news/b1.html"]

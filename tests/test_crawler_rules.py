@@ -23,6 +23,7 @@ from newsclean.crawler.discovery import (
     article_section,
     category_for,
     classify_url,
+    config_category,
     feed_links,
     looks_binary,
     page_kind,
@@ -76,6 +77,34 @@ def test_category_rules_url_meta_aliases_and_fallback():
     assert category_for("https://example.com/sports/x.html", site, "news", "fb", section="Tech") == "tech"
     config_first = SiteConfig("s", ("example.com",), SITE.categories)
     assert category_for("https://example.com/pol/x.html", config_first, "news", "fb") == "news"
+
+
+SECTIONS = SiteConfig("s", ("example.com",), (
+    CategoryConfig("top", ("https://example.com/",)),
+    CategoryConfig("politics", ("https://example.com/politics/", "https://example.com/feeds/politics.rss")),
+    CategoryConfig("business", ("https://example.com/section/business/index.html",)),
+    CategoryConfig("sport", ("https://example.com/section/sport",)),
+    CategoryConfig("elsewhere", ("https://other.example.com/politics/",)),
+))
+
+
+@pytest.mark.parametrize(("url", "inherited", "expected"), [
+    # the longest start-URL section path decides, whichever start point led here
+    ("https://example.com/politics/2024/x.html", "top", "politics"),
+    ("https://example.com/politics/2024/x.html", "sport", "politics"),
+    ("https://example.com/section/business/2024/x", "top", "business"),  # index.html is not a segment
+    ("https://example.com/section/sport/x", "business", "sport"),
+    ("https://example.com/feeds/x", "top", "politics"),  # a feed file's folder is its section
+    # no section shared, or two sections share as much: the start point that led here
+    ("https://example.com/2024/05/x.html", "sport", "sport"),
+    ("https://example.com/section/x", "top", "top"),  # business and sport tie on /section
+    ("https://example.com/politicsx/y", "top", "top"),  # whole segments only
+    # another host's start URLs never claim an article
+    ("https://www.example.com/politics/x", "top", "top"),
+])
+def test_config_category_follows_the_longest_start_url_section(url, inherited, expected):
+    assert config_category(url, SECTIONS, inherited) == expected
+    assert category_for(url, SECTIONS, inherited, "fb") == expected
 
 
 def test_article_section_meta():
