@@ -15,8 +15,9 @@ from newsclean.pipeline.errors import NewscleanError, UsageError
 
 EXPLAIN_DESCRIPTION = (
     "Write one self-contained HTML report of PAGE that shows, over the page's own text, what each stage "
-    "removed (static noise, dynamic noise, non-informative tags, boilerplate, ancestor filter or learned "
-    "classifier) in distinct colours and what was kept, with counts per stage."
+    "removed (static noise, dynamic noise, non-informative tags, hidden elements, boilerplate, ancestor filter, "
+    "learned classifier, or the site's neighbour evidence) in distinct colours and what was kept, with counts per "
+    "stage."
 )
 
 
@@ -26,7 +27,8 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("page", metavar="PAGE", help="HTML file of the page to explain")
     parser.add_argument("--neighbours", metavar="DIR", help="folder of HTML pages of the same site and category "
-                        "(static noise is learnt from them; without it the static stage is skipped)")
+                        "(static noise and the site profile are learnt from them, as `newsclean clean` learns them for --chain; "
+                        "without it the static stage is skipped)")
     parser.add_argument("--neighbour-sample", type=int, default=10, metavar="N",
                         help="neighbour pages to learn from (default 10, as StaDyNoT §4)")
     parser.add_argument("--chain", choices=sorted(CONFIGS), default="default", help="chain configuration (default: default)")
@@ -54,20 +56,33 @@ def neighbour_files(folder: Path, page: Path, limit: int) -> list[Path]:
     return files[:limit]
 
 
+def describe_signature(signature) -> str:
+    """One line on what was learnt from the neighbours: static-noise node keys and, with a site profile, its
+    content containers and recurring texts (:class:`~newsclean.transforms.site_profile.SiteProfile`)."""
+    line = f"static noise: {len(signature)} node keys learnt from {signature.pages} neighbour pages"
+    profile = signature.profile
+    if profile is not None:
+        line += (f"; site profile: {len(profile.content)} content containers, "
+                 f"{len(profile.texts())} recurring texts")
+    return line
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``newsclean explain``; prints where the report went and the words per label. Returns 0."""
-    from newsclean.transforms.chain import CONFIGS, learn_static_noise
+    from newsclean.transforms.chain import CONFIGS
     from newsclean.transforms.errors import ExtractionError
     from newsclean.transforms.explain import explain_page
+    from newsclean.transforms.site_signature import learn_site_signature
 
-    page = Path(args.page)
+    page, config = Path(args.page), CONFIGS[args.chain]
     signature = None
     if args.neighbours:
         files = neighbour_files(Path(args.neighbours), page, args.neighbour_sample)
-        signature = learn_static_noise([_read(f, args.charset) for f in files])
-        print(f"static noise: {len(signature)} node keys learnt from {signature.pages} neighbour pages")
+        signature = learn_site_signature([_read(f, args.charset) for f in files], config)
+        print(describe_signature(signature) if signature is not None else
+              f"static noise: not learnt (chain {config.name} has no static stage)")
     try:
-        report = explain_page(_read(page, args.charset), signature, CONFIGS[args.chain], source=str(page))
+        report = explain_page(_read(page, args.charset), signature, config, source=str(page))
     except ExtractionError as exc:
         raise NewscleanError(f"{page}: {exc.message}") from None
     out = Path(args.out) if args.out else page.with_name(page.name + ".explain.html")

@@ -4,8 +4,9 @@ import lxml.html
 from test_chain import PAGES
 
 from newsclean.pipeline.cli import main
-from newsclean.transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, learn_static_noise
+from newsclean.transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, extract_article, learn_static_noise
 from newsclean.transforms.explain import LABELS, explain_page
+from newsclean.transforms.text import count_words
 
 
 def labelled(report_html: str) -> dict[str, str]:
@@ -55,7 +56,8 @@ def test_cli_writes_the_report(tmp_path, capsys):
     assert main(["explain", str(page), "--neighbours", str(neighbours), "--chain", "heuristic"]) == 0
     out = tmp_path / "page.html.explain.html"
     assert "nc-static" in out.read_text(encoding="utf-8")
-    assert "learnt from 5 neighbour pages" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "learnt from 5 neighbour pages" in printed and "site profile:" in printed
 
 
 def test_cli_missing_page_is_a_one_line_error(tmp_path, capsys):
@@ -73,3 +75,45 @@ def test_the_report_shows_what_the_peer_rescue_kept(monkeypatch):
     monkeypatch.setattr(learned, "rescue_keep", rescue_all)
     spans = labelled(explain_page(PAGES[0][0], None, DEFAULT_CONFIG).html)
     assert "classifier" not in spans and "council had voted" in spans["kept"]
+
+
+def test_text_after_a_comment_or_script_is_labelled_as_the_chain_kept_it():
+    """The chain removes comments and scripts keeping their tails, which join the text before them; the report
+    labels such a tail with the block it joined (it showed unlabelled before)."""
+    page = PAGES[0][0].replace(
+        "<p>The mayor,", "<p><!-- ad slot --><script>var ad = 1;</script>The mayor,", 1)
+    assert page != PAGES[0][0]
+    assert "The mayor, speaking at a press conference" in extract_article(page, None, DEFAULT_CONFIG).text
+    report = explain_page(page, None, DEFAULT_CONFIG)
+    assert "The mayor, speaking at a press conference" in labelled(report.html)["kept"]
+    assert "nc-non_informative" not in report.html.split("The mayor,")[0].rsplit("<p>", 1)[-1]
+
+
+def test_textarea_text_is_labelled_not_shown_as_markup():
+    page = PAGES[0][0].replace('<div id="share">', '<form><textarea>Enter your comment</textarea></form><div id="share">', 1)
+    report = explain_page(page, None, DEFAULT_CONFIG)
+    assert "&lt;span" not in report.html
+    assert "Enter your comment" in "".join(labelled(report.html).values())
+
+
+def test_the_report_uses_the_site_profile_and_labels_what_it_dropped(monkeypatch):
+    """explain keeps what extract_article keeps with the same signature, site profile included; a block the page
+    alone keeps and the site's evidence drops is labelled ``site``."""
+    from newsclean.transforms import learned
+
+    real = learned.recurring_text_keep
+
+    def drop_mayor_with_profile(blocks, probs, keep, title, profile, params):
+        keep = real(blocks, probs, keep, title, profile, params)
+        return [k and not (profile is not None and "The mayor" in b.text) for b, k in zip(blocks, keep)]
+    monkeypatch.setattr(learned, "recurring_text_keep", drop_mayor_with_profile)
+    signature = learn_static_noise([html for html, _ in PAGES[1:]])
+    assert signature.profile is not None
+    assert "The mayor" not in extract_article(PAGES[0][0], signature, DEFAULT_CONFIG).text
+    report = explain_page(PAGES[0][0], signature, DEFAULT_CONFIG)
+    spans = labelled(report.html)
+    assert "The mayor, speaking at a press conference" in spans["site"]
+    assert "The mayor" not in spans["kept"] and "council had voted" in spans["kept"]
+    assert report.words["site"] == count_words(spans["site"])
+    alone = labelled(explain_page(PAGES[0][0], None, DEFAULT_CONFIG).html)  # no neighbours: no site evidence
+    assert "site" not in alone and "The mayor" in alone["kept"]

@@ -10,6 +10,8 @@ child's tail) is then labelled with the stage that removed it, or ``kept``:
 - ``ancestor``: a content block outside the ancestor filter's winning group (Viveros-Jiménez 2018),
 - ``classifier``: a block the learned classifier dropped (learned configurations; a dropped block
   inside dynamic noise is labelled ``dynamic`` there, as the classifier keeps such marks as features),
+- ``site``: a block the page alone would keep that the site's neighbour evidence dropped (learned
+  configurations with a signature learnt from neighbours: the site check, recurring texts; issue #17),
 - ``boilernet``: a text block BoilerNet labelled boilerplate (the ``boilernet`` configuration, Leonhardt 2020),
 - ``hidden``: inside an element a browser does not show (inline ``display: none``, ``hidden``, ...), which a
   configuration with ``BlockParams.skip_hidden`` makes no block (:func:`newsclean.transforms.blocks.is_hidden`),
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import html as htmllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import lxml.html
 from lxml import etree
@@ -38,13 +40,24 @@ from newsclean.transforms.postprocess import NON_INFORMATIVE_TAGS
 from newsclean.transforms.static_noise import StaticNoiseSignature
 from newsclean.transforms.text import count_words
 
-ID_ATTR = "data-newsclean-id"
-LABELS = ("static", "dynamic", "non_informative", "hidden", "boilerplate", "ancestor", "classifier", "boilernet", "kept")
+LABELS = ("static", "dynamic", "non_informative", "hidden", "boilerplate", "ancestor", "classifier", "site", "boilernet",
+          "kept")
 COLOURS = {
     "static": "#f4b6b6", "dynamic": "#f7d19c", "non_informative": "#d9d9d9", "boilerplate": "#c9d8f2",
     "ancestor": "#e0c8f0", "classifier": "#bfe3e0", "boilernet": "#f0e68c", "kept": "#c8f0c0", "hidden": "#eeeeee",
+    "site": "#f2c4e4",
 }
 DROP_TAGS = ("script", "style", "noscript", "iframe", "object", "embed", "img", "link", "meta", "svg", "canvas", "video", "audio")
+
+
+#: Node (element, comment or processing instruction) -> its position in document order in the tree the chain
+#: marked; the report's copy of that tree maps its nodes to the same numbers, so that a text piece of a block
+#: (``(node, "text"|"tail")``) finds its twin in the copy. Nodes are held as keys, so lxml keeps their proxies.
+NodeIds = dict[etree._Element, int]
+
+#: Elements whose content an HTML parser reads as text (RCDATA and raw text elements not in :data:`DROP_TAGS`): the
+#: report renames them ``div``, so that the label spans inside them stay markup.
+RAW_TEXT_TAGS = ("textarea", "title", "xmp", "plaintext", "noembed", "noframes")
 
 
 @dataclass(frozen=True)
@@ -57,38 +70,47 @@ class Explanation:
 
 def explain_page(html: str, signature: StaticNoiseSignature | None = None, config: ChainConfig = DEFAULT_CONFIG,
                  source: str = "page") -> Explanation:
-    """Run the chain on decoded ``html`` and build the report. Raises what the chain raises on bad input."""
+    """Run the chain on decoded ``html`` and build the report; ``signature``, learnt from the page's neighbours
+    (:func:`~newsclean.transforms.site_signature.learn_site_signature`), brings its site profile along, as in
+    :func:`~newsclean.transforms.chain.extract_article`. Raises what the chain raises on bad input."""
     snapshot: list[etree._Element] = []
+    ids: NodeIds = {}
 
     def take_snapshot(root: etree._Element) -> None:
-        for n, el in enumerate(e for e in root.iter() if is_element(e)):
-            el.set(ID_ATTR, str(n))
-        snapshot.append(copy.deepcopy(root))
+        twin = copy.deepcopy(root)
+        for n, (node, copied) in enumerate(zip(root.iter(), twin.iter())):  # comments too: their tails are text
+            ids[node] = ids[copied] = n
+        snapshot.append(twin)
 
     page = prepare_blocks(html, signature, config, on_marked=take_snapshot)
-    block_labels = label_blocks(page, config, bool(signature), html)
+    block_labels = label_blocks(page, config, signature, ids, html)
     tree = snapshot[0]
-    words = label_text(tree, block_labels, config.blocks.skip_hidden)
+    words = label_text(tree, block_labels, ids, config.blocks.skip_hidden)
     return Explanation(render(tree, page, words, config, source), words)
 
 
-def label_blocks(page: PreparedPage, config: ChainConfig, has_signature: bool,
-                 html: str | None = None) -> dict[tuple[str, str], str]:
-    """``(element id, "text"|"tail") -> label`` for every text piece that ended in a block; ``html``, the decoded
-    page, lets the peer rescue run as in :func:`~newsclean.transforms.chain.extract_article` (None: it does not)."""
-    ctx = PageContext(page.meta.title, has_signature, article_body=page.meta.article_body, html=html)
+def label_blocks(page: PreparedPage, config: ChainConfig, signature: StaticNoiseSignature | None, ids: NodeIds,
+                 html: str | None = None) -> dict[tuple[int, str], str]:
+    """``(node id, "text"|"tail") -> label`` for every text piece that ended in a block (``ids``: the node ids of
+    the marked tree, :data:`NodeIds`), kept as
+    :func:`~newsclean.transforms.chain.extract_article` keeps with ``signature`` (its site profile included);
+    ``html``, the decoded page, lets the peer rescue run (None: it does not)."""
+    profile = signature.profile if signature is not None else None
+    ctx = PageContext(page.meta.title, bool(signature), profile, page.meta.article_body, html)
     keep = select_blocks(page.blocks, config, ctx)
     if config.boilernet:
         dropped = ["boilernet"] * len(page.blocks)
     elif config.learned:  # a dropped block inside dynamic noise is the dynamic stage's evidence at work
-        dropped = ["dynamic" if in_dynamic_noise(b) else "classifier" for b in page.blocks]
+        alone = select_blocks(page.blocks, config, replace(ctx, site=None)) if profile is not None else keep
+        dropped = ["site" if kept_alone else "dynamic" if in_dynamic_noise(b) else "classifier"
+                   for b, kept_alone in zip(page.blocks, alone)]
     else:
         content = boilerpipe(page.blocks, config.boilerpipe, ctx.title) if config.boilerpipe else [True] * len(keep)
         dropped = ["ancestor" if c else "boilerplate" for c in content]
     labels = {}
     for block, kept, why in zip(page.blocks, keep, dropped):
         for el, slot in block.pieces:
-            labels[(el.get(ID_ATTR), slot)] = "kept" if kept else why
+            labels[(ids.get(el, -1), slot)] = "kept" if kept else why
     return labels
 
 
@@ -110,23 +132,45 @@ def _noise_label(el: etree._Element, slot: str, skip_hidden: bool = False) -> st
     return None
 
 
-def label_text(tree: etree._Element, block_labels: dict[tuple[str, str], str],
+def _dropped_keeping_tail(node: etree._Element) -> bool:
+    """Whether the chain removes ``node`` but keeps its tail (``drop_keep_tail``): comments and processing
+    instructions, §3.3 non-informative tags, and static or dynamic noise (removed, where a chain removes it)."""
+    return not is_element(node) or node.tag in NON_INFORMATIVE_TAGS or mark_of(node) in (STATIC, DYNAMIC)
+
+
+def _joined_label(el: etree._Element, slot: str, block_labels: dict[tuple[int, str], str], ids: NodeIds) -> str | None:
+    """The label of the piece a tail joined when the chain removed its node keeping the tail: the tail of the
+    nearest previous sibling that has a label, else the parent's text (None: no such piece, or not such a tail)."""
+    if slot != "tail" or not _dropped_keeping_tail(el):
+        return None
+    node = el.getprevious()
+    while node is not None:
+        label = block_labels.get((ids.get(node, -1), "tail"))
+        if label:
+            return label
+        node = node.getprevious()
+    parent = el.getparent()
+    return block_labels.get((ids.get(parent, -1), "text")) if parent is not None else None
+
+
+def label_text(tree: etree._Element, block_labels: dict[tuple[int, str], str], ids: NodeIds,
                skip_hidden: bool = False) -> dict[str, int]:
-    """Wrap every non-blank text piece of ``tree``'s body in a ``<span class="nc-LABEL">``; returns words per label.
-    ``skip_hidden``: the configuration made hidden elements no block (their text is labelled ``hidden``)."""
+    """Wrap every non-blank text piece of ``tree``'s body (an element's text, and the tail of an element, a
+    comment or a processing instruction; not the text of a :data:`DROP_TAGS` element, which the report leaves
+    out) in a ``<span class="nc-LABEL">``; returns words per label. ``ids``: :func:`label_blocks`'; ``skip_hidden``:
+    the configuration made hidden elements no block (their text is labelled ``hidden``)."""
     body = tree.find("body")
     body = tree if body is None else body
     pieces = []
     for el in body.iter():
-        if not is_element(el) or el.tag in DROP_TAGS:
-            continue
-        if el.text and el.text.strip():
+        if is_element(el) and el.tag not in DROP_TAGS and el.text and el.text.strip():
             pieces.append((el, "text"))
         if el is not body and el.tail and el.tail.strip() and el.getparent() is not None:
             pieces.append((el, "tail"))
     words = dict.fromkeys(LABELS, 0)
     for el, slot in pieces:
-        label = block_labels.get((el.get(ID_ATTR), slot)) or _noise_label(el, slot, skip_hidden) or "non_informative"
+        label = (block_labels.get((ids.get(el, -1), slot)) or _joined_label(el, slot, block_labels, ids)
+                 or _noise_label(el, slot, skip_hidden) or "non_informative")
         text = getattr(el, slot)
         words[label] += count_words(text)
         _wrap(el, slot, text, label)
@@ -150,8 +194,10 @@ def _sanitise(body: etree._Element) -> None:
     for el in body.iter():
         if not is_element(el):
             continue
-        for attr in [a for a in el.attrib if a.startswith("on") or a in ("href", "src", "style", "action", ID_ATTR)]:
+        for attr in [a for a in el.attrib if a.startswith("on") or a in ("href", "src", "style", "action")]:
             del el.attrib[attr]
+    for el in body.iter(*RAW_TEXT_TAGS):  # their content is text to an HTML parser: the label spans would show as markup
+        el.tag = "div"
     strip_marks(body)
 
 
