@@ -65,6 +65,32 @@ def test_non_informative_tags_go_and_their_tail_text_stays():
     assert root.text_content() == "beforeafter end"
 
 
+def test_a_drop_down_goes_in_the_learned_chain_only():
+    """§3.3's list as printed keeps a <select>'s options (the paper chain); the learned chain's list adds it."""
+    from newsclean.transforms.chain import DEFAULT_CONFIG, PAPER_CONFIG
+
+    def after(config):
+        root = doc("<p>Archive <select name='m'><option>May 2012</option><option>June 2012</option></select> end</p>")
+        remove_non_informative(root, config.post)
+        return root.text_content()
+    assert after(PAPER_CONFIG) == "Archive May 2012June 2012 end"
+    assert after(DEFAULT_CONFIG) == "Archive  end"
+
+
+def test_the_default_chain_keeps_no_drop_down_text_in_the_article():
+    from test_chain import PAGES
+
+    from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
+    from newsclean.transforms.postprocess import PostProcessParams
+    options = "".join(f"<option>Archive for month {m} of the year 2012</option>" for m in range(12))
+    page = PAGES[0][0].replace("<p>The mayor", f"<select name='archive'>{options}</select><p>The mayor", 1)
+    assert page != PAGES[0][0]
+    text = extract_article(page, None, DEFAULT_CONFIG).text
+    assert "Archive for month" not in text and "The mayor" in text
+    as_printed = DEFAULT_CONFIG.with_(post=PostProcessParams())  # the classifier alone kept the options
+    assert "Archive for month" in extract_article(page, None, as_printed).text
+
+
 def test_page_wide_form_is_unwrapped_not_removed():
     root = doc(f"<form action='/x'><div><p>{A}</p></div><input name='q'></form><form><input></form>")
     remove_non_informative(root)

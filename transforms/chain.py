@@ -38,7 +38,14 @@ from newsclean.transforms.marks import DYNAMIC, STATIC, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.peer_rescue import PeerRescueParams
-from newsclean.transforms.postprocess import PostProcessParams, RemovalCounts, remove_noise, remove_non_informative
+from newsclean.transforms.postprocess import (
+    FORM_CONTROL_TAGS,
+    NON_INFORMATIVE_TAGS,
+    PostProcessParams,
+    RemovalCounts,
+    remove_noise,
+    remove_non_informative,
+)
 from newsclean.transforms.recurring import RecurringTextParams
 from newsclean.transforms.region_recall import REGION_RECALL_STEPS
 from newsclean.transforms.side_content import SideContentParams
@@ -132,8 +139,12 @@ PAPER_CONFIG = ChainConfig(name="paper")
 HEURISTIC_CONFIG = ChainConfig(name="heuristic", blocks=BlockParams(non_separator_tags=INLINE_TAGS))
 """The papers' chain with one change: inline formatting tags (em, b, span, ...) do not split text blocks."""
 
+LEARNED_NON_INFORMATIVE_TAGS = NON_INFORMATIVE_TAGS + FORM_CONTROL_TAGS
+"""§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.postprocess.FORM_CONTROL_TAGS`)."""
+
 LEARNED_CONFIG = ChainConfig(
     name="learned",
+    post=PostProcessParams(non_informative_tags=LEARNED_NON_INFORMATIVE_TAGS),
     blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True, skip_hidden=True),
     boilerpipe=None,
     ancestor=None,
