@@ -85,7 +85,7 @@ def explain_page(html: str, signature: StaticNoiseSignature | None = None, confi
     page = prepare_blocks(html, signature, config, on_marked=take_snapshot)
     block_labels = label_blocks(page, config, signature, ids, html)
     tree = snapshot[0]
-    words = label_text(tree, block_labels, ids, config.blocks.skip_hidden)
+    words = label_text(tree, block_labels, ids, config.blocks.skip_hidden, config.post.non_informative_tags)
     return Explanation(render(tree, page, words, config, source), words)
 
 
@@ -114,9 +114,10 @@ def label_blocks(page: PreparedPage, config: ChainConfig, signature: StaticNoise
     return labels
 
 
-def _noise_label(el: etree._Element, slot: str, skip_hidden: bool = False) -> str | None:
-    """Label of a piece no block holds: the noise or non-informative stage that removed it, or ``hidden`` (with
-    ``skip_hidden``) when it lies in an element a browser does not show."""
+def _noise_label(el: etree._Element, slot: str, skip_hidden: bool = False,
+                 removed_tags: tuple[str, ...] = NON_INFORMATIVE_TAGS) -> str | None:
+    """Label of a piece no block holds: the noise or non-informative stage (tags ``removed_tags``) that removed it,
+    or ``hidden`` (with ``skip_hidden``) when it lies in an element a browser does not show."""
     owner = el if slot == "text" else el.getparent()
     node = owner
     while node is not None:
@@ -124,7 +125,7 @@ def _noise_label(el: etree._Element, slot: str, skip_hidden: bool = False) -> st
             return "dynamic"
         if mark_of(node) == STATIC:
             return "static"
-        if node.tag in NON_INFORMATIVE_TAGS:
+        if node.tag in removed_tags:
             return "non_informative"
         if skip_hidden and node.tag not in ("body", "html") and is_hidden(node):
             return "hidden"
@@ -132,16 +133,18 @@ def _noise_label(el: etree._Element, slot: str, skip_hidden: bool = False) -> st
     return None
 
 
-def _dropped_keeping_tail(node: etree._Element) -> bool:
+def _dropped_keeping_tail(node: etree._Element, removed_tags: tuple[str, ...]) -> bool:
     """Whether the chain removes ``node`` but keeps its tail (``drop_keep_tail``): comments and processing
-    instructions, §3.3 non-informative tags, and static or dynamic noise (removed, where a chain removes it)."""
-    return not is_element(node) or node.tag in NON_INFORMATIVE_TAGS or mark_of(node) in (STATIC, DYNAMIC)
+    instructions, the chain's non-informative tags (``removed_tags``, §3.3's and the chain's own), and static or
+    dynamic noise (removed, where a chain removes it)."""
+    return not is_element(node) or node.tag in removed_tags or mark_of(node) in (STATIC, DYNAMIC)
 
 
-def _joined_label(el: etree._Element, slot: str, block_labels: dict[tuple[int, str], str], ids: NodeIds) -> str | None:
+def _joined_label(el: etree._Element, slot: str, block_labels: dict[tuple[int, str], str], ids: NodeIds,
+                  removed_tags: tuple[str, ...]) -> str | None:
     """The label of the piece a tail joined when the chain removed its node keeping the tail: the tail of the
     nearest previous sibling that has a label, else the parent's text (None: no such piece, or not such a tail)."""
-    if slot != "tail" or not _dropped_keeping_tail(el):
+    if slot != "tail" or not _dropped_keeping_tail(el, removed_tags):
         return None
     node = el.getprevious()
     while node is not None:
@@ -154,11 +157,12 @@ def _joined_label(el: etree._Element, slot: str, block_labels: dict[tuple[int, s
 
 
 def label_text(tree: etree._Element, block_labels: dict[tuple[int, str], str], ids: NodeIds,
-               skip_hidden: bool = False) -> dict[str, int]:
+               skip_hidden: bool = False, removed_tags: tuple[str, ...] = NON_INFORMATIVE_TAGS) -> dict[str, int]:
     """Wrap every non-blank text piece of ``tree``'s body (an element's text, and the tail of an element, a
     comment or a processing instruction; not the text of a :data:`DROP_TAGS` element, which the report leaves
     out) in a ``<span class="nc-LABEL">``; returns words per label. ``ids``: :func:`label_blocks`'; ``skip_hidden``:
-    the configuration made hidden elements no block (their text is labelled ``hidden``)."""
+    the configuration made hidden elements no block (their text is labelled ``hidden``); ``removed_tags``: the
+    configuration's non-informative tags (``PostProcessParams.non_informative_tags``)."""
     body = tree.find("body")
     body = tree if body is None else body
     pieces = []
@@ -169,8 +173,8 @@ def label_text(tree: etree._Element, block_labels: dict[tuple[int, str], str], i
             pieces.append((el, "tail"))
     words = dict.fromkeys(LABELS, 0)
     for el, slot in pieces:
-        label = (block_labels.get((ids.get(el, -1), slot)) or _joined_label(el, slot, block_labels, ids)
-                 or _noise_label(el, slot, skip_hidden) or "non_informative")
+        label = (block_labels.get((ids.get(el, -1), slot)) or _joined_label(el, slot, block_labels, ids, removed_tags)
+                 or _noise_label(el, slot, skip_hidden, removed_tags) or "non_informative")
         text = getattr(el, slot)
         words[label] += count_words(text)
         _wrap(el, slot, text, label)
