@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from newsclean.pipeline.errors import NewscleanError, UsageError
+
+if TYPE_CHECKING:
+    from newsclean.transforms.static_noise import StaticNoiseSignature
 
 EXPLAIN_DESCRIPTION = (
     "Write one self-contained HTML report of PAGE that shows, over the page's own text, what each stage "
@@ -56,7 +60,7 @@ def neighbour_files(folder: Path, page: Path, limit: int) -> list[Path]:
     return files[:limit]
 
 
-def describe_signature(signature) -> str:
+def describe_signature(signature: StaticNoiseSignature) -> str:
     """One line on what was learnt from the neighbours: static-noise node keys and, with a site profile, its
     content containers and recurring texts (:class:`~newsclean.transforms.site_profile.SiteProfile`)."""
     line = f"static noise: {len(signature)} node keys learnt from {signature.pages} neighbour pages"

@@ -24,7 +24,7 @@ import numpy as np
 from newsclean.transforms.chain import DEFAULT_CONFIG, blocks_text, prepare_blocks
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.features import PageContext
-from newsclean.transforms.learned import content_probabilities, keep_flags, page_level_keep
+from newsclean.transforms.learned import classify_learned
 from newsclean.transforms.static_noise import learn_static_noise
 from newsclean_eval.datasets import load
 from newsclean_eval.metrics import snippet_scores
@@ -57,10 +57,8 @@ def extracted_text(html: str, sig, config, params) -> str:
         prep = prepare_blocks(html, sig, config)
         ctx = PageContext(prep.meta.title, bool(sig) and config.static is not None,
                           sig.profile if sig is not None else None, prep.meta.article_body, html)
-        blocks = prep.blocks
-        probs = content_probabilities(blocks, ctx, params) if blocks else []
-        keep = page_level_keep(blocks, probs, keep_flags(probs, [b.num_words for b in blocks], params), ctx, params)
-        return blocks_text([b for b, k in zip(blocks, keep) if k])
+        keep = classify_learned(prep.blocks, ctx, params)
+        return blocks_text([b for b, k in zip(prep.blocks, keep) if k])
     except ExtractionError:
         return ""
 
