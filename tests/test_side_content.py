@@ -102,9 +102,20 @@ def test_never_drops_every_kept_block_and_leaves_pages_without_kept_words_alone(
     assert side_content_keep([], [], []) == []
 
 
+
+def test_boxes_holding_most_of_the_kept_words_are_not_side_content_on_that_page():
+    """max_drop_share 0.5: three ``widget`` boxes holding 63 of 105 kept words stay (an "About us" page built
+    of widgets, trafilatura-eval's shabka.org); one such box beside the same text (21 of 63 words) goes."""
+    intro = f"<div class='about'><p>{PROSE * 2}</p></div>"
+    widget = f"<div class='widget'><p>{PROSE}</p></div>"
+    assert all(_run(intro + widget * 3).values())
+    assert _run(intro + widget * 3, max_drop_share=None)[PROSE.strip()] is False
+    assert _run(intro + widget)[PROSE.strip()] is False
+    assert _run(intro + widget, max_drop_share=0.2)[PROSE.strip()] is True
+
 @pytest.mark.parametrize("kw", [dict(drop_below=1.5), dict(drop_below=-0.1), dict(link_density=2.0),
                                 dict(max_words=-1), dict(link_max_words=-3), dict(class_words="comment"),
-                                dict(tags="aside")])
+                                dict(tags="aside"), dict(max_drop_share=1.5), dict(max_drop_share=-0.5)])
 def test_bad_params_raise(kw):
     with pytest.raises(ValueError):
         SideContentParams(**kw)
@@ -168,3 +179,31 @@ def test_a_photo_gallery_beside_the_article_goes_with_the_default_words_a_slides
     assert kept["Pictured here is the first model, released in 1987."] is False
     assert kept["The bridge in 1930, the year it opened."] is True
     assert all(kept[t] for t in kept if t.startswith("The council voted"))
+
+
+def test_the_precision_chain_also_drops_comment_caption_and_byline_boxes_which_the_default_keeps():
+    """``--chain precision`` (article bodies only): the boxes whose place the data sets' golds disagree on go;
+    the article stays, and so does everything when such boxes hold most of the kept words."""
+    from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, PRECISION_CONFIG
+
+    assert CONFIGS["precision"] is PRECISION_CONFIG
+    assert PRECISION_CONFIG.learned.model_path == DEFAULT_CONFIG.learned.model_path  # the same classifier
+    boxes = {"comment": "<div id='comments'><p>Great piece, thanks for writing it.</p></div>",
+             "caption": "<figure><img src='a.jpg'><figcaption>The bridge at dawn.</figcaption></figure>",
+             "credit line": "<p class='image-caption'>Photo: River Authority</p>",
+             "byline": "<div class='author-bio'><p>Jane Doe covers the council.</p></div>"}
+    body = ARTICLE + "".join(boxes.values())
+    blocks = _blocks(body)
+    probs, keep = [0.8] * len(blocks), [True] * len(blocks)
+    default = side_content_keep(blocks, probs, keep, DEFAULT_CONFIG.learned.side_content)
+    precision = side_content_keep(blocks, probs, keep, PRECISION_CONFIG.learned.side_content)
+    texts = [b.text for b in blocks]
+    for line in ("Great piece, thanks for writing it.", "The bridge at dawn.", "Photo: River Authority",
+                 "Jane Doe covers the council."):
+        i = texts.index(line)
+        assert default[i] is True and precision[i] is False, line
+    assert all(k for t, k in zip(texts, precision) if t.startswith("The council voted"))
+    thread = ARTICLE + f"<div class='comment'><p>{PROSE * 2}</p></div>" * 5  # 210 of 357 kept words
+    thread_blocks = _blocks(thread)
+    assert side_content_keep(thread_blocks, [0.8] * len(thread_blocks), [True] * len(thread_blocks),
+                             PRECISION_CONFIG.learned.side_content) == [True] * len(thread_blocks)

@@ -48,7 +48,12 @@ from newsclean.transforms.postprocess import (
 )
 from newsclean.transforms.recurring import RecurringTextParams
 from newsclean.transforms.region_recall import REGION_RECALL_STEPS
-from newsclean.transforms.side_content import SideContentParams
+from newsclean.transforms.side_content import (
+    ARTICLE_BODY_SIDE_CONTENT_WORDS,
+    CAPTION_TAGS,
+    SIDE_TAGS,
+    SideContentParams,
+)
 from newsclean.transforms.site_profile import SiteCheckParams
 from newsclean.transforms.static_noise import (  # learn_static_noise re-exported: harness, explain, bench use it
     StaticNoiseParams,
@@ -59,7 +64,8 @@ from newsclean.transforms.static_noise import (  # learn_static_noise re-exporte
 from newsclean.transforms.text import count_words
 
 __all__ = [
-    "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "HEURISTIC_CONFIG", "LEARNED_CONFIG", "BOILERNET_CONFIG", "CONFIGS",
+    "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "HEURISTIC_CONFIG", "LEARNED_CONFIG", "PRECISION_CONFIG",
+    "BOILERNET_CONFIG", "CONFIGS",
     "MIN_ARTICLE_WORDS", "Extraction", "extract_article", "learn_static_noise",
 ]
 
@@ -166,6 +172,16 @@ site's neighbour pages (transforms/recurring.py); last, where the classifier kep
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
 """Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1, docs/eval.md)."""
 
+PRECISION_CONFIG = replace(LEARNED_CONFIG, name="precision", learned=replace(
+    LEARNED_CONFIG.learned, side_content=SideContentParams(class_words=ARTICLE_BODY_SIDE_CONTENT_WORDS,
+                                                           tags=SIDE_TAGS + CAPTION_TAGS)))
+"""The shipped chain for a corpus of article bodies only: its side-content step also drops what the classifier
+kept in boxes named as reader comments, photo captions (and ``<figcaption>``) or bylines, author bios and date
+lines (:data:`~newsclean.transforms.side_content.ARTICLE_BODY_SIDE_CONTENT_WORDS`), below the same probability
+bound and never more than half of the kept words. Higher precision on every shared set but CleanEval, lower
+recall; F1 depends on the gold's convention (docs/DECISIONS.md "Side content", fifteenth session). The analogue
+of trafilatura's ``favor_precision``; ``--chain precision``."""
+
 BOILERNET_CONFIG = ChainConfig(
     name="boilernet", static=None, dynamic=None, boilerpipe=None, ancestor=None,
     post=PostProcessParams(non_informative_tags=IGNORED_TAGS, form_unwrap_ratio=1.01),
@@ -173,7 +189,8 @@ BOILERNET_CONFIG = ChainConfig(
 )
 """BoilerNet as the paper runs it: raw page, its ignored tags removed, every DOM text leaf a block, a BiLSTM decides."""
 
-CONFIGS = {c.name: c for c in (DEFAULT_CONFIG, PAPER_CONFIG, HEURISTIC_CONFIG, LEARNED_CONFIG, BOILERNET_CONFIG)}
+CONFIGS = {c.name: c for c in (DEFAULT_CONFIG, PAPER_CONFIG, HEURISTIC_CONFIG, LEARNED_CONFIG, PRECISION_CONFIG,
+                                BOILERNET_CONFIG)}
 
 
 @dataclass(frozen=True)

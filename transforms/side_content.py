@@ -23,8 +23,10 @@ hold the main region and are never read, so a class word there removes nothing.
   ``long_words`` words) and has at most ``trailing_max_words`` words: the calls to action and notices that
   close an article ("Subscribe now ...", "Download our app ..."; off: it measured worse).
 
-It never drops every kept block. Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md,
-"Page-level steps" (off by default).
+It never drops every kept block, nor more than ``max_drop_share`` of the kept words: when the boxes it names
+hold most of what the classifier kept, the names are not side content on this page (an "About us" text in a
+``widget`` box, a thread whose posts are the page's content). Measured on leave-one-data-set-out tune pages:
+docs/DECISIONS.md, "Page-level steps" and "Side content".
 """
 
 from __future__ import annotations
@@ -57,6 +59,23 @@ SIDE_TAGS = ("aside",)
 """Tags of an own ancestor that make a block side content (HTML5 ``<aside>``: content tangential to the
 article). ``<figcaption>`` is left out: Readability's expected pages keep captions."""
 
+COMMENT_CLASS_WORDS = ("comment", "comments", "disqus", "respond", "reply", "replies")
+"""Class/id tokens of a reader-comment box (WordPress ``#comments``/``#respond``, Disqus ``#disqus_thread``)."""
+
+CAPTION_CLASS_WORDS = ("caption", "captions")
+"""Class/id tokens of a photo caption box (with the ``<figcaption>`` tag, :data:`CAPTION_TAGS`)."""
+
+CAPTION_TAGS = ("figcaption",)
+
+BYLINE_CLASS_WORDS = ("byline", "author", "bio", "dateline", "timestamp")
+"""Class/id tokens of a byline, author bio or date line box."""
+
+ARTICLE_BODY_SIDE_CONTENT_WORDS = SIDE_CLASS_WORDS + COMMENT_CLASS_WORDS + CAPTION_CLASS_WORDS + BYLINE_CLASS_WORDS
+"""The ``precision`` chain's class words (transforms/chain.py): the default's, plus the three groups whose
+place in an article the data sets' gold conventions disagree on (comments, captions, bylines), for a corpus
+of article bodies only. Measured per group on leave-one-data-set-out tune pages: docs/DECISIONS.md "Side
+content", fifteenth session."""
+
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 
@@ -64,7 +83,7 @@ _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 @dataclass(frozen=True)
 class SideContentParams:
     """Settings of :func:`side_content_keep`; the defaults are the measured recommendation (docs/DECISIONS.md,
-    "Page-level steps"), which is not on in the shipped configuration.
+    "Page-level steps"), on in the shipped configuration.
 
     drop_below: only kept blocks with content probability below it are dropped, in [0, 1].
     class_words: class/id tokens of an own ancestor that mark side content (lowercase; () = none).
@@ -76,8 +95,11 @@ class SideContentParams:
     short line of links).
     trailing_max_words: when set, a kept block of at most this many words after the main region's last
     block of at least ``long_words`` words with link density <= 0.2 is dropped too (None = off).
+    max_drop_share: when set, in [0, 1], the step changes nothing on a page where it would drop more than
+    this share of the kept words (``TextBlock.num_words``; None = only the every-block guard). 0.5: docs/DECISIONS.md
+    "Side content", fifteenth session.
 
-    Raises ValueError for a probability or density outside [0, 1] or a negative word count.
+    Raises ValueError for a probability, density or share outside [0, 1] or a negative word count.
     """
 
     drop_below: float = 0.99
@@ -89,12 +111,15 @@ class SideContentParams:
     link_label_words: int | None = 3
     trailing_max_words: int | None = None
     long_words: int = 25
+    max_drop_share: float | None = 0.5
 
     def __post_init__(self):
         if not 0.0 <= self.drop_below <= 1.0:
             raise ValueError(f"drop_below must be in [0, 1], got {self.drop_below!r}")
         if self.link_density is not None and not 0.0 <= self.link_density <= 1.0:
             raise ValueError(f"link_density must be in [0, 1] or None, got {self.link_density!r}")
+        if self.max_drop_share is not None and not 0.0 <= self.max_drop_share <= 1.0:
+            raise ValueError(f"max_drop_share must be in [0, 1] or None, got {self.max_drop_share!r}")
         counts = (self.max_words, self.link_max_words, self.link_label_words, self.trailing_max_words, self.long_words)
         if any(c is not None and c < 0 for c in counts):
             raise ValueError(f"word counts must be >= 0 or None, got {counts!r}")
@@ -143,7 +168,8 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     """``keep`` with the kept side-content blocks (module docstring) below ``params.drop_below`` dropped.
 
     ``probs``: the classifier's content probabilities in [0, 1], one per block. A dropped block is never
-    kept; when the rule would drop every kept block with words, ``keep`` is returned unchanged.
+    kept; when the rule would drop every kept block with words, or more than ``params.max_drop_share`` of the
+    kept words, ``keep`` is returned unchanged.
     Raises ValueError when the three sequences differ in length.
     """
     check_block_lengths(blocks, probs, keep)
@@ -164,9 +190,19 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
             trailing = i >= tail_from and b.num_words <= params.trailing_max_words
             k = not (trailing or _is_link_line(b, params) or box)
         out.append(k)
-    if not any(k and b.num_words for b, k in zip(blocks, out)):
+    if not any(k and b.num_words for b, k in zip(blocks, out)) or _drops_too_much(blocks, keep, out, params):
         return list(keep)
     return out
+
+
+def _drops_too_much(blocks: Sequence[TextBlock], keep: Sequence[bool], out: Sequence[bool],
+                    params: SideContentParams) -> bool:
+    """Whether ``out`` drops more than ``params.max_drop_share`` of the words ``keep`` kept."""
+    if params.max_drop_share is None:
+        return False
+    kept = sum(b.num_words for b, k in zip(blocks, keep) if k)
+    dropped = sum(b.num_words for b, k, o in zip(blocks, keep, out) if k and not o)
+    return dropped > params.max_drop_share * kept
 
 
 def _is_link_line(block: TextBlock, params: SideContentParams) -> bool:
