@@ -174,11 +174,12 @@ DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
 
 PRECISION_CONFIG = replace(LEARNED_CONFIG, name="precision", learned=replace(
     LEARNED_CONFIG.learned, side_content=SideContentParams(class_words=ARTICLE_BODY_SIDE_CONTENT_WORDS,
-                                                           tags=SIDE_TAGS + CAPTION_TAGS)))
+                                                           tags=SIDE_TAGS + CAPTION_TAGS, max_drop_share=0.5)))
 """The shipped chain for a corpus of article bodies only: its side-content step also drops what the classifier
 kept in boxes named as reader comments, photo captions (and ``<figcaption>``) or bylines, author bios and date
 lines (:data:`~newsclean.transforms.side_content.ARTICLE_BODY_SIDE_CONTENT_WORDS`), below the same probability
-bound and never more than half of the kept words. Higher precision on every shared set but CleanEval, lower
+bound, but never more than half of the kept words (boxes that hold most of the kept text are that page's
+content: a body in a ``caption``-named section, a thread page). Higher precision on every shared set but CleanEval, lower
 recall; F1 depends on the gold's convention (docs/DECISIONS.md "Side content", fifteenth session). The analogue
 of trafilatura's ``favor_precision``; ``--chain precision``."""
 

@@ -23,10 +23,10 @@ hold the main region and are never read, so a class word there removes nothing.
   ``long_words`` words) and has at most ``trailing_max_words`` words: the calls to action and notices that
   close an article ("Subscribe now ...", "Download our app ..."; off: it measured worse).
 
-It never drops every kept block, nor more than ``max_drop_share`` of the kept words: when the boxes it names
-hold most of what the classifier kept, the names are not side content on this page (an "About us" text in a
-``widget`` box, a thread whose posts are the page's content). Measured on leave-one-data-set-out tune pages:
-docs/DECISIONS.md, "Page-level steps" and "Side content".
+It never drops every kept block and, with ``max_drop_share`` set, never more than that share of the kept
+words (boxes that hold most of what was kept are not side content on that page: a section named ``caption``
+or ``widget`` that holds the article, a comment thread that is the page's content). Measured on
+leave-one-data-set-out tune pages: docs/DECISIONS.md, "Page-level steps" and "Side content".
 """
 
 from __future__ import annotations
@@ -95,9 +95,9 @@ class SideContentParams:
     short line of links).
     trailing_max_words: when set, a kept block of at most this many words after the main region's last
     block of at least ``long_words`` words with link density <= 0.2 is dropped too (None = off).
-    max_drop_share: when set, in [0, 1], the step changes nothing on a page where it would drop more than
-    this share of the kept words (``TextBlock.num_words``; None = only the every-block guard). 0.5: docs/DECISIONS.md
-    "Side content", fifteenth session.
+    max_drop_share: when set, in [0, 1], the step changes nothing on a page where it would drop more than this
+    share of the kept words (``TextBlock.num_words``; None = off: only the every-block guard). Off in the
+    default, 0.5 in the ``precision`` chain (docs/DECISIONS.md "Side content", fifteenth session).
 
     Raises ValueError for a probability, density or share outside [0, 1] or a negative word count.
     """
@@ -111,7 +111,7 @@ class SideContentParams:
     link_label_words: int | None = 3
     trailing_max_words: int | None = None
     long_words: int = 25
-    max_drop_share: float | None = 0.5
+    max_drop_share: float | None = None
 
     def __post_init__(self):
         if not 0.0 <= self.drop_below <= 1.0:
