@@ -66,6 +66,7 @@ CAPTION_CLASS_WORDS = ("caption", "captions")
 """Class/id tokens of a photo caption box (with the ``<figcaption>`` tag, :data:`CAPTION_TAGS`)."""
 
 CAPTION_TAGS = ("figcaption",)
+"""Tags of a photo caption (HTML5 ``<figcaption>``); not in the default's :data:`SIDE_TAGS`."""
 
 BYLINE_CLASS_WORDS = ("byline", "author", "bio", "dateline", "timestamp")
 """Class/id tokens of a byline, author bio or date line box."""
