@@ -73,8 +73,9 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
     parser.add_argument(
         "--chain", dest="chain", choices=sorted(CHAIN_CONFIGS), default="default",
         help="cleaning chain configuration: 'default' (= 'learned': the papers' stages feeding a learned "
-             "block classifier), 'paper' (the papers' chain and constants as printed), 'heuristic' "
-             "(the papers' chain, inline tags joining text blocks)")
+             "block classifier), 'precision' (the default, also dropping what it keeps in comment, caption "
+             "and byline boxes: article bodies only), 'paper' (the papers' chain and constants as printed), "
+             "'heuristic' (the papers' chain, inline tags joining text blocks), 'boilernet' (Leonhardt et al. 2020)")
     parser.add_argument(
         "--min-words", "--min_words", dest="min_words", type=_non_negative_int, default=MIN_ARTICLE_WORDS,
         metavar="N",
