@@ -23,7 +23,6 @@ import numpy as np
 
 from newsclean.transforms.chain import DEFAULT_CONFIG, blocks_text, prepare_blocks
 from newsclean.transforms.errors import ExtractionError
-from newsclean.transforms.features import PageContext
 from newsclean.transforms.learned import classify_learned
 from newsclean.transforms.static_noise import learn_static_noise
 from newsclean_eval.datasets import load
@@ -55,8 +54,7 @@ def extracted_text(html: str, sig, config, params) -> str:
     signature and site profile, or None); '' when the chain rejects the page."""
     try:
         prep = prepare_blocks(html, sig, config)
-        ctx = PageContext(prep.meta.title, bool(sig) and config.static is not None,
-                          sig.profile if sig is not None else None, prep.meta.article_body, html)
+        ctx = replace(prep.context(sig, html), has_signature=bool(sig) and config.static is not None)
         keep = classify_learned(prep.blocks, ctx, params)
         return blocks_text([b for b, k in zip(prep.blocks, keep) if k])
     except ExtractionError:

@@ -58,7 +58,6 @@ from newsclean.transforms.features import (  # noqa: E402
     CONTEXT_FEATURE_NAMES,
     FEATURE_GROUPS,
     FEATURE_NAMES,
-    PageContext,
     block_features,
     context_features,
     context_groups,
@@ -126,9 +125,7 @@ def page_blocks(html: str, signature):
     """Blocks and features of one page as the learned chain sees them when training (:data:`TRAINING_CONFIG`;
     lexical features 0: :func:`fill_lexical_features` sets them)."""
     page = prepare_blocks(html, signature, TRAINING_CONFIG)
-    ctx = PageContext(page.meta.title, bool(signature), signature.profile if signature is not None else None,
-                      page.meta.article_body)
-    return page.blocks, block_features(page.blocks, ctx)
+    return page.blocks, block_features(page.blocks, page.context(signature))
 
 
 @dataclass

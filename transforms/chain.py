@@ -220,6 +220,12 @@ class PreparedPage:
     removed: RemovalCounts
     non_informative: int
 
+    def context(self, signature: StaticNoiseSignature | None, html: str | None = None) -> PageContext:
+        """The classifier's page context: the title, whether ``signature`` (learnt from the neighbour pages) is
+        there, its site profile, the page's ``articleBody``; ``html`` (the decoded page) only for the peer rescue."""
+        profile = signature.profile if signature is not None else None
+        return PageContext(self.meta.title, bool(signature), profile, self.meta.article_body, html)
+
 
 def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: ChainConfig,
                    on_marked: Callable[[etree._Element], None] | None = None,
@@ -259,8 +265,7 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
     """
     page = prepare_blocks(html, signature, config)
     blocks, meta = page.blocks, page.meta
-    ctx = PageContext(meta.title, bool(signature), signature.profile if signature is not None else None,
-                      meta.article_body, html)
+    ctx = page.context(signature, html)
     keep = select_blocks(blocks, config, ctx)
     text = blocks_text([b for b, k in zip(blocks, keep) if k])
     words = count_words(text)

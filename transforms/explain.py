@@ -34,7 +34,7 @@ from lxml import etree
 from newsclean.transforms.blocks import is_hidden
 from newsclean.transforms.boilerpipe import boilerpipe
 from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, PreparedPage, prepare_blocks, select_blocks
-from newsclean.transforms.features import PageContext, in_dynamic_noise
+from newsclean.transforms.features import in_dynamic_noise
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark_of, strip_marks
 from newsclean.transforms.postprocess import NON_INFORMATIVE_TAGS
 from newsclean.transforms.static_noise import StaticNoiseSignature
@@ -95,13 +95,12 @@ def label_blocks(page: PreparedPage, config: ChainConfig, signature: StaticNoise
     the marked tree, :data:`NodeIds`), kept as
     :func:`~newsclean.transforms.chain.extract_article` keeps with ``signature`` (its site profile included);
     ``html``, the decoded page, lets the peer rescue run (None: it does not)."""
-    profile = signature.profile if signature is not None else None
-    ctx = PageContext(page.meta.title, bool(signature), profile, page.meta.article_body, html)
+    ctx = page.context(signature, html)
     keep = select_blocks(page.blocks, config, ctx)
     if config.boilernet:
         dropped = ["boilernet"] * len(page.blocks)
     elif config.learned:  # a dropped block inside dynamic noise is the dynamic stage's evidence at work
-        alone = select_blocks(page.blocks, config, replace(ctx, site=None)) if profile is not None else keep
+        alone = select_blocks(page.blocks, config, replace(ctx, site=None)) if ctx.site is not None else keep
         dropped = ["site" if kept_alone else "dynamic" if in_dynamic_noise(b) else "classifier"
                    for b, kept_alone in zip(page.blocks, alone)]
     else:

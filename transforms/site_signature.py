@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from newsclean.transforms.chain import ChainConfig, prepare_blocks
-from newsclean.transforms.features import PageContext
 from newsclean.transforms.learned import content_probabilities
 from newsclean.transforms.listing import is_sure_article
 from newsclean.transforms.site_profile import SiteVote
@@ -65,8 +64,7 @@ def learn_site_signature(htmls: Iterable[str], config: ChainConfig) -> StaticNoi
             page = prepare_blocks("", signature, config, root=root)
         except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning, as in learn_static_noise
             continue
-        ctx = PageContext(page.meta.title, bool(signature), signature.profile, page.meta.article_body)
-        probs = content_probabilities(page.blocks, ctx, config.learned)
+        probs = content_probabilities(page.blocks, page.context(signature), config.learned)
         votes.append(page_vote(page.blocks, probs) if params is not None else {})
         articles += listing is not None and is_sure_article(page.blocks, probs, listing)
     vote = learn_site_vote(votes, params) if params is not None else (SiteVote(len(votes)) if len(votes) >= 2 else None)
