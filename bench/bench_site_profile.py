@@ -74,8 +74,7 @@ def vote_reparsed(sample: list[str]):
             page = prepare_blocks(html, sig, VOTE_CONFIG)
         except ExtractionError:
             continue
-        ctx = PageContext(page.meta.title, bool(sig), sig.profile, page.meta.article_body)
-        votes.append(page_vote(page.blocks, content_probabilities(page.blocks, ctx, VOTE_CONFIG.learned)))
+        votes.append(page_vote(page.blocks, content_probabilities(page.blocks, page.context(sig), VOTE_CONFIG.learned)))
     return learn_site_vote(votes, VOTE_CONFIG.learned.site_vote)
 
 
