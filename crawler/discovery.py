@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import feedparser
@@ -266,10 +267,11 @@ def _path_segments(url: str) -> tuple[str, tuple[str, ...]]:
     return (parts.hostname or ""), tuple(seg for seg in parts.path.split("/") if seg)
 
 
+@lru_cache(maxsize=4096)  # asked once per category start URL for every discovered link
 def _section_prefix(start_url: str) -> tuple[str, tuple[str, ...]]:
     """The host and section path of a start URL: its path segments without a last one naming a file
     (holding a ``.``: ``/politics/index.html`` and ``/feeds/politics.rss`` are in ``politics`` and
-    ``feeds``)."""
+    ``feeds``). Cached: a crawl has few start URLs and asks for each of them once per link."""
     host, segments = _path_segments(start_url)
     if segments and "." in segments[-1]:
         segments = segments[:-1]

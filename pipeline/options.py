@@ -45,6 +45,12 @@ _positive_int = _int_at_least(1)
 _non_negative_int = _int_at_least(0)
 
 
+def chain_choices_help() -> str:
+    """Every ``--chain`` name with its one-line summary (:attr:`ChainConfig.summary`), ``default`` first."""
+    names = sorted(CHAIN_CONFIGS, key=lambda name: (name != "default", name))
+    return "; ".join(f"'{name}' ({CHAIN_CONFIGS[name].summary})" for name in names)
+
+
 def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = False,
                         with_warc: bool = True, with_out: bool = True) -> None:
     """Add newsclean's pipeline flags to ``parser``.
@@ -72,10 +78,7 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
              f"(default {DEFAULT_NEIGHBOUR_SAMPLE}, as in StaDyNoT §4)")
     parser.add_argument(
         "--chain", dest="chain", choices=sorted(CHAIN_CONFIGS), default="default",
-        help="cleaning chain configuration: 'default' (= 'learned': the papers' stages feeding a learned "
-             "block classifier), 'precision' (the default, also dropping what it keeps in comment, caption "
-             "and byline boxes: article bodies only), 'paper' (the papers' chain and constants as printed), "
-             "'heuristic' (the papers' chain, inline tags joining text blocks), 'boilernet' (Leonhardt et al. 2020)")
+        help="cleaning chain configuration: " + chain_choices_help())
     parser.add_argument(
         "--min-words", "--min_words", dest="min_words", type=_non_negative_int, default=MIN_ARTICLE_WORDS,
         metavar="N",

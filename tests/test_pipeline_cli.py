@@ -52,6 +52,17 @@ def test_clean_help_documents_beam_options(capsys):
     assert "--neighbour-sample" in out and "--chain" in out and "DataflowRunner" in out
 
 
+def test_chain_help_describes_every_named_chain():
+    from newsclean.pipeline.options import chain_choices_help
+    from newsclean.transforms.chain import CONFIGS
+
+    text = chain_choices_help()
+    assert text.startswith("'default' (")
+    for name, config in CONFIGS.items():
+        assert config.summary, f"chain {name!r} has no summary for --help"
+        assert f"'{name}' ({config.summary})" in text
+
+
 @pytest.mark.parametrize("argv", [
     [],
     ["bogus"],

@@ -91,6 +91,9 @@ class ChainConfig:
     ``learned`` or ``boilernet`` set, ``boilerpipe`` and ``ancestor`` must be ``None``, and at most one
     of ``learned`` and ``boilernet`` may be set.
 
+    ``name`` is what ``--chain`` and :data:`CONFIGS` call it; ``summary`` one line on what it does, for ``--help``
+    (not compared: two configurations with equal parameters are equal whatever their summaries).
+
     The corpus filter (reject an extraction shorter than N words) is not the chain's: it is the
     pipeline's ``CleanConfig.min_words`` and the ``min_words`` argument of :func:`extract_article`.
 
@@ -99,6 +102,7 @@ class ChainConfig:
     """
 
     name: str = "custom"
+    summary: str = field(default="", compare=False)
     link_filter: int | None = None
     static: StaticNoiseParams | None = field(default_factory=StaticNoiseParams)
     dynamic: DynamicNoiseParams | None = field(default_factory=DynamicNoiseParams)
@@ -139,17 +143,18 @@ def config_problems(config: ChainConfig) -> list[str]:
 MIN_ARTICLE_WORDS = 10
 
 
-PAPER_CONFIG = ChainConfig(name="paper")
+PAPER_CONFIG = ChainConfig(name="paper", summary="the papers' chain and constants as printed")
 """Papers' constants: α=50, β=0.2, A the only non-separator, 80-column wrap, Algorithm 2, depth 2."""
 
-HEURISTIC_CONFIG = ChainConfig(name="heuristic", blocks=BlockParams(non_separator_tags=INLINE_TAGS))
+HEURISTIC_CONFIG = ChainConfig(name="heuristic", summary="the papers' chain, inline tags joining text blocks",
+                               blocks=BlockParams(non_separator_tags=INLINE_TAGS))
 """The papers' chain with one change: inline formatting tags (em, b, span, ...) do not split text blocks."""
 
 LEARNED_NON_INFORMATIVE_TAGS = NON_INFORMATIVE_TAGS + FORM_CONTROL_TAGS
 """§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.postprocess.FORM_CONTROL_TAGS`)."""
 
 LEARNED_CONFIG = ChainConfig(
-    name="learned",
+    name="learned", summary="the papers' stages feeding a learned block classifier, then page-level checks",
     post=PostProcessParams(non_informative_tags=LEARNED_NON_INFORMATIVE_TAGS),
     blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True, skip_hidden=True),
     boilerpipe=None,
@@ -169,12 +174,14 @@ site's neighbour pages (transforms/recurring.py); last, where the classifier kep
 "Page-level steps"); the site vote (transforms/site_vote.py) and the listing-page reject
 (transforms/listing.py) are measured there and off."""
 
-DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default")
+DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default", summary="= learned, the shipped chain")
 """Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1, docs/eval.md)."""
 
-PRECISION_CONFIG = replace(LEARNED_CONFIG, name="precision", learned=replace(
-    LEARNED_CONFIG.learned, side_content=SideContentParams(class_words=ARTICLE_BODY_SIDE_CONTENT_WORDS,
-                                                           tags=SIDE_TAGS + CAPTION_TAGS, max_drop_share=0.5)))
+PRECISION_CONFIG = replace(
+    LEARNED_CONFIG, name="precision",
+    summary="the default, also dropping what it keeps in comment, caption and byline boxes: article bodies only",
+    learned=replace(LEARNED_CONFIG.learned, side_content=SideContentParams(
+        class_words=ARTICLE_BODY_SIDE_CONTENT_WORDS, tags=SIDE_TAGS + CAPTION_TAGS, max_drop_share=0.5)))
 """The shipped chain for a corpus of article bodies only: its side-content step also drops what the classifier
 kept in boxes named as reader comments, photo captions (and ``<figcaption>``) or bylines, author bios and date
 lines (:data:`~newsclean.transforms.side_content.ARTICLE_BODY_SIDE_CONTENT_WORDS`), below the same probability
@@ -184,7 +191,8 @@ recall; F1 depends on the gold's convention (docs/DECISIONS.md "Side content", f
 of trafilatura's ``favor_precision``; ``--chain precision``."""
 
 BOILERNET_CONFIG = ChainConfig(
-    name="boilernet", static=None, dynamic=None, boilerpipe=None, ancestor=None,
+    name="boilernet", summary="BoilerNet, Leonhardt et al. 2020: a BiLSTM over DOM text leaves",
+    static=None, dynamic=None, boilerpipe=None, ancestor=None,
     post=PostProcessParams(non_informative_tags=IGNORED_TAGS, form_unwrap_ratio=1.01),
     blocks=BOILERNET_BLOCKS, boilernet=BoilerNetParams(),
 )
