@@ -463,10 +463,38 @@ def _local_workers(options: PipelineOptions) -> bool:
     return _direct_mode(options) == "multi_processing"
 
 
+def direct_fn_api_runner(options: PipelineOptions):
+    """The runner of a run on Beam's DirectRunner (the default, or ``--runner DirectRunner``): the FnApiRunner,
+    built as the DirectRunner builds it for a batch pipeline (``options`` handed on to its SDK workers, so that
+    ``--direct_running_mode``, ``--direct_num_workers``, ``--pickle_library`` and the workers' flags apply), but
+    without the DirectRunner's first try of Beam's Prism runner. Since Beam 2.62 that try downloads the Prism
+    binary from github.com (and caches and runs it) on every local run where it can, so the same command
+    would run on another runner on a machine with internet access than on one without (where the download fails
+    and the DirectRunner falls back to this runner), talk to the network unasked, and leave every local figure of
+    docs/DECISIONS.md (all on this runner) unmeasured. ``--runner PrismRunner`` still chooses Prism.
+    None for any other ``--runner`` (and for ``BundleBasedDirectRunner``): Beam then builds that one.
+    Uses Beam's own classes; raises what they raise."""
+    runner = options.get_all_options().get("runner") or "DirectRunner"
+    if str(runner).rsplit(".", 1)[-1] not in ("DirectRunner", "SwitchingDirectRunner"):
+        return None
+    from apache_beam.portability.api import beam_provision_api_pb2
+    from apache_beam.runners.portability.fn_api_runner import fn_runner
+    from apache_beam.runners.portability.portable_runner import JobServiceHandle
+
+    encoded = JobServiceHandle.encode_pipeline_options(options.get_all_options())
+    return fn_runner.FnApiRunner(provision_info=fn_runner.ExtendedProvisionInfo(
+        beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded)))
+
+
+def new_pipeline(options: PipelineOptions) -> beam.Pipeline:
+    """An empty ``beam.Pipeline`` for ``options``, on :func:`direct_fn_api_runner` where that applies."""
+    return beam.Pipeline(runner=direct_fn_api_runner(options), options=options)
+
+
 def _run_staged(config: CleanConfig, patterns: list[str], beam_args, progress: bool) -> RunSummary:
     """Run the job into ``config.out`` (the staging folder) and read its summary back."""
     options = _as_options(with_local_mode(beam_args, patterns))
-    p = beam.Pipeline(options=options)
+    p = new_pipeline(options)
     build_pipeline(p, patterns, config)
     PROGRESS.reset()
     PROGRESS.enabled = progress

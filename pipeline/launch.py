@@ -18,7 +18,6 @@ import json
 import logging
 from collections.abc import Sequence
 
-import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -79,7 +78,7 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
         patterns = plan.patterns
     staging = new_staging(out)
     staged = dataclasses.replace(config, out=staging)
-    p = beam.Pipeline(options=clean._as_options(beam_args))  # noqa: SLF001 - the same option handling
+    p = clean.new_pipeline(clean._as_options(beam_args))  # noqa: SLF001 - the same option handling
     clean.build_pipeline(p, patterns, staged)
     try:
         result = p.run()

@@ -292,3 +292,36 @@ def test_worker_env_is_added_for_the_block_and_a_user_value_is_kept(monkeypatch)
         assert os.environ["MALLOC_MMAP_THRESHOLD_"] == "131072"  # 128 KiB, as tune_glibc_malloc sets in-process
         assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
     assert "MALLOC_ARENA_MAX" not in os.environ and os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
+
+
+def test_local_runs_never_try_prism(tmp_path, monkeypatch):
+    """Beam's DirectRunner first tries its Prism runner, which downloads a binary from github.com: a local run
+    (default runner or ``--runner DirectRunner``) must run on the FnApiRunner straight away (no network, the runner
+    every local figure was measured on), and still give the run's rows."""
+    from apache_beam.runners.portability import prism_runner
+
+    tried = []
+    monkeypatch.setattr(prism_runner.PrismRunner, "run_pipeline",
+                        lambda self, *a, **k: tried.append(1) or (_ for _ in ()).throw(RuntimeError("no prism")))
+    write_warc(tmp_path / "warc" / "alpha" / "news" / "alpha-news-00000.warc.gz", "alpha", "news", _responses(3))
+    summary = run_clean(CleanConfig(warc=str(tmp_path / "warc"), out=str(tmp_path / "out")),
+                        ["--runner", "DirectRunner", "--direct_running_mode", "in_memory"])
+    assert tried == []
+    assert summary.articles_written == 3
+
+
+def test_direct_fn_api_runner_only_for_the_direct_runner():
+    """The DirectRunner's FnApiRunner, with the pipeline options handed on to its SDK workers; other runners are
+    left to Beam (None)."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.portability.fn_api_runner.fn_runner import FnApiRunner
+
+    from newsclean.pipeline.clean import direct_fn_api_runner
+
+    for args in ([], ["--runner", "DirectRunner"], ["--runner=apache_beam.runners.direct.direct_runner.DirectRunner"]):
+        runner = direct_fn_api_runner(PipelineOptions([*args, "--direct_num_workers=3"]))
+        assert isinstance(runner, FnApiRunner)
+        handed_on = runner._provision_info.provision_info.pipeline_options
+        assert float(handed_on["beam:option:direct_num_workers:v1"]) == 3  # a number or its text, as Beam encodes it
+    for other in ("PrismRunner", "PortableRunner", "DataflowRunner", "BundleBasedDirectRunner"):
+        assert direct_fn_api_runner(PipelineOptions(["--runner", other])) is None
