@@ -225,7 +225,7 @@ def test_near_dedup_joins_signatures_to_candidate_pairs_only():
     assert estimated_jaccard(values["copy"], values["first"]) == pytest.approx(104 / 128)
     assert estimated_jaccard(values["shares_a_band"], values["first"]) == pytest.approx(13 / 128)
     signed = [(articles[e.article_id], e.signature) for e in entries]  # as read back from the spill
-    with TestPipeline() as p:
+    with TestPipeline(runner="FnApiRunner") as p:  # the DirectRunner would try to fetch Prism first
         out = (p | "Articles" >> beam.Create(signed)) | NearDedup(
             NearDupParams(), entries=p | "Entries" >> beam.Create(entries))
         assert_that(out["articles"] | beam.Map(lambda s: (s[0].article_id, s[0].cluster_id, s[1])),

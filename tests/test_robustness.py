@@ -301,7 +301,7 @@ def test_time_budget_on_the_direct_runner(monkeypatch):
     monkeypatch.setattr(stages, "RECORD_TIME_BUDGET_S", 1.0)
     pages = [_page(_article(5), url="http://alpha.test/politics/ok.html"),
              _page(_article(6), url="http://alpha.test/politics/hang.html")]
-    with TestPipeline(runner="DirectRunner") as p:
+    with TestPipeline(runner="FnApiRunner") as p:  # the DirectRunner would try to fetch Prism first
         signatures = p | "NoSignatures" >> beam.Create([])
         out = p | beam.Create(pages) | stages.CleanPages(signatures)
         reasons = out["rejects"] | "Reasons" >> beam.Map(lambda r: (r.url, r.reason))
