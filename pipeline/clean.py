@@ -467,7 +467,7 @@ def direct_fn_api_runner(options: PipelineOptions):
     """The runner of a run on Beam's DirectRunner (the default, or ``--runner DirectRunner``): the FnApiRunner,
     built as the DirectRunner builds it for a batch pipeline (``options`` handed on to its SDK workers, so that
     ``--direct_running_mode``, ``--direct_num_workers``, ``--pickle_library`` and the workers' flags apply), but
-    without the DirectRunner's first try of Beam's Prism runner. Since Beam 2.62 that try downloads the Prism
+    without the DirectRunner's first try of Beam's Prism runner. In Beam 2.77 (checked) that try downloads the Prism
     binary from github.com (and caches and runs it) on every local run where it can, so the same command
     would run on another runner on a machine with internet access than on one without (where the download fails
     and the DirectRunner falls back to this runner), talk to the network unasked, and leave every local figure of
