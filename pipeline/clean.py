@@ -438,10 +438,14 @@ def tune_glibc_malloc(settings=IN_PROCESS_MALLOPT) -> list[str]:
 _DIRECT_RUNNERS = ("DirectRunner", "SwitchingDirectRunner", "BundleBasedDirectRunner")
 
 
+def _runner_name(options: PipelineOptions) -> str:
+    """The class name of ``options``' ``--runner`` (the last dotted part of a path); ``DirectRunner`` when none."""
+    return str(options.get_all_options().get("runner") or "DirectRunner").rsplit(".", 1)[-1]
+
+
 def _direct_mode(options: PipelineOptions) -> str | None:
     """``--direct_running_mode`` when ``options`` run on the DirectRunner (the default runner), else None."""
-    runner = options.get_all_options().get("runner") or "DirectRunner"
-    if str(runner).rsplit(".", 1)[-1] not in _DIRECT_RUNNERS:
+    if _runner_name(options) not in _DIRECT_RUNNERS:
         return None
     return options.view_as(DirectOptions).direct_running_mode
 
@@ -474,8 +478,7 @@ def direct_fn_api_runner(options: PipelineOptions):
     docs/DECISIONS.md (all on this runner) unmeasured. ``--runner PrismRunner`` still chooses Prism.
     None for any other ``--runner`` (and for ``BundleBasedDirectRunner``): Beam then builds that one.
     Uses Beam's own classes; raises what they raise."""
-    runner = options.get_all_options().get("runner") or "DirectRunner"
-    if str(runner).rsplit(".", 1)[-1] not in ("DirectRunner", "SwitchingDirectRunner"):
+    if _runner_name(options) not in ("DirectRunner", "SwitchingDirectRunner"):
         return None
     from apache_beam.portability.api import beam_provision_api_pb2
     from apache_beam.runners.portability.fn_api_runner import fn_runner
