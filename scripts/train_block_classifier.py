@@ -78,7 +78,7 @@ from newsclean.transforms.lexicon import (  # noqa: E402
     save_lexicon,
 )
 from newsclean.transforms.parse import decode_html  # noqa: E402
-from newsclean.transforms.postprocess import PostProcessParams  # noqa: E402
+from newsclean.transforms.noise_removal import NoiseRemovalParams  # noqa: E402
 from newsclean.transforms.static_noise import learn_static_noise  # noqa: E402
 from newsclean_eval.datasets import EvalPage, load  # noqa: E402
 from newsclean_eval.systems import CROSSFIT_MODELS  # noqa: E402
@@ -115,7 +115,7 @@ SHIPPED = Boosting()  # the recipe of the shipped stage 1
 SHIPPED_CONTEXT = Boosting(rounds=CONTEXT_ROUNDS)  # the recipe of the shipped stage 2
 
 
-TRAINING_CONFIG = LEARNED_CONFIG.with_(post=PostProcessParams())
+TRAINING_CONFIG = LEARNED_CONFIG.with_(removal=NoiseRemovalParams())
 """The learned chain as the shipped models were trained on it: §3.3's non-informative tags as printed. The chain
 also removes drop-downs (``FORM_CONTROL_TAGS``) since 2026-11-26, at inference only: retraining with them removed
 measured worse under LODO (docs/DECISIONS.md, "Form controls"), so ``make models`` still gives the shipped models."""

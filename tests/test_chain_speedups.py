@@ -34,7 +34,7 @@ from newsclean.transforms.parse import (
     repair_markup,
     resolve_noscript,
 )
-from newsclean.transforms.postprocess import PostProcessParams, remove_non_informative
+from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_informative
 from newsclean.transforms.site_profile import PathDigests, _digest, element_token
 from newsclean.transforms.static_noise import (
     StaticNoiseParams,
@@ -360,7 +360,7 @@ FORM_PAGES = [
 @pytest.mark.parametrize("ratio", [0.5, 0.0, 1.01])
 def test_non_informative_removal_matches_the_whole_page_count(html, ratio):
     mine, reference = _tree(html), _tree(html)
-    removed = remove_non_informative(mine, PostProcessParams(("img", "script", "form", "input", "noscript"), ratio))
+    removed = remove_non_informative(mine, NoiseRemovalParams(("img", "script", "form", "input", "noscript"), ratio))
     assert removed == _non_informative_reference(reference, ratio)
     assert etree.tostring(mine) == etree.tostring(reference)
 
@@ -743,7 +743,7 @@ def test_words_under_from_ancestors_matches_the_subtree_set(html):
 
 def test_marked_elements_from_their_attributes_match_the_predicate():
     from newsclean.transforms.marks import NOISE_ATTR
-    from newsclean.transforms.postprocess import _MARKED_DYNAMIC, _MARKED_STATIC
+    from newsclean.transforms.noise_removal import _MARKED_DYNAMIC, _MARKED_STATIC
 
     root = _tree(NOISE_PAGE + "<div><a href='/x'>y</a><p><a>z</a></p></div>")
     elements = [el for el in root.iter() if is_element(el)]

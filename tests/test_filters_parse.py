@@ -1,4 +1,4 @@
-"""Ancestor filter (Viveros-Jiménez 2018 §4), post-processing (StaDyNoT §3.3), link filters
+"""Ancestor filter (Viveros-Jiménez 2018 §4), noise removal (StaDyNoT §3.3), link filters
 (Ghorbani 2014), and the decoding/parsing repairs."""
 
 import codecs
@@ -12,7 +12,7 @@ from newsclean.transforms.blocks import extract_blocks
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
 from newsclean.transforms.parse import decode_html, parse_html
-from newsclean.transforms.postprocess import remove_non_informative
+from newsclean.transforms.noise_removal import remove_non_informative
 
 A = "alpha " * 20  # 120 characters with spaces, 20 words
 C = "gamma " * 30  # 180 characters with spaces
@@ -71,7 +71,7 @@ def test_a_drop_down_goes_in_the_learned_chain_only():
 
     def after(config):
         root = doc("<p>Archive <select name='m'><option>May 2012</option><option>June 2012</option></select> end</p>")
-        remove_non_informative(root, config.post)
+        remove_non_informative(root, config.removal)
         return root.text_content()
     assert after(PAPER_CONFIG) == "Archive May 2012June 2012 end"
     assert after(DEFAULT_CONFIG) == "Archive  end"
@@ -81,13 +81,13 @@ def test_the_default_chain_keeps_no_drop_down_text_in_the_article():
     from test_chain import PAGES
 
     from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
-    from newsclean.transforms.postprocess import PostProcessParams
+    from newsclean.transforms.noise_removal import NoiseRemovalParams
     options = "".join(f"<option>Archive for month {m} of the year 2012</option>" for m in range(12))
     page = PAGES[0][0].replace("<p>The mayor", f"<select name='archive'>{options}</select><p>The mayor", 1)
     assert page != PAGES[0][0]
     text = extract_article(page, None, DEFAULT_CONFIG).text
     assert "Archive for month" not in text and "The mayor" in text
-    as_printed = DEFAULT_CONFIG.with_(post=PostProcessParams())  # the classifier alone kept the options
+    as_printed = DEFAULT_CONFIG.with_(removal=NoiseRemovalParams())  # the classifier alone kept the options
     assert "Archive for month" in extract_article(page, None, as_printed).text
 
 

@@ -4,7 +4,7 @@ import lxml.html
 import pytest
 
 from newsclean.transforms.marks import NOISE_ATTR, STATIC
-from newsclean.transforms.postprocess import remove_noise
+from newsclean.transforms.noise_removal import remove_noise
 from newsclean.transforms.static_noise import (
     StaticNoiseParams,
     learn_static_noise,

@@ -38,10 +38,10 @@ from newsclean.transforms.marks import DYNAMIC, STATIC, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.peer_rescue import PeerRescueParams
-from newsclean.transforms.postprocess import (
+from newsclean.transforms.noise_removal import (
     FORM_CONTROL_TAGS,
     NON_INFORMATIVE_TAGS,
-    PostProcessParams,
+    NoiseRemovalParams,
     RemovalCounts,
     remove_noise,
     remove_non_informative,
@@ -106,7 +106,7 @@ class ChainConfig:
     link_filter: int | None = None
     static: StaticNoiseParams | None = field(default_factory=StaticNoiseParams)
     dynamic: DynamicNoiseParams | None = field(default_factory=DynamicNoiseParams)
-    post: PostProcessParams = field(default_factory=PostProcessParams)
+    removal: NoiseRemovalParams = field(default_factory=NoiseRemovalParams)
     blocks: BlockParams = field(default_factory=BlockParams)
     boilerpipe: BoilerpipeParams | None = field(default_factory=BoilerpipeParams)
     ancestor: AncestorFilterParams | None = field(default_factory=AncestorFilterParams)
@@ -151,11 +151,11 @@ HEURISTIC_CONFIG = ChainConfig(name="heuristic", summary="the papers' chain, inl
 """The papers' chain with one change: inline formatting tags (em, b, span, ...) do not split text blocks."""
 
 LEARNED_NON_INFORMATIVE_TAGS = NON_INFORMATIVE_TAGS + FORM_CONTROL_TAGS
-"""§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.postprocess.FORM_CONTROL_TAGS`)."""
+"""§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.noise_removal.FORM_CONTROL_TAGS`)."""
 
 LEARNED_CONFIG = ChainConfig(
     name="learned", summary="the papers' stages feeding a learned block classifier, then page-level checks",
-    post=PostProcessParams(non_informative_tags=LEARNED_NON_INFORMATIVE_TAGS),
+    removal=NoiseRemovalParams(non_informative_tags=LEARNED_NON_INFORMATIVE_TAGS),
     blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True, skip_hidden=True),
     boilerpipe=None,
     ancestor=None,
@@ -193,7 +193,7 @@ of trafilatura's ``favor_precision``; ``--chain precision``."""
 BOILERNET_CONFIG = ChainConfig(
     name="boilernet", summary="BoilerNet, Leonhardt et al. 2020: a BiLSTM over DOM text leaves",
     static=None, dynamic=None, boilerpipe=None, ancestor=None,
-    post=PostProcessParams(non_informative_tags=IGNORED_TAGS, form_unwrap_ratio=1.01),
+    removal=NoiseRemovalParams(non_informative_tags=IGNORED_TAGS, form_unwrap_ratio=1.01),
     blocks=BOILERNET_BLOCKS, boilernet=BoilerNetParams(),
 )
 """BoilerNet as the paper runs it: raw page, its ignored tags removed, every DOM text leaf a block, a BiLSTM decides."""
@@ -254,7 +254,7 @@ def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: Ch
     if on_marked is not None:
         on_marked(root)
     removed = remove_noise(root, (STATIC,) if config.learned else (DYNAMIC, STATIC))
-    non_informative = remove_non_informative(root, config.post)
+    non_informative = remove_non_informative(root, config.removal)
     blocks = extract_blocks(root, config.blocks)
     return PreparedPage(root, meta, blocks, dynamic_marked, removed, non_informative)
 

@@ -36,7 +36,7 @@ from newsclean.transforms.boilerpipe import boilerpipe
 from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, PreparedPage, prepare_blocks, select_blocks
 from newsclean.transforms.features import in_dynamic_noise
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark_of, strip_marks
-from newsclean.transforms.postprocess import NON_INFORMATIVE_TAGS
+from newsclean.transforms.noise_removal import NON_INFORMATIVE_TAGS
 from newsclean.transforms.static_noise import StaticNoiseSignature
 from newsclean.transforms.text import count_words
 
@@ -85,7 +85,7 @@ def explain_page(html: str, signature: StaticNoiseSignature | None = None, confi
     page = prepare_blocks(html, signature, config, on_marked=take_snapshot)
     block_labels = label_blocks(page, config, signature, ids, html)
     tree = snapshot[0]
-    words = label_text(tree, block_labels, ids, config.blocks.skip_hidden, config.post.non_informative_tags)
+    words = label_text(tree, block_labels, ids, config.blocks.skip_hidden, config.removal.non_informative_tags)
     return Explanation(render(tree, page, words, config, source), words)
 
 
@@ -161,7 +161,7 @@ def label_text(tree: etree._Element, block_labels: dict[tuple[int, str], str], i
     comment or a processing instruction; not the text of a :data:`DROP_TAGS` element, which the report leaves
     out) in a ``<span class="nc-LABEL">``; returns words per label. ``ids``: :func:`label_blocks`'; ``skip_hidden``:
     the configuration made hidden elements no block (their text is labelled ``hidden``); ``removed_tags``: the
-    configuration's non-informative tags (``PostProcessParams.non_informative_tags``)."""
+    configuration's non-informative tags (``NoiseRemovalParams.non_informative_tags``)."""
     body = tree.find("body")
     body = tree if body is None else body
     pieces = []

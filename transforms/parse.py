@@ -19,7 +19,7 @@ lxml is built from source: the repair step keeps the install to plain wheels.
 "parsing `noscript`": raw text that ends at the first ``</noscript>``), which libxml2 does not
 do: it parses the inside as markup, so ``<noscript><div id="x"></noscript>``, a pattern of
 real pages, leaves the ``<div>`` open and the rest of the page ends up *inside* the
-``<noscript>`` that post-processing removes (StaDyNoT §3.3 lists it as non-informative; pages of
+``<noscript>`` that noise removal removes (StaDyNoT §3.3 lists it as non-informative; pages of
 the shared data lost nearly all their text to it: docs/DECISIONS.md, "noscript"). So every ``<noscript>…</noscript>`` span (outside scripts, styles and comments) is cut
 before parsing, which is what a browser shows. One exception, what a browser *without*
 scripting shows: when the spans hold at least :data:`NOSCRIPT_UNWRAP_RATIO` of the page's words
@@ -80,7 +80,7 @@ _TOO_DEEP = etree.XPath("boolean(/*" + "/*" * MAX_DEPTH + ")")
 NOSCRIPT_UNWRAP_RATIO = 0.5
 """Share in [0, 1] of a page's words (:func:`newsclean.transforms.text.count_words` of its markup-free text)
 that its ``<noscript>`` content must reach to be kept (unwrapped) instead of cut; the same rule as a
-page-wide ``<form>`` (:class:`newsclean.transforms.postprocess.PostProcessParams`)."""
+page-wide ``<form>`` (:class:`newsclean.transforms.noise_removal.NoiseRemovalParams`)."""
 
 
 def _codec(name: str | None) -> str | None:

@@ -1,4 +1,4 @@
-"""Post-processing: remove noise-marked nodes and non-informative formatting tags.
+"""Noise removal (StaDyNoT §3.3): remove noise-marked nodes and non-informative formatting tags.
 
 StaDyNoT (Barua et al. 2014) §3.3. Removing a node keeps its tail text (lxml ``drop_tree``),
 since the tail belongs to the parent, not to the removed node.
@@ -7,7 +7,7 @@ Decisions the paper leaves open, fixed here:
 - A static-noise node whose subtree still holds text that is *not* static (a container with a
   repeated label, such as a ``<div>`` whose own text is "Advertisement" around the article)
   loses only its own text; its children stay. Static evidence is about the own text (§3.1 key).
-- A ``<form>`` holding at least :attr:`PostProcessParams.form_unwrap_ratio` of the body's
+- A ``<form>`` holding at least :attr:`NoiseRemovalParams.form_unwrap_ratio` of the body's
   characters is unwrapped (tag dropped, content kept) rather than removed: ASP.NET pages wrap
   the whole page, article included, in one ``<form>``.
 - Comments and processing instructions are removed too (they are never text).
@@ -40,7 +40,7 @@ hold some must-contain snippets of trafilatura-eval) and is not here."""
 
 
 @dataclass(frozen=True)
-class PostProcessParams:
+class NoiseRemovalParams:
     """§3.3 parameters: the non-informative tag list and the form unwrapping ratio in [0, 1] (1.01 = never)."""
 
     non_informative_tags: tuple[str, ...] = NON_INFORMATIVE_TAGS
@@ -49,7 +49,7 @@ class PostProcessParams:
 
 @dataclass
 class RemovalCounts:
-    """Nodes removed by post-processing, per cause."""
+    """Nodes removed by noise removal (§3.3), per cause."""
 
     static: int = 0
     dynamic: int = 0
@@ -148,7 +148,7 @@ def _unwrap_form(form: etree._Element, page: _PageWords | None, ratio: float) ->
     return words >= ratio * body_words
 
 
-def remove_non_informative(root: etree._Element, params: PostProcessParams = PostProcessParams()) -> int:
+def remove_non_informative(root: etree._Element, params: NoiseRemovalParams = NoiseRemovalParams()) -> int:
     """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed."""
     page = _PageWords(_TEXT(root)) if root.find(".//form") is not None else None  # before removal
     removed = 0
