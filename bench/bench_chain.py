@@ -31,8 +31,9 @@ import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from newsclean.transforms import chain, learned  # noqa: E402
+from newsclean.transforms import chain  # noqa: E402
 from newsclean.transforms.chain import CONFIGS, extract_article  # noqa: E402
+from newsclean.transforms.classifier import model as learned  # noqa: E402
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
 from newsclean.transforms.parse import decode_html  # noqa: E402
 from newsclean_eval.datasets import LOADERS, load  # noqa: E402
@@ -57,7 +58,7 @@ def chain_runner(config) -> Callable[[Groups], None]:
     def run(groups: Groups) -> None:
         for htmls in groups.values():
             # looked up on the module at call time, so that stage_table() can time it
-            signature = chain.learn_static_noise(htmls[:NEIGHBOURS]) if len(htmls) > 1 else None
+            signature = chain.learn_site_evidence(htmls[:NEIGHBOURS]) if len(htmls) > 1 else None
             for html in htmls:
                 try:
                     extract_article(html, signature, config)
@@ -68,7 +69,7 @@ def chain_runner(config) -> Callable[[Groups], None]:
 
 def models_config(folder: Path):
     """The default configuration with the model and lexicon files found in ``folder`` (same names as the
-    shipped ones, :data:`newsclean.transforms.learned.DEFAULT_MODEL` and its siblings; a missing one stays
+    shipped ones, :data:`newsclean.transforms.classifier.model.DEFAULT_MODEL` and its siblings; a missing one stays
     the shipped file)."""
     files = {field: folder / default.name for field, default in (
         ("model_path", learned.DEFAULT_MODEL), ("context_model_path", learned.DEFAULT_CONTEXT_MODEL),

@@ -49,7 +49,7 @@ from newsclean.pipeline.stages import (
     CleanPages,
     DedupExact,
     FilterResponses,
-    LearnStaticNoise,
+    LearnSiteEvidence,
     ReadSpilled,
     ReadWarc,
     SpillArticles,
@@ -145,7 +145,7 @@ def resolve_warc_patterns(warc: str) -> list[str]:
 
 
 def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -> None:
-    """Add the cleaning graph to ``p``: ReadWarc -> LearnStaticNoise (sample references, re-read, learn) /
+    """Add the cleaning graph to ``p``: ReadWarc -> LearnSiteEvidence (sample references, re-read, learn) /
     FilterResponses -> CleanPages -> ArticleKeys -> SpillArticles (rows and MinHash) + DedupExact (keys) ->
     ReadSpilled -> NearDedup -> WriteIndex + WriteParquet + WriteCounts (labels are stable for update/drain).
 
@@ -155,9 +155,9 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     """
     params = NearDupParams()
     read = p | "ReadWarc" >> ReadWarc(patterns)
-    signatures = read["paths"] | "LearnStaticNoise" >> LearnStaticNoise(config.neighbour_sample, config.chain)
+    evidence = read["paths"] | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
-    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(signatures, config.chain, config.min_words)
+    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)
     keyed = cleaned["articles"] | "ArticleKeys" >> beam.Map(keyed_article, params)  # the MinHash, computed once
     spilled = keyed | "SpillArticles" >> SpillArticles(config.out)
     dedup = keyed | "DedupExact" >> DedupExact()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from newsclean.pipeline.errors import NewscleanError, UsageError
 
 if TYPE_CHECKING:
-    from newsclean.transforms.static_noise import StaticNoiseSignature
+    from newsclean.transforms.site_evidence import SiteEvidence
 
 EXPLAIN_DESCRIPTION = (
     "Write one self-contained HTML report of PAGE that shows, over the page's own text, what each stage "
@@ -60,11 +60,11 @@ def neighbour_files(folder: Path, page: Path, limit: int) -> list[Path]:
     return files[:limit]
 
 
-def describe_signature(signature: StaticNoiseSignature) -> str:
+def describe_evidence(evidence: SiteEvidence) -> str:
     """One line on what was learnt from the neighbours: static-noise node keys and, with a site profile, its
     content containers and recurring texts (:class:`~newsclean.transforms.site_profile.SiteProfile`)."""
-    line = f"static noise: {len(signature)} node keys learnt from {signature.pages} neighbour pages"
-    profile = signature.profile
+    line = f"static noise: {len(evidence.static)} node keys learnt from {evidence.pages} neighbour pages"
+    profile = evidence.profile
     if profile is not None:
         line += (f"; site profile: {len(profile.content)} content containers, "
                  f"{len(profile.texts())} recurring texts")
@@ -76,17 +76,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from newsclean.transforms.chain import CONFIGS
     from newsclean.transforms.errors import ExtractionError
     from newsclean.transforms.explain import explain_page
-    from newsclean.transforms.site_signature import learn_site_signature
+    from newsclean.transforms.site_evidence import learn_site_evidence
 
     page, config = Path(args.page), CONFIGS[args.chain]
-    signature = None
+    evidence = None
     if args.neighbours:
-        files = neighbour_files(Path(args.neighbours), page, args.neighbour_sample)
-        signature = learn_site_signature([_read(f, args.charset) for f in files], config)
-        print(describe_signature(signature) if signature is not None else
-              f"static noise: not learnt (chain {config.name} has no static stage)")
+        if config.static is None:
+            print(f"static noise: not learnt (chain {config.name} has no static stage)")
+        else:
+            files = neighbour_files(Path(args.neighbours), page, args.neighbour_sample)
+            evidence = learn_site_evidence([_read(f, args.charset) for f in files], config.static)
+            print(describe_evidence(evidence))
     try:
-        report = explain_page(_read(page, args.charset), signature, config, source=str(page))
+        report = explain_page(_read(page, args.charset), evidence, config, source=str(page))
     except ExtractionError as exc:
         raise NewscleanError(f"{page}: {exc.message}") from None
     out = Path(args.out) if args.out else page.with_name(page.name + ".explain.html")

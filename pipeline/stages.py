@@ -1,6 +1,6 @@
 """The cleaning pipeline's stages: one composite ``PTransform`` per stage, with stable labels.
 
-    ReadWarc (paths) ─┬─► LearnStaticNoise: refs (key, SHA-1 of URL, file, offset) ─► sample ─► re-read ─► learn
+    ReadWarc (paths) ─┬─► LearnSiteEvidence: refs (key, SHA-1 of URL, file, offset) ─► sample ─► re-read ─► learn
                       │                                                                      │ (side input)
                       └─► ReadRecords ─► FilterResponses ─► CleanPages ◄─────────────────────┘
                                                                │
@@ -16,15 +16,15 @@ metrics. ``Metrics.counter`` counters (namespace ``newsclean``) are kept too: ``
 ``pages_read``, ``rejects_<reason>``, ``articles``, ``duplicates``.
 
 The per-element logic lives in plain functions (:func:`classify_response`,
-:func:`learn_signature`, :func:`clean_page`, :func:`pick_winner`), testable without Beam. lxml
+:func:`evidence_for_key`, :func:`clean_page`, :func:`pick_winner`), testable without Beam. lxml
 trees never leave a function: elements between steps are :class:`~newsclean.schemas.records.Page`,
-:class:`~newsclean.schemas.records.Article`, :class:`~newsclean.schemas.records.Reject` and static-noise signatures, all picklable.
+:class:`~newsclean.schemas.records.Article`, :class:`~newsclean.schemas.records.Reject` and site evidence, all picklable.
 
 **Memory (issue 15).** A runner holds what crosses a shuffle or feeds a side input (Beam's in-memory
 DirectRunner holds all of it at once), so no page HTML and no article text crosses one: the WARC files are
 read twice, once for ``(site, category) -> (SHA-1 of URL, WARC file, offset)`` references from which the
 neighbour sample is chosen (the sampled pages' HTML is re-read by offset for learning), and once streaming
-``read -> filter -> clean`` with the per-key signatures as a side input. Articles are spilled to Parquet
+``read -> filter -> clean`` with the per-key site evidence as a side input. Articles are spilled to Parquet
 (``OUT/_spill/``, inside the run's staging folder) while only :class:`ArticleKey` records (content hash,
 winner rank, MinHash signature: ~1.1 KB an article in Beam's coder) go through exact and near dedup; the spilled rows are
 then read back, streaming, and filtered by the dedup decisions (side inputs holding only the dropped ones). Each
@@ -84,8 +84,7 @@ from newsclean.transforms.metadata import (
 )
 from newsclean.transforms.minhash import NearDupParams
 from newsclean.transforms.parse import decode_html, looks_binary
-from newsclean.transforms.site_signature import learn_site_signature, pages_needed
-from newsclean.transforms.static_noise import StaticNoiseSignature
+from newsclean.transforms.site_evidence import SiteEvidence, learn_site_evidence, pages_needed
 from newsclean.transforms.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -109,8 +108,8 @@ ARTICLE_ROW_GROUP_BYTES, ARTICLE_RECORD_BATCH = 16 << 20, 100
 PARQUET_SUFFIX = ".parquet"
 
 __all__ = [
-    "ReadWarc", "FilterResponses", "LearnStaticNoise", "CleanPages", "DedupExact", "SpillArticles", "ReadSpilled",
-    "WriteParquet", "WriteCounts", "classify_response", "looks_like_html", "learn_signature", "clean_page",
+    "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "DedupExact", "SpillArticles", "ReadSpilled",
+    "WriteParquet", "WriteCounts", "classify_response", "looks_like_html", "evidence_for_key", "clean_page",
     "build_article", "pick_winner", "make_reject", "article_id", "ArticleKey", "article_key", "keyed_article",
     "spill_row", "spilled_article", "read_pages_at",
 ]
@@ -157,12 +156,12 @@ class ReadWarc(beam.PTransform):
 
     Input: the pipeline (``PBegin``). Output: a dict of PCollections
     ``{"paths": str, "pages": Page, "rejects": Reject, "counts": (str, int)}`` (``paths``: the distinct WARC
-    files before they are spread; :class:`LearnStaticNoise` reads them a second time, after its own spread).
+    files before they are spread; :class:`LearnSiteEvidence` reads them a second time, after its own spread).
 
     Pages are not reshuffled: a runner would hold every page's HTML at that shuffle (issue 15). Work
     spreads per file; one file's pages are read and cleaned in one fused step, streaming. The two reads
     must not share the spread step: a runner that fused the sample's read with the pages' read could not
-    fuse the cleaning into it (its side input, the signatures, would be computed downstream of the same
+    fuse the cleaning into it (its side input, the site evidence, would be computed downstream of the same
     step), and would hold every page between reading and cleaning.
 
     Args:
@@ -252,7 +251,7 @@ class FilterResponses(beam.PTransform):
 
 
 # --------------------------------------------------------------------------------------------
-# LearnStaticNoise
+# LearnSiteEvidence
 # --------------------------------------------------------------------------------------------
 
 
@@ -334,10 +333,10 @@ class _ChainFn(beam.DoFn):
 
 def needs_reading(refs: list[SampleRef], config: ChainConfig) -> bool:
     """Whether the sampled pages of one key are worth reading again: the sample has at least the pages that
-    chain ``config`` learns anything from (:func:`~newsclean.transforms.site_signature.pages_needed`). A
-    smaller one (a (site, category) with a single page) learns no keys and no profile, so its signature is the
+    chain ``config`` learns anything from (:func:`~newsclean.transforms.site_evidence.pages_needed`). A
+    smaller one (a (site, category) with a single page) learns no keys and no profile, so its evidence is the
     same without reading or parsing its page."""
-    needed = pages_needed(config)
+    needed = pages_needed(config.static)
     return needed is not None and len(refs) >= needed
 
 
@@ -350,20 +349,20 @@ class ReadSampleFn(_ChainFn):
         yield kv[0], read_sample(refs) if needs_reading(refs, self._config) else []
 
 
-def learn_signature(key: SiteKey, sample: list[SampleEntry],
-                    config: ChainConfig) -> tuple[SiteKey, StaticNoiseSignature | None]:
-    """Learn the static-noise signature (StaDyNoT §3.1) of ``key`` from its sampled neighbour pages.
+def evidence_for_key(key: SiteKey, sample: list[SampleEntry],
+                     config: ChainConfig) -> tuple[SiteKey, SiteEvidence | None]:
+    """The site evidence of ``key`` (static-noise signature, StaDyNoT §3.1, and site profile) from its sampled
+    neighbour pages.
 
     Args:
         key: ``(site, category)``.
         sample: at most N neighbour pages (:data:`SampleEntry`); a page that does not decode is skipped.
         config: the chain; its ``static`` parameters (None: static stage off) go to
-            :func:`~newsclean.transforms.static_noise.learn_static_noise`, which also decides how few
+            :func:`~newsclean.transforms.site_evidence.learn_site_evidence`, which also decides how few
             pages are too few.
 
-    Returns ``(key, StaticNoiseSignature | None)``: None when the static stage is off, or when
-    learning fails (logged, counted as ``signature_errors``); pages of that key are then cleaned
-    without static-noise removal.
+    Returns ``(key, SiteEvidence | None)``: None when the static stage is off, or when learning fails (logged,
+    counted as ``signature_errors``); pages of that key are then cleaned without static-noise removal.
     """
     params = config.static
     if params is None:
@@ -375,24 +374,24 @@ def learn_signature(key: SiteKey, sample: list[SampleEntry],
         except ExtractionError:
             continue
     try:
-        signature = learn_site_signature(htmls, config)  # learn_static_noise's, + the site vote when the chain has one
+        evidence = learn_site_evidence(htmls, params)
     except Exception:  # a bug in transforms/ must not stop the job: pages still get cleaned
-        log.exception("learn_static_noise failed for %s", key)
+        log.exception("learn_site_evidence failed for %s", key)
         _inc("signature_errors")
         return key, None
     _inc("signatures")
-    return key, signature
+    return key, evidence
 
 
-class LearnSignatureFn(_ChainFn):
-    """``((site, category), [sampled entries])`` -> ``((site, category), signature | None)``."""
+class LearnSiteEvidenceFn(_ChainFn):
+    """``((site, category), [sampled entries])`` -> ``((site, category), SiteEvidence | None)``."""
 
     def process(self, kv):
-        yield learn_signature(kv[0], kv[1], self._config)
+        yield evidence_for_key(kv[0], kv[1], self._config)
 
 
-class LearnStaticNoise(beam.PTransform):
-    """WARC file paths -> ``((site, category), StaticNoiseSignature | None)``, one per key.
+class LearnSiteEvidence(beam.PTransform):
+    """WARC file paths -> ``((site, category), SiteEvidence | None)``, one per key.
 
     StaDyNoT §3.1 learns static noise from neighbour pages of the same site; here from a bounded,
     deterministic sample of at most ``neighbour_sample`` pages per (site, category): the pages
@@ -422,7 +421,7 @@ class LearnStaticNoise(beam.PTransform):
             | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn())
             | "SampleNeighbours" >> beam.combiners.Top.SmallestPerKey(self.neighbour_sample)
             | "ReadSample" >> beam.ParDo(ReadSampleFn(self.chain))
-            | "Learn" >> beam.ParDo(LearnSignatureFn(self.chain))
+            | "Learn" >> beam.ParDo(LearnSiteEvidenceFn(self.chain))
         )
 
 
@@ -495,13 +494,13 @@ def build_article(page: Page, extraction: Extraction) -> Article:
     )
 
 
-def clean_page(page: Page, signature: StaticNoiseSignature | None, config: ChainConfig,
+def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
                min_words: int = MIN_ARTICLE_WORDS) -> Article | Reject:
     """Decode, clean and extract one page: an :class:`~newsclean.schemas.records.Article`, or a :class:`~newsclean.schemas.records.Reject`.
 
     Args:
         page: an HTML 200 page with a body (after :class:`FilterResponses`).
-        signature: the static-noise signature of the page's (site, category), or None.
+        evidence: the site evidence of the page's (site, category), or None.
         config: the chain.
         min_words: the corpus filter (``CleanConfig.min_words``): fewer kept words is a ``too_short`` reject.
 
@@ -515,7 +514,7 @@ def clean_page(page: Page, signature: StaticNoiseSignature | None, config: Chain
         with time_budget(RECORD_TIME_BUDGET_S):
             html, _codec = decode_html(page.html, page.charset)
             stage = Stage.CLEAN
-            extraction = extract_article(html, signature, config, url=page.url, min_words=min_words)
+            extraction = extract_article(html, evidence, config, url=page.url, min_words=min_words)
             return build_article(page, extraction)
     except RecordTimeout:
         return make_reject(page, stage, RejectReason.TIMEOUT, f"cleaning took over {RECORD_TIME_BUDGET_S} s")
@@ -527,14 +526,14 @@ def clean_page(page: Page, signature: StaticNoiseSignature | None, config: Chain
 
 
 class CleanPageFn(_ChainFn, _RejectCountingFn):
-    """``Page`` (+ side input ``{(site, category): signature}``) -> Article or reject (``REJECTS_TAG``)."""
+    """``Page`` (+ side input ``{(site, category): SiteEvidence}``) -> Article or reject (``REJECTS_TAG``)."""
 
     def __init__(self, chain: str, min_words: int = MIN_ARTICLE_WORDS):
         super().__init__(chain)
         self.min_words = min_words
 
-    def process(self, page: Page, signatures):
-        out = clean_page(page, signatures.get(site_key(page)), self._config, self.min_words)
+    def process(self, page: Page, evidence):
+        out = clean_page(page, evidence.get(site_key(page)), self._config, self.min_words)
         if isinstance(out, Article):
             yield out
         else:
@@ -542,24 +541,24 @@ class CleanPageFn(_ChainFn, _RejectCountingFn):
 
 
 class CleanPages(beam.PTransform):
-    """Pages -> ``{"articles": Article, "rejects": Reject}``, with per-key signatures as a side input.
+    """Pages -> ``{"articles": Article, "rejects": Reject}``, with per-key site evidence as a side input.
 
     Args:
-        signatures: PCollection of ``((site, category), signature | None)`` from :class:`LearnStaticNoise`,
-            used as ``beam.pvalue.AsDict`` (one small signature per key).
+        evidence: PCollection of ``((site, category), SiteEvidence | None)`` from :class:`LearnSiteEvidence`,
+            used as ``beam.pvalue.AsDict`` (one small value per key).
         chain: ``--chain`` name (a key of ``newsclean.transforms.chain.CONFIGS``).
         min_words: ``--min-words``, the corpus filter (fewer kept words: a ``too_short`` reject).
     """
 
-    def __init__(self, signatures, chain: str = "default", min_words: int = MIN_ARTICLE_WORDS):
+    def __init__(self, evidence, chain: str = "default", min_words: int = MIN_ARTICLE_WORDS):
         super().__init__()
-        self.signatures = signatures
+        self.evidence = evidence
         self.chain = chain
         self.min_words = min_words
 
     def expand(self, pages):
         out = pages | "Extract" >> beam.ParDo(
-            CleanPageFn(self.chain, self.min_words), signatures=beam.pvalue.AsDict(self.signatures)
+            CleanPageFn(self.chain, self.min_words), evidence=beam.pvalue.AsDict(self.evidence)
         ).with_outputs(REJECTS_TAG, main="articles")
         return {"articles": out.articles, "rejects": out[REJECTS_TAG]}
 

@@ -1,4 +1,4 @@
-"""Leave-one-data-set-out F1 of the shipped default against the number of neighbour pages (issue #17).
+"""Leave-one-data-set-out F1 of the shipped default against the number of neighbour pages.
 
     nice python scripts/lodo_neighbours.py out/lodo [--sets msv-big9,dragnet,cleanportaleval] [--out FILE.md]
 
@@ -7,7 +7,7 @@ For each per-site set, its *tune* pages are cleaned by the default chain with th
 static-noise signature and site profile learnt from N = 1, 2, 5, 10, 20 neighbour pages sampled as
 ``newsclean eval`` samples them (``newsclean_eval.runner.neighbour_sample``), and, at N = 10, with one piece of
 per-site evidence left out at a time (:data:`VARIANTS`: the static-noise marks, the site check, the recurring
-texts; issue #17's ablation rows). Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
+texts: the per-site evidence's ablation rows). Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
 Prints a Markdown table of F1 (P/R) per variant and set; the trafilatura row is docs/eval.md's LODO table.
 """
 
@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from newsclean.transforms.chain import DEFAULT_CONFIG, blocks_text, prepare_blocks
+from newsclean.transforms.chain import DEFAULT_CONFIG, blocks_text, prepare_blocks, select_blocks
 from newsclean.transforms.errors import ExtractionError
-from newsclean.transforms.learned import classify_learned
-from newsclean.transforms.static_noise import learn_static_noise
+from newsclean.transforms.refine.recurring import RecurringTextParams
+from newsclean.transforms.refine.site_check import SiteCheckParams
+from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean_eval.datasets import load
 from newsclean_eval.metrics import snippet_scores
 from newsclean_eval.runner import decode_page, group_pages, neighbour_sample, score_text
@@ -39,23 +40,24 @@ VARIANTS = {f"N = {n}, shipped default": (n, None) for n in (1, 2, 5, 10, 20)}
 VARIANTS.update({f"N = 10, no {piece}": (10, piece) for piece in ("static-noise marks", "site check", "recurring texts")})
 
 
-def ablated(params, piece: str | None):
-    """The chain configuration and learned parameters with one piece of per-site evidence left out."""
-    config = DEFAULT_CONFIG.with_(static=None) if piece == "static-noise marks" else DEFAULT_CONFIG
+def ablated(config, piece: str | None):
+    """``config`` with one piece of per-site evidence left out."""
+    if piece == "static-noise marks":
+        return config.with_(static=None)
     if piece == "site check":
-        params = replace(params, site_check=None)
-    elif piece == "recurring texts":
-        params = replace(params, recurring=None)
-    return config, params
+        return config.without_steps(SiteCheckParams)
+    if piece == "recurring texts":
+        return config.without_steps(RecurringTextParams)
+    return config
 
 
-def extracted_text(html: str, sig, config, params) -> str:
-    """The default chain's text of ``html`` under ``config`` and learned ``params``, with ``sig`` (the static-noise
-    signature and site profile, or None); '' when the chain rejects the page."""
+def extracted_text(html: str, evidence, config) -> str:
+    """The chain's text of ``html`` under ``config``, with ``evidence`` (the static-noise signature and site
+    profile, or None); '' when the chain rejects the page."""
     try:
-        prep = prepare_blocks(html, sig, config)
-        ctx = replace(prep.context(sig, html), has_signature=bool(sig) and config.static is not None)
-        keep = classify_learned(prep.blocks, ctx, params)
+        prep = prepare_blocks(html, evidence, config)
+        ctx = replace(prep.context(evidence, html), has_signature=bool(evidence) and config.static is not None)
+        keep = select_blocks(prep.blocks, config, ctx)
         return blocks_text([b for b, k in zip(prep.blocks, keep) if k])
     except ExtractionError:
         return ""
@@ -66,8 +68,9 @@ def run(folder: Path, sets) -> dict:
     for name in sets:
         files = [str(folder / name / f) for f in ("block_classifier.txt.gz", "block_classifier_context.txt.gz",
                                                    "boilerplate_lexicon.tsv.gz")]
-        params = replace(DEFAULT_CONFIG.learned, model_path=files[0], context_model_path=files[1], lexicon_path=files[2])
-        runs = {v: (n, *ablated(params, piece)) for v, (n, piece) in VARIANTS.items()}  # label -> (N, config, params)
+        learned = replace(DEFAULT_CONFIG.learned, model_path=files[0], context_model_path=files[1], lexicon_path=files[2])
+        base = DEFAULT_CONFIG.with_(learned=learned)
+        runs = {v: (n, ablated(base, piece)) for v, (n, piece) in VARIANTS.items()}  # label -> (N, config)
         pages = [p for p in load(name) if p.split == "tune"]
         per = {v: [] for v in VARIANTS}
         t0 = time.time()
@@ -77,13 +80,12 @@ def run(folder: Path, sets) -> dict:
             for n in sorted({n for n, _ in VARIANTS.values()}):
                 sample = neighbour_sample(group, n)
                 try:
-                    sigs[n] = learn_static_noise([htmls[p.page_id] for p in sample if htmls[p.page_id]], DEFAULT_CONFIG.static)
+                    sigs[n] = learn_site_evidence([htmls[p.page_id] for p in sample if htmls[p.page_id]], DEFAULT_CONFIG.static)
                 except Exception:  # noqa: BLE001 - as the runner does
                     sigs[n] = None
             for page in group:
                 html = htmls[page.page_id]
-                outs = {v: extracted_text(html, sigs[n], config, p) if html else ""
-                        for v, (n, config, p) in runs.items()}
+                outs = {v: extracted_text(html, sigs[n], config) if html else "" for v, (n, config) in runs.items()}
                 for v, text in outs.items():
                     per[v].append(score_text(page, text, None))
         results[name] = per

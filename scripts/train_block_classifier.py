@@ -1,4 +1,4 @@
-"""Train the learned block classifier (transforms/learned.py) on the *tune* half of the shared data.
+"""Train the learned block classifier (transforms/classifier/model.py) on the *tune* half of the shared data.
 
     python scripts/train_block_classifier.py [--out transforms/models/block_classifier.txt] [--jobs 2]
 
@@ -16,7 +16,7 @@ its words occur somewhere in the article; soft labels measured no better. Figure
 docs/DECISIONS.md, "Block labels".) Each block is weighted by its share
 of the page's words, so that every page weighs the same, as in the macro-averaged metric.
 
-The boilerplate lexicon (``transforms/lexicon.py``) is learnt from the same labelled blocks; its
+The boilerplate lexicon (``transforms/classifier/lexicon.py``) is learnt from the same labelled blocks; its
 features on the training blocks come from the lexicons of the other site folds (out of fold, as
 stage 2's stage-1 probabilities), so no block is scored by its own words. ``--ensemble K`` trains
 K boosters per stage with seeds SEED..SEED+K-1 and averages them (K = 3 measured no better than one
@@ -53,8 +53,7 @@ sys.path.insert(0, str(REPO))
 
 from newsclean.demo.scoring import tokens  # noqa: E402  (the scoring tokens: labels match the metric)
 from newsclean.transforms.chain import LEARNED_CONFIG, prepare_blocks  # noqa: E402
-from newsclean.transforms.errors import ExtractionError  # noqa: E402
-from newsclean.transforms.features import (  # noqa: E402
+from newsclean.transforms.classifier.features import (  # noqa: E402
     CONTEXT_FEATURE_NAMES,
     FEATURE_GROUPS,
     FEATURE_NAMES,
@@ -64,22 +63,23 @@ from newsclean.transforms.features import (  # noqa: E402
     feature_columns,
     group_feature_names,
 )
-from newsclean.transforms.learned import (  # noqa: E402
-    DEFAULT_CONTEXT_MODEL,
-    DEFAULT_LEXICON,
-    DEFAULT_MODEL,
-    ENSEMBLE_SEPARATOR,
-)
-from newsclean.transforms.lexicon import (  # noqa: E402
+from newsclean.transforms.classifier.lexicon import (  # noqa: E402
     LEXICON_FEATURE_NAMES,
     block_terms,
     learn_lexicon,
     lexicon_features,
     save_lexicon,
 )
-from newsclean.transforms.parse import decode_html  # noqa: E402
+from newsclean.transforms.classifier.model import (  # noqa: E402
+    DEFAULT_CONTEXT_MODEL,
+    DEFAULT_LEXICON,
+    DEFAULT_MODEL,
+    ENSEMBLE_SEPARATOR,
+)
+from newsclean.transforms.errors import ExtractionError  # noqa: E402
 from newsclean.transforms.noise_removal import NoiseRemovalParams  # noqa: E402
-from newsclean.transforms.static_noise import learn_static_noise  # noqa: E402
+from newsclean.transforms.parse import decode_html  # noqa: E402
+from newsclean.transforms.site_evidence import learn_site_evidence  # noqa: E402
 from newsclean_eval.datasets import EvalPage, load  # noqa: E402
 from newsclean_eval.systems import CROSSFIT_MODELS  # noqa: E402
 
@@ -135,12 +135,12 @@ class PageRows:
     key: str  # dataset:site, for the tune/test split and the stage-1 folds
     page_id: str
     split: str
-    feats: np.ndarray  # blocks x FEATURE_NAMES (newsclean.transforms.features.block_features)
+    feats: np.ndarray  # blocks x FEATURE_NAMES (newsclean.transforms.classifier.features.block_features)
     labels: list
     weights: list
     groups: list
     words: list
-    terms: list  # per block: newsclean.transforms.lexicon.block_terms
+    terms: list  # per block: newsclean.transforms.classifier.lexicon.block_terms
 
     @property
     def dataset(self) -> str:
@@ -155,7 +155,7 @@ def group_rows(pages: list[EvalPage]) -> list[PageRows]:
             htmls.append(decode_html(p.html)[0])
         except ExtractionError:
             htmls.append("")
-    signature = learn_static_noise([h for h in htmls[:NEIGHBOURS] if h])
+    signature = learn_site_evidence([h for h in htmls[:NEIGHBOURS] if h])
     out = []
     for page, html in zip(pages, htmls):
         if not html:
@@ -250,7 +250,7 @@ def collect_cached(jobs: int, cache: Path | None) -> list[PageRows]:
 
 
 def _lexicon(pages: list[PageRows]) -> dict[str, float]:
-    """Lexicon (transforms/lexicon.py) from the labelled blocks (weight > 0) of ``pages``."""
+    """Lexicon (transforms/classifier/lexicon.py) from the labelled blocks (weight > 0) of ``pages``."""
     rows = [(t, lab, p.key) for p in pages for t, lab, w in zip(p.terms, p.labels, p.weights) if w > 0]
     return learn_lexicon([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
@@ -296,7 +296,7 @@ def _matrix(pages: list[PageRows], extra=None):
 
 
 def _fit(pages, names, extra=None, seeds=(PARAMS["seed"],), recipe: Boosting = SHIPPED) -> list:
-    """One LightGBM booster per seed (a seed ensemble: newsclean.transforms.learned.ModelEnsemble)."""
+    """One LightGBM booster per seed (a seed ensemble: newsclean.transforms.classifier.model.ModelEnsemble)."""
     import lightgbm as lgb
 
     X, y, w = _matrix(pages, extra)
@@ -474,7 +474,7 @@ def main(argv=None) -> int:
                     help=f"folder of the leave-one-data-set-out models (default {LODO_DIR.relative_to(REPO)})")
     ap.add_argument("--feature-groups", default=",".join(SHIPPED_GROUPS),
                     help="comma-separated feature groups to train on (default: the shipped ones, every group of "
-                         "newsclean.transforms.features.FEATURE_GROUPS but site and structure)")
+                         "newsclean.transforms.classifier.features.FEATURE_GROUPS but site and structure)")
     ap.add_argument("--features-cache", type=Path, default=None, metavar="FILE",
                     help="read the collected pages from FILE when it exists, else collect and write them there")
     ap.add_argument("--drop-groups", default="", help="comma-separated feature groups left out (an ablation)")

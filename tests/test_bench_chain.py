@@ -14,7 +14,7 @@ PAGE = ("<html><head><title>Harbour budget</title></head><body><ul>" + "".join(
 
 def test_stage_table_times_both_predictions_and_restores_the_chain():
     pytest.importorskip("lightgbm")
-    from newsclean.transforms import learned
+    from newsclean.transforms.classifier import model as learned
 
     bench = bench_module("bench_chain")
     predict = learned.ModelEnsemble.predict

@@ -1,13 +1,13 @@
-"""The JSON-LD ``articleBody`` as evidence (transforms/coherence.py ``body_evidence_keep``) with the shipped
+"""The JSON-LD ``articleBody`` as evidence (transforms/refine/coherence.py ``body_evidence_keep``) with the shipped
 thresholds: a teaser body (only the lede, as many 2015-2020 sites publish) must not drop the rest of the
 article (issue #11); a complete body still drops the kept blocks it does not contain. Hand-built pages."""
 
 from dataclasses import replace
 
 from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-from newsclean.transforms.coherence import body_evidence_keep
+from newsclean.transforms.refine.body_evidence import BodyEvidenceParams, body_evidence_keep
 
-SHIPPED = DEFAULT_CONFIG.learned.body_evidence
+SHIPPED = DEFAULT_CONFIG.step(BodyEvidenceParams)
 LEDE = ("The minister said on Monday that the national budget would be cut by ten percent next year, "
         "the largest cut since the war, and that schools and hospitals would be spared.")
 REST = [

@@ -10,9 +10,9 @@ from newsclean.transforms.chain import (
     MIN_ARTICLE_WORDS,
     PAPER_CONFIG,
     extract_article,
-    learn_static_noise,
 )
 from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.site_evidence import learn_site_evidence
 
 TEMPLATE = """<html lang="en"><head><title>{title} - Daily Planet</title>
 <meta property="article:published_time" content="2013-05-04T10:20:00-04:00"></head><body>
@@ -46,7 +46,7 @@ PAGES = [make_page(i) for i in range(6)]
 
 @pytest.fixture(scope="module")
 def signature():
-    return learn_static_noise([html for html, _ in PAGES[1:]])
+    return learn_site_evidence([html for html, _ in PAGES[1:]])
 
 
 @pytest.mark.parametrize("config", [DEFAULT_CONFIG, HEURISTIC_CONFIG], ids=lambda c: c.name)
@@ -128,7 +128,7 @@ def test_text_and_title_come_out_in_nfc():
 
 def test_a_config_refuses_settings_its_block_decision_would_ignore():
     from newsclean.transforms.boilerpipe import BoilerpipeParams
-    from newsclean.transforms.learned import LearnedParams
+    from newsclean.transforms.classifier.model import LearnedParams
 
     # The learned classifier decides: Boilerpipe/ancestor parameters would do nothing, so they are refused.
     with pytest.raises(ValueError, match="'boilerpipe' would be ignored"):

@@ -17,6 +17,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import ancestor_groups
 from newsclean.transforms.blocks import BlockParams, extract_blocks, text_density, wrap_lines
 from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty, _text_holders
+from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, _digits, _Subtree, context_features
 from newsclean.transforms.dynamic_noise import (
     DynamicNoiseParams,
     TextCounts,
@@ -24,8 +25,8 @@ from newsclean.transforms.dynamic_noise import (
     is_dynamic_noise,
     mark_dynamic_noise,
 )
-from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, _digits, _Subtree, context_features
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, own_text, own_texts, strip_marks
+from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_informative
 from newsclean.transforms.parse import (
     _RAW_TEXT_SPAN,
     _word_count,
@@ -34,7 +35,6 @@ from newsclean.transforms.parse import (
     repair_markup,
     resolve_noscript,
 )
-from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_informative
 from newsclean.transforms.site_profile import PathDigests, _digest, element_token
 from newsclean.transforms.static_noise import (
     StaticNoiseParams,
@@ -406,7 +406,7 @@ def test_context_features_match_the_per_row_lists():
 def test_direct_lightgbm_call_predicts_as_booster_predict():
     np = pytest.importorskip("numpy")
     pytest.importorskip("lightgbm")
-    from newsclean.transforms.learned import DEFAULT_MODEL, booster_predict, load_model
+    from newsclean.transforms.classifier.model import DEFAULT_MODEL, booster_predict, load_model
 
     booster = load_model(str(DEFAULT_MODEL)).boosters[0]
     X = np.random.default_rng(7).random((37, booster.num_feature())) * 3
@@ -554,7 +554,7 @@ def test_block_features_compute_only_the_groups_a_model_names(monkeypatch):
     # a model trained without a group (--drop-groups) costs nothing for it at run time: its function is never called
     import numpy as np
 
-    from newsclean.transforms import features
+    from newsclean.transforms.classifier import features
 
     root = lxml.html.document_fromstring(
         "<html><body><div class='nav'><a href='/'>Home</a> | <a href='/w'>World</a></div>"
@@ -700,7 +700,7 @@ def test_page_group_matches_the_per_row_definition(title):
 
     import numpy as np
 
-    from newsclean.transforms import features
+    from newsclean.transforms.classifier import features
 
     root = _tree("<body><h1>Big news: the title of the page</h1><p>The title words again, big news.</p><p>x</p>"
                  "<div>Other words here</div></body>")
@@ -725,8 +725,8 @@ def test_page_group_matches_the_per_row_definition(title):
 
 @pytest.mark.parametrize("html", HOLDER_PAGES)
 def test_words_under_from_ancestors_matches_the_subtree_set(html):
-    from newsclean.transforms.coherence import text_container
-    from newsclean.transforms.region_recall import _words_under
+    from newsclean.transforms.refine.region import text_container
+    from newsclean.transforms.refine.region_recall import _words_under
 
     root = _tree(html)
     blocks = extract_blocks(root, BlockParams())
@@ -775,7 +775,7 @@ def _stage2_probabilities(margin):
     from dataclasses import replace
 
     from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-    from newsclean.transforms.learned import PageContext, content_probabilities
+    from newsclean.transforms.classifier.model import PageContext, content_probabilities
 
     page = prepare_blocks(EARLY_STOP_PAGE, None, DEFAULT_CONFIG)
     params = replace(DEFAULT_CONFIG.learned, context_early_stop_margin=margin)
@@ -796,8 +796,8 @@ def test_stage2_early_stopping_moves_only_sure_probabilities():
 def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
     np = pytest.importorskip("numpy")
     pytest.importorskip("lightgbm")
-    from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
-    from newsclean.transforms.learned import (
+    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.classifier.model import (
         DEFAULT_CONTEXT_MODEL,
         LearnedParams,
         booster_predict,

@@ -14,7 +14,7 @@ import pytest
 import newsclean_eval.runner as runner_mod
 from newsclean.pipeline.cli import main
 from newsclean.transforms.chain import CONFIGS, ChainConfig
-from newsclean.transforms.learned import LearnedParams
+from newsclean.transforms.classifier.model import LearnedParams
 from newsclean_eval import report
 from newsclean_eval.command import EvalOptions, render_markdown, resolve_configs, run_eval
 from newsclean_eval.datasets import EvalPage, shared_data_dir, split_of
@@ -273,7 +273,7 @@ def test_lodo_row_scores_each_data_set_with_its_own_models(synthetic, tmp_path):
     import shutil
 
     from newsclean.pipeline.errors import UsageError
-    from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+    from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
     from newsclean_eval.command import check_lodo_folder, lodo_system, systems_for_dataset
 
     with pytest.raises(UsageError, match="synthetic-sites.*--holdout-set synthetic-sites"):

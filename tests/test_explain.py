@@ -4,8 +4,9 @@ import lxml.html
 from test_chain import PAGES
 
 from newsclean.pipeline.cli import main
-from newsclean.transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, extract_article, learn_static_noise
+from newsclean.transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, extract_article
 from newsclean.transforms.explain import LABELS, explain_page
+from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.text import count_words
 
 
@@ -19,7 +20,7 @@ def labelled(report_html: str) -> dict[str, str]:
 
 
 def test_each_stage_is_labelled_on_the_page_text():
-    signature = learn_static_noise([html for html, _ in PAGES[1:]])
+    signature = learn_site_evidence([html for html, _ in PAGES[1:]])
     report = explain_page(PAGES[0][0], signature, HEURISTIC_CONFIG)
     spans = labelled(report.html)
     assert "Home" in spans["static"] and "Copyright 2013" in spans["static"]
@@ -67,12 +68,12 @@ def test_cli_missing_page_is_a_one_line_error(tmp_path, capsys):
 
 def test_the_report_shows_what_the_peer_rescue_kept(monkeypatch):
     """explain labels as extract_article keeps: a block the peer rescue adds is "kept" in the report too."""
-    from newsclean.transforms import learned
+    from newsclean.transforms.refine import peer_rescue
 
     def rescue_all(html, blocks, probs, keep, params):
         assert html == PAGES[0][0]  # the page itself reaches the peer
         return [True] * len(keep)
-    monkeypatch.setattr(learned, "rescue_keep", rescue_all)
+    monkeypatch.setattr(peer_rescue, "rescue_keep", rescue_all)
     spans = labelled(explain_page(PAGES[0][0], None, DEFAULT_CONFIG).html)
     assert "classifier" not in spans and "council had voted" in spans["kept"]
 
@@ -100,15 +101,15 @@ def test_textarea_text_is_labelled_not_shown_as_markup():
 def test_the_report_uses_the_site_profile_and_labels_what_it_dropped(monkeypatch):
     """explain keeps what extract_article keeps with the same signature, site profile included; a block the page
     alone keeps and the site's evidence drops is labelled ``site``."""
-    from newsclean.transforms import learned
+    from newsclean.transforms.refine import recurring
 
-    real = learned.recurring_text_keep
+    real = recurring.recurring_text_keep
 
     def drop_mayor_with_profile(blocks, probs, keep, title, profile, params):
         keep = real(blocks, probs, keep, title, profile, params)
         return [k and not (profile is not None and "The mayor" in b.text) for b, k in zip(blocks, keep)]
-    monkeypatch.setattr(learned, "recurring_text_keep", drop_mayor_with_profile)
-    signature = learn_static_noise([html for html, _ in PAGES[1:]])
+    monkeypatch.setattr(recurring, "recurring_text_keep", drop_mayor_with_profile)
+    signature = learn_site_evidence([html for html, _ in PAGES[1:]])
     assert signature.profile is not None
     assert "The mayor" not in extract_article(PAGES[0][0], signature, DEFAULT_CONFIG).text
     report = explain_page(PAGES[0][0], signature, DEFAULT_CONFIG)

@@ -11,8 +11,8 @@ from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_
 from newsclean.transforms.blocks import extract_blocks
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
-from newsclean.transforms.parse import decode_html, parse_html
 from newsclean.transforms.noise_removal import remove_non_informative
+from newsclean.transforms.parse import decode_html, parse_html
 
 A = "alpha " * 20  # 120 characters with spaces, 20 words
 C = "gamma " * 30  # 180 characters with spaces

@@ -21,7 +21,7 @@ from newsclean.pipeline.warc_reader import ReadStats, iter_warc_file
 from newsclean.schemas.records import Page, Reject
 from newsclean.transforms.chain import DEFAULT_CONFIG
 from newsclean.transforms.parse import decode_html
-from newsclean.transforms.static_noise import learn_static_noise
+from newsclean.transforms.site_evidence import learn_site_evidence
 
 fuzz = bench_module("fuzz_clean")
 
@@ -50,7 +50,7 @@ def _clean_all(items: list[Page | Reject], learn: bool = False) -> Counter:
     signature = None
     if learn and pages:  # hostile pages as each other's neighbours: learning must not raise either
         htmls = [decode_html(p.html, p.charset)[0] for p in pages[:10] if _decodes(p)]
-        signature = learn_static_noise(htmls)
+        signature = learn_site_evidence(htmls)
     for page in pages:
         result = stages.clean_page(page, signature, DEFAULT_CONFIG)
         out["article" if not isinstance(result, Reject) else "reject:" + result.reason] += 1

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from newsclean.transforms.chain import LEARNED_CONFIG, extract_article
-from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, context_features
-from newsclean.transforms.learned import LearnedParams
+from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, context_features
+from newsclean.transforms.classifier.model import LearnedParams
 
 
 def test_context_features_see_neighbours_and_clusters():
@@ -33,7 +33,7 @@ def test_missing_model_is_a_clear_error(tmp_path):
 
 
 def test_lexicon_log_odds_match_the_naive_bayes_formula():
-    from newsclean.transforms.lexicon import learn_lexicon
+    from newsclean.transforms.classifier.lexicon import learn_lexicon
 
     # 4 boilerplate blocks (label 0) and 2 content blocks (label 1) over sites a, b, c.
     terms = [frozenset({"subscribe"}), frozenset({"subscribe", "the"}), frozenset({"subscribe"}),
@@ -51,7 +51,7 @@ def test_lexicon_log_odds_match_the_naive_bayes_formula():
 
 
 def test_lexicon_features_and_terms():
-    from newsclean.transforms.lexicon import block_terms, lexicon_features
+    from newsclean.transforms.classifier.lexicon import block_terms, lexicon_features
 
     assert block_terms("Photo: GETTY Images 2020, Ａ") == frozenset({"photo", "getty", "images", "ａ"})
     assert block_terms("Cafe\u0301") == frozenset({"café"})  # NFC: one word, as composed
@@ -63,7 +63,7 @@ def test_lexicon_features_and_terms():
 def test_lexicon_mean_does_not_depend_on_term_order():
     """A frozenset's order follows the string hash seed, which differs between processes (Beam workers): the
     mean must be the same in every order (plain left-to-right sums of these differ in the last bit)."""
-    from newsclean.transforms.lexicon import lexicon_features
+    from newsclean.transforms.classifier.lexicon import lexicon_features
 
     lex = {"a": 0.1, "b": 0.2, "c": 0.3}
     assert sum([0.1, 0.2, 0.3]) != sum([0.3, 0.2, 0.1])  # the premise: order changes a plain sum
@@ -74,7 +74,7 @@ def test_lexicon_mean_does_not_depend_on_term_order():
 def test_lexicon_file_round_trip_and_errors(tmp_path):
     import gzip
 
-    from newsclean.transforms.lexicon import load_lexicon, save_lexicon
+    from newsclean.transforms.classifier.lexicon import load_lexicon, save_lexicon
 
     path = tmp_path / "lex.tsv.gz"
     save_lexicon({"zeta": -0.5, "alpha": 1.23456}, path)
@@ -95,7 +95,7 @@ def test_seed_ensemble_file_predicts_the_members_mean(tmp_path):
     import lightgbm as lgb
     import numpy as np
 
-    from newsclean.transforms.learned import ENSEMBLE_SEPARATOR, load_model
+    from newsclean.transforms.classifier.model import ENSEMBLE_SEPARATOR, load_model
 
     rng = np.random.default_rng(0)
     X = rng.random((200, 2))
@@ -114,24 +114,16 @@ def test_seed_ensemble_file_predicts_the_members_mean(tmp_path):
         load_model(str(path), ("a", "c"))
 
 
-def test_short_extraction_falls_back_to_a_relative_threshold():
-    from newsclean.transforms.learned import keep_flags
+def test_keep_flags_are_the_threshold_alone():
+    from newsclean.transforms.classifier.model import keep_flags
 
-    params = LearnedParams(threshold=0.5, fallback_words=10, fallback_ratio=0.5)
-    # Confident page: the absolute threshold alone decides, the 0.3 block stays out.
-    assert keep_flags([0.9, 0.3, 0.1], [40, 30, 5], params) == [True, False, False]
-    # Nothing reaches 0.5: blocks at >= 0.5 x 0.44 = 0.22 are kept instead of rejecting the page.
-    assert keep_flags([0.44, 0.3, 0.1], [40, 30, 5], params) == [True, True, False]
-    # 8 words kept (< 10): the fallback applies, and never raises the threshold (0.9 x 0.5 = 0.45).
-    assert keep_flags([0.9, 0.46, 0.4], [8, 30, 5], params) == [True, True, False]
-    # Fallback off.
-    assert keep_flags([0.44, 0.3], [40, 30], LearnedParams(fallback_words=0)) == [False, False]
-    assert keep_flags([], [], params) == []
-
+    assert keep_flags([0.9, 0.5, 0.49, 0.1], LearnedParams(threshold=0.5)) == [True, True, False, False]
+    assert keep_flags([0.9, 0.5], LearnedParams(threshold=0.6)) == [True, False]
+    assert keep_flags([], LearnedParams()) == []
 
 def test_table_features_tell_a_data_table_in_the_article_from_the_layout_table():
     from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-    from newsclean.transforms.features import FEATURE_NAMES, TABLE_FEATURE_NAMES, block_features
+    from newsclean.transforms.classifier.features import FEATURE_NAMES, TABLE_FEATURE_NAMES, block_features
 
     html = ('<html><body><table><tr><td><div class="article">'
             "<p>The company said on Monday that sales rose again this year, as the table shows.</p>"  # 15 words
@@ -180,7 +172,7 @@ def test_features_of_a_flat_page_walk_each_parent_once():
     """A flat page (thousands of sibling paragraphs under one element) must cost work linear in its
     blocks: counting each block's siblings anew (lxml's ``len()`` walks the children) was quadratic
     (15 s on a 3.3 MB page, issue #11)."""
-    from newsclean.transforms.features import block_features, context_groups
+    from newsclean.transforms.classifier.features import block_features, context_groups
 
     n = 3000
     html = "<html><body><div>" + "".join(f"<p>Paragraph {i} of a flat page, with a comma.</p>" for i in range(n)) + "</div></body></html>"
@@ -195,13 +187,8 @@ def test_features_of_a_flat_page_walk_each_parent_once():
 
 def test_feature_groups_name_every_column_once_and_fill_it():
     from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-    from newsclean.transforms.features import (
-        FEATURE_GROUPS,
-        FEATURE_NAMES,
-        PageContext,
-        block_features,
-        feature_columns,
-    )
+    from newsclean.transforms.classifier.features import FEATURE_GROUPS, FEATURE_NAMES, block_features, feature_columns
+    from newsclean.transforms.context import PageContext
 
     grouped = [n for names in FEATURE_GROUPS.values() for n in names]
     assert sorted(grouped) == sorted(FEATURE_NAMES) and len(set(grouped)) == len(grouped)
@@ -228,8 +215,8 @@ def test_feature_groups_name_every_column_once_and_fill_it():
 def test_a_model_trained_on_other_features_is_refused_by_name(tmp_path):
     import lightgbm as lgb
 
-    from newsclean.transforms.features import FEATURE_NAMES
-    from newsclean.transforms.learned import load_model
+    from newsclean.transforms.classifier.features import FEATURE_NAMES
+    from newsclean.transforms.classifier.model import load_model
 
     rng = np.random.default_rng(1)
     names = [*FEATURE_NAMES[:-1], "old_feature"]  # one feature renamed since the model was trained
@@ -248,8 +235,8 @@ def test_a_model_on_a_subset_of_features_gets_exactly_its_columns(tmp_path):
     import lightgbm as lgb
 
     from newsclean.transforms.blocks import extract_blocks
-    from newsclean.transforms.features import FEATURE_NAMES, block_features, group_feature_names
-    from newsclean.transforms.learned import load_model
+    from newsclean.transforms.classifier.features import FEATURE_NAMES, block_features, group_feature_names
+    from newsclean.transforms.classifier.model import load_model
     from newsclean.transforms.parse import parse_html
 
     names = ["link_density", "words_log"]  # reversed against FEATURE_NAMES
@@ -276,8 +263,8 @@ def test_a_model_on_a_subset_of_features_gets_exactly_its_columns(tmp_path):
 
 
 def test_shipped_models_record_the_features_the_code_computes():
-    from newsclean.transforms.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
-    from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_MODEL, load_model
+    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_MODEL, load_model
 
     # the shipped models may predate a new feature group (trained again by the coordinator: make models), but
     # every feature they record is one the code computes, in FEATURE_NAMES order

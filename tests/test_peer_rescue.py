@@ -1,14 +1,13 @@
-"""Peer rescue of a collapsed extraction (transforms/peer_rescue.py, issue #11): when it runs, what it adds."""
+"""Peer rescue of a collapsed extraction (transforms/refine/peer_rescue.py, issue #11): when it runs, what it adds."""
 
 import lxml.html
 import pytest
 
-from newsclean.transforms import learned, peer_rescue
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
 from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
-from newsclean.transforms.features import PageContext
-from newsclean.transforms.learned import LearnedParams, page_level_keep
-from newsclean.transforms.peer_rescue import PeerRescueParams, rescue_keep
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine import peer_rescue, refine_keep
+from newsclean.transforms.refine.peer_rescue import PeerRescueParams, rescue_keep
 from newsclean.transforms.text import scoring_tokens
 
 STORY = [
@@ -129,10 +128,10 @@ def test_the_page_level_steps_rescue_an_unsure_fragment_with_the_real_peer():
     html = _page(STORY * 3)
     blocks = _blocks(html)
     keep = [b is blocks[len(MENU)] for b in blocks]  # the first paragraph only
-    params = LearnedParams(peer_rescue=PeerRescueParams())
-    out = page_level_keep(blocks, [UNSURE] * len(blocks), keep, PageContext(html=html), params)
+    steps = (PeerRescueParams(),)
+    out = refine_keep(blocks, [UNSURE] * len(blocks), keep, PageContext(html=html), steps)
     assert _kept(blocks, out) == set(STORY) and sum(out) == 9
-    assert page_level_keep(blocks, [UNSURE] * len(blocks), keep, PageContext(), params) == keep  # no page, no peer
+    assert refine_keep(blocks, [UNSURE] * len(blocks), keep, PageContext(), steps) == keep  # no page, no peer
 
 
 def test_the_chain_gives_the_peer_the_page_it_cleans(monkeypatch):
@@ -141,7 +140,7 @@ def test_the_chain_gives_the_peer_the_page_it_cleans(monkeypatch):
     def spy(html, blocks, probs, keep, params):
         seen.append(html)
         return list(keep)
-    monkeypatch.setattr(learned, "rescue_keep", spy)
+    monkeypatch.setattr(peer_rescue, "rescue_keep", spy)
     html = _page(STORY * 3)
     extract_article(html, None, DEFAULT_CONFIG)
-    assert seen == [html] and DEFAULT_CONFIG.learned.peer_rescue == PeerRescueParams()
+    assert seen == [html] and DEFAULT_CONFIG.refine[-1] == PeerRescueParams()

@@ -231,6 +231,6 @@ def test_stage_labels_are_stable(tmp_path):
     p = beam.Pipeline()
     build_pipeline(p, [str(tmp_path / "*.warc.gz")], CleanConfig(warc="x", out=str(tmp_path)))
     top = [t.full_label for t in p.transforms_stack[0].parts]
-    for label in ("ReadWarc", "FilterResponses", "LearnStaticNoise", "CleanPages", "DedupExact",
+    for label in ("ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "DedupExact",
                   "CollectRejects", "WriteParquet", "WriteCounts"):
         assert label in top

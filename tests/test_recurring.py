@@ -1,4 +1,4 @@
-"""Recurring texts as boilerplate (transforms/recurring.py, issue #17): a short kept block whose exact text other
+"""Recurring texts as boilerplate (transforms/refine/recurring.py, issue #17): a short kept block whose exact text other
 pages of the site hold is dropped, unless the classifier is sure of it or it is the page's own headline."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 from lxml import etree
 
 from newsclean.transforms.blocks import TextBlock
-from newsclean.transforms.features import PageContext
-from newsclean.transforms.learned import LearnedParams, page_level_keep
-from newsclean.transforms.recurring import RecurringTextParams, is_title_like, recurring_text_keep
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine import refine_keep
+from newsclean.transforms.refine.recurring import RecurringTextParams, is_title_like, recurring_text_keep
 from newsclean.transforms.site_profile import SiteProfile, text_digest
 
 
@@ -73,32 +73,19 @@ def test_title_likeness_ignores_case_punctuation_and_quotes():
     assert not is_title_like("anything", None)
 
 
-def test_parameters_and_lengths_are_checked():
+def test_parameters_are_checked():
     with pytest.raises(ValueError):
         RecurringTextParams(min_support=1)
     with pytest.raises(ValueError):
         RecurringTextParams(drop_below=0.0)
-    with pytest.raises(ValueError):
-        recurring_text_keep(BLOCKS, [0.5], KEEP, None, SITE)
 
 
-def test_run_last_by_page_level_keep_when_set_and_on_in_the_shipped_chain():
+def test_a_step_reading_the_page_title_and_site_profile_and_on_in_the_shipped_chain():
     from newsclean.transforms.chain import DEFAULT_CONFIG
 
     ctx = PageContext("Katrina death toll rises to 832", True, SITE)
     probs = [0.7, 0.99, 0.6, 0.6]
-    assert page_level_keep(BLOCKS, probs, KEEP, ctx, LearnedParams()) == KEEP
-    on = page_level_keep(BLOCKS, probs, KEEP, ctx, LearnedParams(recurring=RecurringTextParams()))
-    assert on == [True, True, False, True]
-    assert DEFAULT_CONFIG.learned.recurring == RecurringTextParams()
-
-
-def test_eval_has_its_ablation_row():
-    from newsclean.transforms.chain import DEFAULT_CONFIG
-    from newsclean_eval.systems import ablations
-
-    rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}  # the default carries the step: the row takes it out
-    assert rows["no-recurring"].config.learned.recurring is None and rows["no-recurring"].neighbour_only
-    assert "recurring" not in rows
-    off = DEFAULT_CONFIG.with_(learned=rows["no-recurring"].config.learned)
-    assert {s.id: s for s in ablations(off)}["recurring"].config.learned.recurring == RecurringTextParams()
+    assert refine_keep(BLOCKS, probs, KEEP, ctx, ()) == KEEP
+    assert refine_keep(BLOCKS, probs, KEEP, ctx, (RecurringTextParams(),)) == [True, True, False, True]
+    assert refine_keep(BLOCKS, probs, KEEP, PageContext("Katrina death toll rises to 832"), (RecurringTextParams(),)) == KEEP
+    assert RecurringTextParams() in DEFAULT_CONFIG.refine

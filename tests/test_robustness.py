@@ -45,7 +45,7 @@ from newsclean.pipeline.warc_reader import (
 from newsclean.schemas.records import Page, Provenance, Reject
 from newsclean.transforms.chain import DEFAULT_CONFIG
 from newsclean.transforms.parse import MAX_DEPTH, looks_binary
-from newsclean.transforms.static_noise import learn_static_noise
+from newsclean.transforms.site_evidence import learn_site_evidence
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CC_SAMPLE = SHARED_DATA / "warc-samples" / "warcfile.warc.gz"
@@ -76,7 +76,7 @@ def _article(seed: int) -> str:
 
 def test_page_fetched_twice_is_not_learned_as_its_own_static_noise():
     html = _article(1)
-    signature = learn_static_noise([html, html])  # the same page fetched twice (e.g. a tracking parameter)
+    signature = learn_site_evidence([html, html])  # the same page fetched twice (e.g. a tracking parameter)
     out = stages.clean_page(_page(html), signature, DEFAULT_CONFIG)
     assert out.__class__.__name__ == "Article", out  # before: no_content (all text "on every neighbour")
     assert paragraph(10) in out.text
@@ -85,9 +85,9 @@ def test_page_fetched_twice_is_not_learned_as_its_own_static_noise():
 def test_near_identical_fetches_are_one_neighbour():
     html = article_page("alpha", "politics", "Long story", [paragraph(200 + j) for j in range(40)])
     variant = html.replace("By Staff Reporter", "By Staff Reporter, updated 12:05")  # a re-crawl
-    assert len(learn_static_noise([html, variant]).keys) == 0  # one neighbour: nothing is static
+    assert len(learn_site_evidence([html, variant]).static.keys) == 0  # one neighbour: nothing is static
     other = _article(3)  # a real second neighbour still gives the template
-    assert len(learn_static_noise([html, variant, other]).keys) > 0
+    assert len(learn_site_evidence([html, variant, other]).static.keys) > 0
 
 
 def _cleaneval_pages(n: int):
@@ -105,8 +105,8 @@ def test_doubled_real_group_keeps_every_article():
     lost = []
     for p in pages:
         html = p.html.decode("utf-8", "replace")
-        single = stages.clean_page(_page(p.html, charset=None), learn_static_noise([html]), DEFAULT_CONFIG)
-        doubled = stages.clean_page(_page(p.html, charset=None), learn_static_noise([html, html]), DEFAULT_CONFIG)
+        single = stages.clean_page(_page(p.html, charset=None), learn_site_evidence([html]), DEFAULT_CONFIG)
+        doubled = stages.clean_page(_page(p.html, charset=None), learn_site_evidence([html, html]), DEFAULT_CONFIG)
         if getattr(single, "text", None) != getattr(doubled, "text", None):
             lost.append(p.page_id)
     assert not lost, f"pages whose article changed when their group was doubled: {lost}"

@@ -21,7 +21,7 @@ from warc_builder import Response, article_page, paragraph, write_warc
 from newsclean.pipeline import stages
 from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.options import CleanConfig
-from newsclean.pipeline.stages import SPILL_DIR, clean_page, learn_signature, read_pages_at, read_sample
+from newsclean.pipeline.stages import SPILL_DIR, clean_page, evidence_for_key, read_pages_at, read_sample
 from newsclean.pipeline.warc_reader import iter_warc_file
 from newsclean.schemas.records import Article, Page
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG
@@ -96,20 +96,20 @@ def test_a_one_page_sample_is_not_read_and_learns_what_its_page_would_teach(warc
     so the page is not read again; its signature equals the one learnt from the page itself."""
     one = _sample_refs(warc_file, 1)
     config = CONFIGS[chain]
-    from_page = learn_signature(("alpha", "news"), read_sample(one), config)[1]
-    assert not from_page.keys and from_page.profile is None
+    from_page = evidence_for_key(("alpha", "news"), read_sample(one), config)[1]
+    assert not from_page.static.keys and from_page.profile is None
     monkeypatch.setattr(stages, "read_sample", lambda refs: pytest.fail("a one-page sample was read again"))
     [(key, entries)] = _read_sample_fn(chain).process((("alpha", "news"), iter(one)))
     assert key == ("alpha", "news") and entries == []
-    skipped = learn_signature(key, entries, config)[1]
-    assert (skipped.keys, skipped.profile, bool(skipped)) == (from_page.keys, from_page.profile, bool(from_page))
+    skipped = evidence_for_key(key, entries, config)[1]
+    assert (skipped.static, skipped.profile, bool(skipped)) == (from_page.static, from_page.profile, bool(from_page))
 
 
 def test_a_sample_of_two_pages_is_read_and_learnt_from(warc_file):
     two = _sample_refs(warc_file, 2)
     [(_, entries)] = _read_sample_fn("default").process((("alpha", "news"), iter(two)))
     assert entries == read_sample(two) and len(entries) == 2
-    assert learn_signature(("alpha", "news"), entries, DEFAULT_CONFIG)[1].keys  # the shared layout is static
+    assert evidence_for_key(("alpha", "news"), entries, DEFAULT_CONFIG)[1].static.keys  # the shared layout is static
 
 
 def test_a_chain_that_learns_from_one_page_reads_it(warc_file):
@@ -154,7 +154,7 @@ def test_rows_are_those_of_the_per_page_functions_with_the_full_sample(tmp_path)
 
     pages = [p for f in sorted(warc.rglob("*.warc.gz")) for p in iter_warc_file(str(f)) if isinstance(p, Page)]
     sample = sorted((hashlib.sha1(p.url.encode()).hexdigest(), p.html, p.charset) for p in pages)
-    _, signature = learn_signature(("news", "all"), sample, DEFAULT_CONFIG)
+    _, signature = evidence_for_key(("news", "all"), sample, DEFAULT_CONFIG)
     expected = sorted((clean_page(p, signature, DEFAULT_CONFIG) for p in pages if p.url != copy.url),
                       key=lambda a: a.url)
     assert all(isinstance(a, Article) for a in expected)
@@ -201,7 +201,7 @@ def test_pages_are_read_cleaned_and_spilled_in_one_stage(tmp_path):
     for part in ("FilterResponses/Classify", "CleanPages/Extract", "SpillArticles/Write/Write/WriteImpl/WriteBundles",
                  "DedupExact/Keys"):
         assert _stage_of(stages, part) == read, part
-    assert _stage_of(stages, "LearnStaticNoise/ReadSample") != read
+    assert _stage_of(stages, "LearnSiteEvidence/ReadSample") != read
 
 
 def test_spilled_articles_are_filtered_and_written_in_one_stage(tmp_path):

@@ -1,10 +1,11 @@
-"""Side-content step after the block classifier (transforms/side_content.py, issue #11): what it drops, what it keeps."""
+"""Side-content step after the block classifier (transforms/refine/side_content.py): what it drops, what it keeps."""
 
 import lxml.html
 import pytest
 
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
-from newsclean.transforms.side_content import SideContentParams, class_tokens, side_content_keep
+from newsclean.transforms.refine.region import class_tokens
+from newsclean.transforms.refine.side_content import SideContentParams, side_content_keep
 
 PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
          "two of its supports. ")
@@ -122,14 +123,8 @@ def test_bad_params_raise(kw):
         SideContentParams(**kw)
 
 
-def test_sequences_of_different_length_raise():
-    blocks = _blocks(ARTICLE)
-    with pytest.raises(ValueError, match="differ in length"):
-        side_content_keep(blocks, [0.5], [True] * len(blocks))
-
-
 def test_label_rule_drops_read_also_lines_but_not_linked_headlines_or_prose():
-    from newsclean.transforms.side_content import has_label
+    from newsclean.transforms.refine.side_content import has_label
 
     assert has_label("Lea también: Impiden ingreso a Nicaragua", 3) and has_label("VEA TAMBIÉN: Entre heces", 3)
     assert not has_label("Impression share reporting changes are here", 3)  # no label
@@ -142,31 +137,16 @@ def test_label_rule_drops_read_also_lines_but_not_linked_headlines_or_prose():
     assert kept["Mayor opens new library in the town centre"] is True  # a linked line without a label stays
 
 
-def test_trailing_rule_drops_short_lines_after_the_last_long_paragraph_only():
-    body = (f"<div class='story'><p>Short opening line of the story.</p><p>{PROSE * 3}</p><p>{PROSE * 2}</p>"
-            "<p>Subscribe now to our print edition for the full story.</p></div>")
-    kept = _run(body, trailing_max_words=20)
-    assert kept["Subscribe now to our print edition for the full story."] is False
-    assert kept["Short opening line of the story."] is True  # before the last long paragraph
-    assert all(v for t, v in kept.items() if t.startswith("The council"))
-    assert _run(body)["Subscribe now to our print edition for the full story."] is True  # off by default
-
-
-def test_on_in_the_shipped_chain_and_run_last_by_page_level_keep_when_set():
-    from dataclasses import replace
-
+def test_on_in_the_shipped_chain_as_a_page_level_step():
     from newsclean.transforms.chain import DEFAULT_CONFIG, LEARNED_CONFIG
-    from newsclean.transforms.features import PageContext
-    from newsclean.transforms.learned import LearnedParams, page_level_keep
-    from newsclean_eval.systems import ablations
+    from newsclean.transforms.context import PageContext
+    from newsclean.transforms.refine import refine_keep
 
-    assert DEFAULT_CONFIG.learned.side_content == LEARNED_CONFIG.learned.side_content == SideContentParams()
-    row = {s.id: s for s in ablations(DEFAULT_CONFIG)}["no-side-content"]
-    assert row.config.learned == replace(DEFAULT_CONFIG.learned, side_content=None)
+    assert DEFAULT_CONFIG.step(SideContentParams) == LEARNED_CONFIG.step(SideContentParams) == SideContentParams()
     blocks = _blocks(ARTICLE + "<div class='share-bar'><p>Share on your networks</p></div>")
     probs, keep = [0.8] * len(blocks), [True] * len(blocks)
-    assert page_level_keep(blocks, probs, keep, PageContext(None), LearnedParams()) == keep
-    on = page_level_keep(blocks, probs, keep, PageContext(None), LearnedParams(side_content=SideContentParams()))
+    assert refine_keep(blocks, probs, keep, PageContext(None), ()) == keep
+    on = refine_keep(blocks, probs, keep, PageContext(None), (SideContentParams(),))
     assert on == [True] * (len(blocks) - 1) + [False]
 
 
@@ -196,8 +176,8 @@ def test_the_precision_chain_also_drops_comment_caption_and_byline_boxes_which_t
     body = ARTICLE + "".join(boxes)
     blocks = _blocks(body)
     probs, keep = [0.8] * len(blocks), [True] * len(blocks)
-    default = side_content_keep(blocks, probs, keep, DEFAULT_CONFIG.learned.side_content)
-    precision = side_content_keep(blocks, probs, keep, PRECISION_CONFIG.learned.side_content)
+    default = side_content_keep(blocks, probs, keep, DEFAULT_CONFIG.step(SideContentParams))
+    precision = side_content_keep(blocks, probs, keep, PRECISION_CONFIG.step(SideContentParams))
     texts = [b.text for b in blocks]
     for line in ("Great piece, thanks for writing it.", "The bridge at dawn.", "Photo: River Authority",
                  "Jane Doe covers the council."):
@@ -207,4 +187,4 @@ def test_the_precision_chain_also_drops_comment_caption_and_byline_boxes_which_t
     thread = ARTICLE + f"<div class='comment'><p>{PROSE * 2}</p></div>" * 5  # 210 of 357 kept words
     thread_blocks = _blocks(thread)
     assert side_content_keep(thread_blocks, [0.8] * len(thread_blocks), [True] * len(thread_blocks),
-                             PRECISION_CONFIG.learned.side_content) == [True] * len(thread_blocks)
+                             PRECISION_CONFIG.step(SideContentParams)) == [True] * len(thread_blocks)

@@ -8,20 +8,24 @@ import numpy as np
 import pytest
 
 from newsclean.transforms.blocks import extract_blocks
-from newsclean.transforms.features import FEATURE_GROUPS, FEATURE_NAMES, PageContext, block_features
+from newsclean.transforms.classifier.features import (
+    FEATURE_GROUPS,
+    FEATURE_NAMES,
+    SITE_FEATURE_NAMES,
+    block_features,
+    site_features,
+)
+from newsclean.transforms.context import PageContext
 from newsclean.transforms.parse import parse_html
+from newsclean.transforms.refine.site_check import SiteCheckParams, site_recheck
+from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.site_profile import (
     SITE_BLOCKS,
-    SITE_FEATURE_NAMES,
-    SiteCheckParams,
     SiteProfileParams,
     element_token,
     learn_site_profile,
-    site_features,
-    site_recheck,
     summarise_page,
 )
-from newsclean.transforms.static_noise import learn_static_noise
 
 STORIES = [
     ("Harbour wall repaired", "The council finished repairs to the harbour wall on Monday, after storms, floods and a long winter "
@@ -108,10 +112,10 @@ def test_profile_stays_small_and_bounded():
 
 
 def test_learn_static_noise_carries_the_profile_of_distinct_neighbours():
-    sig = learn_static_noise([page(0), page(0), page(1), page(2)])
+    sig = learn_site_evidence([page(0), page(0), page(1), page(2)])
     assert sig.pages == 3 and sig.profile is not None and sig.profile.pages == 3  # the copy counts once
-    assert learn_static_noise([page(0), page(1)], profile=None).profile is None
-    assert learn_static_noise([page(0)]).profile is None
+    assert learn_site_evidence([page(0), page(1)], profile=None).profile is None
+    assert learn_site_evidence([page(0)]).profile is None
 
 
 def test_site_group_is_a_feature_group_computed_from_the_page_context():
@@ -139,14 +143,9 @@ def test_site_recheck_readmits_the_container_when_kept_text_lies_outside_it():
     assert site_recheck(blocks, probs, keep, None, SiteCheckParams()) == keep
 
 
-def test_default_chain_runs_the_site_check_and_eval_has_its_ablation_row():
+def test_default_chain_runs_the_site_check():
     from newsclean.transforms.chain import DEFAULT_CONFIG, PAPER_CONFIG
-    from newsclean.transforms.site_profile import SiteCheckParams
-    from newsclean_eval.systems import ablations
+    from newsclean.transforms.refine.site_check import SiteCheckParams
 
-    assert DEFAULT_CONFIG.learned.site_check == SiteCheckParams()
-    assert PAPER_CONFIG.learned is None  # the papers' chain has no classifier, hence no site check
-    rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}
-    assert rows["no-site-check"].config.learned.site_check is None
-    assert rows["no-site-check"].config.learned.coherence == DEFAULT_CONFIG.learned.coherence
-    assert rows["no-site-check"].neighbour_only  # single-page sets have no neighbours to agree on
+    assert DEFAULT_CONFIG.step(SiteCheckParams) == SiteCheckParams()
+    assert PAPER_CONFIG.learned is None and PAPER_CONFIG.refine == ()  # no classifier, hence no site check

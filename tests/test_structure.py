@@ -1,22 +1,17 @@
 """Structural priors (transforms/structure.py), the articleBody read from JSON-LD (transforms/metadata.py)
-and the page-level coherence rule (transforms/coherence.py), on hand-built pages."""
+and the page-level coherence rule (transforms/refine/coherence.py), on hand-built pages."""
 
 import json
 
 import pytest
 
 from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-from newsclean.transforms.coherence import (
-    BodyEvidenceParams,
-    CoherenceParams,
-    body_evidence_keep,
-    coherent_keep,
-    is_prose,
-    main_region,
-    text_container,
-)
-from newsclean.transforms.features import PageContext, block_features
-from newsclean.transforms.structure import STRUCTURE_FEATURE_NAMES, body_support, structure_features
+from newsclean.transforms.classifier.features import STRUCTURE_FEATURE_NAMES, block_features, structure_features
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine.body_evidence import BodyEvidenceParams, body_evidence_keep
+from newsclean.transforms.refine.coherence import CoherenceParams, coherent_keep
+from newsclean.transforms.refine.region import is_prose, main_region, text_container
+from newsclean.transforms.structure import body_support
 
 FIRST = "The minister said on Monday that the budget would be cut by ten percent next year."
 SECOND = "Critics said the plan was unfair to families and would hurt the schools of the north."
@@ -154,36 +149,15 @@ def test_main_region_is_the_container_with_most_kept_words():
 def test_prose_needs_words_a_sentence_end_and_few_links():
     blocks, _ = _blocks(f"<p>{FIRST}</p><p>Ten things you missed this week in politics and sport</p>"
                         "<p><a href='/x'>Budget cuts explained in ten charts, with maps and tables.</a></p><p>Short one.</p>")
-    flags = [is_prose(b, CoherenceParams()) for b in blocks]
+    params = CoherenceParams()
+    flags = [is_prose(b, params.min_words, params.max_link_density, params.sentence_end) for b in blocks]
     assert flags == [True, False, False, False]
-    with pytest.raises(ValueError, match="differ in length"):
-        coherent_keep(blocks, [0.5], [True])
 
 
-def test_pruning_drops_unsure_kept_blocks_outside_the_article_scope_only():
-    blocks, paras = _article_split_by_ads()
-    texts = [b.text for b in blocks]
-    probs = {paras[0]: 0.9, paras[1]: 0.9, paras[2]: 0.9, paras[3]: 0.55, TEASER: 0.55}
-    p = [probs.get(t, 0.1) for t in texts]
-    keep = [q >= 0.5 for q in p]
-    params = CoherenceParams(min_probability=1.1, prune_below=0.6, scope_levels=1)  # scope: div.body
-    out = dict(zip(texts, coherent_keep(blocks, p, keep, params)))
-    assert out[paras[3]]  # unsure but inside the scope
-    assert not out[TEASER]  # unsure and outside
-    p_sure = [0.95 if t == TEASER else q for t, q in zip(texts, p)]
-    assert dict(zip(texts, coherent_keep(blocks, p_sure, keep, params)))[TEASER]  # sure: kept
-    assert dict(zip(texts, coherent_keep(blocks, p, keep, CoherenceParams(min_probability=1.1))))[TEASER]  # off
-
-
-def test_default_chain_runs_coherence_and_eval_has_its_ablation_row():
-    from newsclean_eval.systems import ablations
-
-    assert DEFAULT_CONFIG.learned.coherence == CoherenceParams()
-    rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}
-    assert rows["no-coherence"].config.learned.coherence is None
-    assert rows["no-coherence"].config.learned.model_path == DEFAULT_CONFIG.learned.model_path
-    assert rows["no-body-evidence"].config.learned.body_evidence is None
-    assert rows["no-body-evidence"].config.learned.coherence == CoherenceParams()
+def test_default_chain_runs_coherence_then_the_body_evidence():
+    kinds = [type(step) for step in DEFAULT_CONFIG.refine]
+    assert DEFAULT_CONFIG.step(CoherenceParams) == CoherenceParams()
+    assert kinds.index(CoherenceParams) < kinds.index(BodyEvidenceParams)
 
 
 def test_article_body_evidence_keeps_its_blocks_and_can_drop_others():

@@ -136,13 +136,6 @@ class TextBlock:
         return words(self.text)
 
 
-def check_block_lengths(blocks, probs, keep) -> None:
-    """Check the inputs of a page-level keep step: one content probability (in [0, 1]) and one keep flag per
-    text block. Raises ValueError naming the three lengths when they differ."""
-    if not len(blocks) == len(probs) == len(keep):
-        raise ValueError(f"blocks, probs and keep differ in length: {len(blocks)}, {len(probs)}, {len(keep)}")
-
-
 def wrap_lines(text: str, width: int = 80) -> list[list[str]]:
     """Greedy word wrap of ``text`` at ``width`` columns; returns the lines as lists of tokens.
 

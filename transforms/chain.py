@@ -1,14 +1,19 @@
 """The cleaning chain for one page, and its named configurations.
 
-Order (DESIGN.md, "transforms/"): parse -> metadata -> [link filter, Ghorbani 2014] ->
-static noise marking (StaDyNoT §3.1) -> dynamic noise marking (§3.2) -> removal of noise and
-non-informative tags (§3.3) -> atomic text blocks + Boilerpipe classification (Kohlschütter
-2010) -> ancestor filter (Viveros-Jiménez 2018 §4) -> text, cleaned HTML, counts.
+:func:`extract_article` tells the whole story of one page, top to bottom: parse -> metadata -> [link filter,
+Ghorbani 2014] -> static-noise marks (StaDyNoT §3.1, from the site's :class:`~newsclean.transforms.site_evidence.SiteEvidence`)
+-> dynamic-noise marks (§3.2) -> noise and non-informative tags removed (§3.3) -> atomic text blocks (Kohlschütter
+2010) -> the block decision -> the page-level steps (:mod:`newsclean.transforms.refine`, in the configuration's
+order) -> text, cleaned HTML, counts.
 
-Named configurations: :data:`PAPER_CONFIG` uses every paper's constants as printed;
-:data:`HEURISTIC_CONFIG` lets inline tags join text blocks; :data:`LEARNED_CONFIG` feeds every
-stage's decision to a learned block classifier; :data:`DEFAULT_CONFIG`, what newsclean ships, is
-the learned one.
+The block decision is one of: Boilerpipe's decision trees then the ancestor filter (Viveros-Jiménez 2018 §4), the
+papers' chain; the learned classifier (:mod:`newsclean.transforms.classifier`), which reads every paper's decision
+as a feature; or BoilerNet (:mod:`newsclean.transforms.boilernet`).
+
+Named configurations: :data:`PAPER_CONFIG` uses every paper's constants as printed; :data:`HEURISTIC_CONFIG` lets
+inline tags join text blocks; :data:`LEARNED_CONFIG` feeds every stage's decision to the learned block classifier
+and then runs the page-level steps; :data:`DEFAULT_CONFIG`, what newsclean ships, is the learned one;
+:data:`PRECISION_CONFIG` keeps article bodies only; :data:`BOILERNET_CONFIG` is BoilerNet as its paper runs it.
 Each stage can be switched off (for ablations in ``newsclean eval``).
 """
 
@@ -27,17 +32,14 @@ from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
 from newsclean.transforms.boilerpipe import BoilerpipeParams, boilerpipe
-from newsclean.transforms.coherence import BodyEvidenceParams, CoherenceParams
+from newsclean.transforms.classifier.model import LearnedParams, content_probabilities, keep_flags
+from newsclean.transforms.context import PageContext
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
 from newsclean.transforms.errors import ExtractionError
-from newsclean.transforms.features import PageContext
-from newsclean.transforms.learned import LearnedParams, classify_learned
 from newsclean.transforms.link_filters import FILTERS as LINK_FILTERS
 from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
 from newsclean.transforms.marks import DYNAMIC, STATIC, strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
-from newsclean.transforms.parse import parse_html
-from newsclean.transforms.peer_rescue import PeerRescueParams
 from newsclean.transforms.noise_removal import (
     FORM_CONTROL_TAGS,
     NON_INFORMATIVE_TAGS,
@@ -46,27 +48,28 @@ from newsclean.transforms.noise_removal import (
     remove_noise,
     remove_non_informative,
 )
-from newsclean.transforms.recurring import RecurringTextParams
-from newsclean.transforms.region_recall import REGION_RECALL_STEPS
-from newsclean.transforms.side_content import (
+from newsclean.transforms.parse import parse_html
+from newsclean.transforms.refine import RefineStep, refine_keep
+from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
+from newsclean.transforms.refine.coherence import CoherenceParams
+from newsclean.transforms.refine.peer_rescue import PeerRescueParams
+from newsclean.transforms.refine.recurring import RecurringTextParams
+from newsclean.transforms.refine.region_recall import REGION_RECALL_STEPS
+from newsclean.transforms.refine.side_content import (
     ARTICLE_BODY_SIDE_CONTENT_WORDS,
     CAPTION_TAGS,
     SIDE_TAGS,
     SideContentParams,
 )
-from newsclean.transforms.site_profile import SiteCheckParams
-from newsclean.transforms.static_noise import (  # learn_static_noise re-exported: harness, explain, bench use it
-    StaticNoiseParams,
-    StaticNoiseSignature,
-    learn_static_noise,
-    mark_static_noise,
-)
+from newsclean.transforms.refine.site_check import SiteCheckParams
+from newsclean.transforms.site_evidence import SiteEvidence
+from newsclean.transforms.static_noise import StaticNoiseParams, mark_static_noise
 from newsclean.transforms.text import count_words
 
 __all__ = [
     "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "HEURISTIC_CONFIG", "LEARNED_CONFIG", "PRECISION_CONFIG",
     "BOILERNET_CONFIG", "CONFIGS",
-    "MIN_ARTICLE_WORDS", "Extraction", "extract_article", "learn_static_noise",
+    "MIN_ARTICLE_WORDS", "Extraction", "extract_article",
 ]
 
 KEEP_EMPTY_TAGS = ("br", "hr")
@@ -81,15 +84,18 @@ class ChainConfig:
 
     * the papers' decision: ``boilerpipe`` (Kohlschütter 2010 Algorithm 1 or 2) then ``ancestor``
       (Viveros-Jiménez 2018 §4), each of which may be off;
-    * ``learned``: the learned block classifier (:mod:`newsclean.transforms.learned`) decides per block;
+    * ``learned``: the learned block classifier (:mod:`newsclean.transforms.classifier`) decides per block;
       Boilerpipe's and the ancestor filter's verdicts are among its features, computed with the fixed
       parameters it was trained with, and dynamic noise is kept on the tree as a feature instead of
       being removed;
     * ``boilernet``: BoilerNet (:mod:`newsclean.transforms.boilernet`, Leonhardt 2020) decides per block.
 
+    ``refine``: the page-level steps after the learned classifier, in order (:mod:`newsclean.transforms.refine`;
+    each reads the classifier's probabilities, so they need ``learned``).
+
     A setting the chosen decision would ignore is refused rather than silently dropped: with
-    ``learned`` or ``boilernet`` set, ``boilerpipe`` and ``ancestor`` must be ``None``, and at most one
-    of ``learned`` and ``boilernet`` may be set.
+    ``learned`` or ``boilernet`` set, ``boilerpipe`` and ``ancestor`` must be ``None``, at most one
+    of ``learned`` and ``boilernet`` may be set, and ``refine`` needs ``learned``.
 
     ``name`` is what ``--chain`` and :data:`CONFIGS` call it; ``summary`` one line on what it does, for ``--help``
     (not compared: two configurations with equal parameters are equal whatever their summaries).
@@ -111,6 +117,7 @@ class ChainConfig:
     boilerpipe: BoilerpipeParams | None = field(default_factory=BoilerpipeParams)
     ancestor: AncestorFilterParams | None = field(default_factory=AncestorFilterParams)
     learned: LearnedParams | None = None
+    refine: tuple[RefineStep, ...] = ()
     boilernet: BoilerNetParams | None = None
 
     def __post_init__(self) -> None:
@@ -120,6 +127,14 @@ class ChainConfig:
     def with_(self, **changes) -> ChainConfig:
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
         return replace(self, **changes)
+
+    def step(self, kind: type) -> RefineStep | None:
+        """The first page-level step of type ``kind`` in ``refine`` (None: the chain has none)."""
+        return next((step for step in self.refine if isinstance(step, kind)), None)
+
+    def without_steps(self, kind: type) -> ChainConfig:
+        """A copy whose page-level steps (``refine``) leave out every step of type ``kind`` (an ablation)."""
+        return replace(self, refine=tuple(step for step in self.refine if not isinstance(step, kind)))
 
 
 def config_problems(config: ChainConfig) -> list[str]:
@@ -132,6 +147,8 @@ def config_problems(config: ChainConfig) -> list[str]:
     if deciders and ignored:
         problems.append(f"{' and '.join(repr(n) for n in ignored)} would be ignored: {deciders[0]!r} decides "
                         f"per block; set {', '.join(f'{n}=None' for n in ignored)}")
+    if config.refine and config.learned is None:
+        problems.append("'refine' steps read the learned classifier's probabilities; set 'learned' or refine=()")
     if config.link_filter is not None and config.link_filter not in LINK_FILTERS:
         problems.append(f"link_filter must be one of {LINK_FILTERS} (Ghorbani 2014) or None, got {config.link_filter!r}")
     return problems
@@ -153,26 +170,33 @@ HEURISTIC_CONFIG = ChainConfig(name="heuristic", summary="the papers' chain, inl
 LEARNED_NON_INFORMATIVE_TAGS = NON_INFORMATIVE_TAGS + FORM_CONTROL_TAGS
 """§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.noise_removal.FORM_CONTROL_TAGS`)."""
 
+LEARNED_STEPS: tuple[RefineStep, ...] = (
+    CoherenceParams(),
+    *REGION_RECALL_STEPS,
+    BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
+    SiteCheckParams(),
+    SideContentParams(),
+    RecurringTextParams(),
+    PeerRescueParams(),
+)
+"""The learned configuration's page-level steps, in order (each chosen on leave-one-data-set-out F1: docs/DECISIONS.md
+"Page-level steps"): coherence (dropped prose of the main container), the article region's dropped prose kept when
+the kept text is a fragment of it (twice), the JSON-LD ``articleBody`` as evidence (dropping only), the site check
+against the neighbours' content container, side boxes (related, share, "read also" teasers), short unsure lines
+that recur on the site's neighbour pages, and last, where the classifier kept only an unsure fragment (under 100
+words, none at p >= 0.8), trafilatura's vote for the blocks its text holds."""
+
 LEARNED_CONFIG = ChainConfig(
     name="learned", summary="the papers' stages feeding a learned block classifier, then page-level checks",
     removal=NoiseRemovalParams(non_informative_tags=LEARNED_NON_INFORMATIVE_TAGS),
     blocks=BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True, skip_hidden=True),
     boilerpipe=None,
     ancestor=None,
-    learned=LearnedParams(coherence=CoherenceParams(), region_recall=REGION_RECALL_STEPS,
-                          body_evidence=BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
-                          site_check=SiteCheckParams(), side_content=SideContentParams(),
-                          recurring=RecurringTextParams(), peer_rescue=PeerRescueParams()),
+    learned=LearnedParams(),
+    refine=LEARNED_STEPS,
 )
-"""Papers' stages as features of a learned block classifier (transforms/learned.py), then the page-level
-steps: coherence, the article region's dropped prose kept when the kept text is a fragment of it
-(transforms/region_recall.py), the JSON-LD ``articleBody`` as evidence, dropping only (transforms/coherence.py),
-the site check against the neighbours' content container (transforms/site_profile.py), side boxes
-(related, share, "read also" teasers; transforms/side_content.py), and short unsure lines that recur on the
-site's neighbour pages (transforms/recurring.py); last, where the classifier kept only an unsure fragment (under
-100 words, none at p >= 0.8), trafilatura's vote for the blocks its text holds (transforms/peer_rescue.py). Chosen on leave-one-data-set-out F1 (docs/DECISIONS.md,
-"Page-level steps"); the site vote (transforms/site_vote.py) and the listing-page reject
-(transforms/listing.py) are measured there and off."""
+"""Papers' stages as features of a learned block classifier (:mod:`newsclean.transforms.classifier`), then the
+page-level steps of :data:`LEARNED_STEPS`."""
 
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default", summary="= learned, the shipped chain")
 """Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1, docs/eval.md)."""
@@ -180,14 +204,15 @@ DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default", summary="= learned, the
 PRECISION_CONFIG = replace(
     LEARNED_CONFIG, name="precision",
     summary="the default, also dropping what it keeps in comment, caption and byline boxes: article bodies only",
-    learned=replace(LEARNED_CONFIG.learned, side_content=SideContentParams(
-        class_words=ARTICLE_BODY_SIDE_CONTENT_WORDS, tags=SIDE_TAGS + CAPTION_TAGS, max_drop_share=0.5)))
+    refine=tuple(SideContentParams(class_words=ARTICLE_BODY_SIDE_CONTENT_WORDS, tags=SIDE_TAGS + CAPTION_TAGS,
+                                   max_drop_share=0.5) if isinstance(step, SideContentParams) else step
+                 for step in LEARNED_STEPS))
 """The shipped chain for a corpus of article bodies only: its side-content step also drops what the classifier
 kept in boxes named as reader comments, photo captions (and ``<figcaption>``) or bylines, author bios and date
-lines (:data:`~newsclean.transforms.side_content.ARTICLE_BODY_SIDE_CONTENT_WORDS`), below the same probability
+lines (:data:`~newsclean.transforms.refine.side_content.ARTICLE_BODY_SIDE_CONTENT_WORDS`), below the same probability
 bound, but never more than half of the kept words (boxes that hold most of the kept text are that page's
 content: a body in a ``caption``-named section, a thread page). Higher precision on every shared set but CleanEval, lower
-recall; F1 depends on the gold's convention (docs/DECISIONS.md "Side content", fifteenth session). The analogue
+recall; F1 depends on the gold's convention (docs/DECISIONS.md "Side content"). The analogue
 of trafilatura's ``favor_precision``; ``--chain precision``."""
 
 BOILERNET_CONFIG = ChainConfig(
@@ -228,28 +253,30 @@ class PreparedPage:
     removed: RemovalCounts
     non_informative: int
 
-    def context(self, signature: StaticNoiseSignature | None, html: str | None = None) -> PageContext:
-        """The classifier's page context: the title, whether ``signature`` (learnt from the neighbour pages) is
-        there, its site profile, the page's ``articleBody``; ``html`` (the decoded page) only for the peer rescue."""
-        profile = signature.profile if signature is not None else None
-        return PageContext(self.meta.title, bool(signature), profile, self.meta.article_body, html)
+    def context(self, evidence: SiteEvidence | None, html: str | None = None) -> PageContext:
+        """The block decision's page context: the title, whether static noise was learnt from the neighbour pages
+        (``evidence``), their site profile, the page's ``articleBody``; ``html`` (the decoded page) only for the
+        peer rescue."""
+        profile = evidence.profile if evidence is not None else None
+        return PageContext(self.meta.title, bool(evidence), profile, self.meta.article_body, html)
 
 
-def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: ChainConfig,
+def prepare_blocks(html: str, evidence: SiteEvidence | None, config: ChainConfig,
                    on_marked: Callable[[etree._Element], None] | None = None,
                    root: etree._Element | None = None) -> PreparedPage:
     """Parse, read metadata, link filter, mark and remove noise, build text blocks.
 
-    ``on_marked`` is called with the tree once noise is marked and before anything is removed
-    (``newsclean explain`` takes its snapshot there). ``root``: the page already parsed by
-    :func:`~newsclean.transforms.parse.parse_html` (``html`` is then not read; the tree is changed in place).
+    ``evidence``: the site's, learnt from the page's neighbours (None: no static stage). ``on_marked`` is called
+    with the tree once noise is marked and before anything is removed (``newsclean explain`` takes its snapshot
+    there). ``root``: the page already parsed by :func:`~newsclean.transforms.parse.parse_html` (``html`` is then
+    not read; the tree is changed in place).
     Raises :class:`ExtractionError` (``EMPTY_BODY``/``PARSE_ERROR``) for input lxml cannot use.
     """
     root = parse_html(html) if root is None else root
     meta = read_metadata(root)
     apply_link_filter(root, config.link_filter)
-    if signature and config.static:
-        mark_static_noise(root, signature, config.static)
+    if evidence and config.static:
+        mark_static_noise(root, evidence.static, config.static)
     dynamic_marked = mark_dynamic_noise(root, config.dynamic) if config.dynamic else 0
     if on_marked is not None:
         on_marked(root)
@@ -259,22 +286,21 @@ def prepare_blocks(html: str, signature: StaticNoiseSignature | None, config: Ch
     return PreparedPage(root, meta, blocks, dynamic_marked, removed, non_informative)
 
 
-def extract_article(html: str, signature: StaticNoiseSignature | None = None,
+def extract_article(html: str, evidence: SiteEvidence | None = None,
                     config: ChainConfig = DEFAULT_CONFIG, url: str | None = None,
                     min_words: int = 0) -> Extraction:
-    """Run the chain on decoded HTML. ``signature`` comes from the page's neighbour pages (None: no static stage).
+    """Run the chain on decoded HTML. ``evidence`` comes from the page's neighbour pages
+    (:func:`~newsclean.transforms.site_evidence.learn_site_evidence`; None: no static stage, no site profile).
 
     ``url`` only names the page in error messages. ``min_words``: the corpus filter, in words
     (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction.
 
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
-    (no block kept), ``TOO_SHORT`` (fewer than ``min_words`` words kept) or ``NOT_ARTICLE`` (a listing page,
-    only with ``LearnedParams.listing`` set: :mod:`newsclean.transforms.listing`).
+    (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
     """
-    page = prepare_blocks(html, signature, config)
+    page = prepare_blocks(html, evidence, config)
     blocks, meta = page.blocks, page.meta
-    ctx = page.context(signature, html)
-    keep = select_blocks(blocks, config, ctx)
+    keep = select_blocks(blocks, config, page.context(evidence, html))
     text = blocks_text([b for b, k in zip(blocks, keep) if k])
     words = count_words(text)
     if not words:
@@ -294,11 +320,13 @@ def extract_article(html: str, signature: StaticNoiseSignature | None = None,
 
 
 def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext) -> list[bool]:
-    """Keep flags: BoilerNet, the learned classifier, or Boilerpipe then the ancestor filter (each skipped when None)."""
+    """Keep flags, one per block: BoilerNet; or the learned classifier's then the page-level steps
+    (``config.refine``); or Boilerpipe then the ancestor filter (each skipped when None)."""
     if config.boilernet:
         return classify_boilernet(blocks, config.boilernet)
     if config.learned:
-        return classify_learned(blocks, ctx, config.learned)
+        probs = content_probabilities(blocks, ctx, config.learned)
+        return refine_keep(blocks, probs, keep_flags(probs, config.learned), ctx, config.refine)
     keep = boilerpipe(blocks, config.boilerpipe, ctx.title) if config.boilerpipe else [True] * len(blocks)
     if config.ancestor:
         keep = ancestor_filter(blocks, keep, config.ancestor)

@@ -11,7 +11,7 @@ child's tail) is then labelled with the stage that removed it, or ``kept``:
 - ``classifier``: a block the learned classifier dropped (learned configurations; a dropped block
   inside dynamic noise is labelled ``dynamic`` there, as the classifier keeps such marks as features),
 - ``site``: a block the page alone would keep that the site's neighbour evidence dropped (learned
-  configurations with a signature learnt from neighbours: the site check, recurring texts; issue #17),
+  configurations with evidence learnt from neighbours: the site check, recurring texts),
 - ``boilernet``: a text block BoilerNet labelled boilerplate (the ``boilernet`` configuration, Leonhardt 2020),
 - ``hidden``: inside an element a browser does not show (inline ``display: none``, ``hidden``, ...), which a
   configuration with ``BlockParams.skip_hidden`` makes no block (:func:`newsclean.transforms.blocks.is_hidden`),
@@ -34,10 +34,10 @@ from lxml import etree
 from newsclean.transforms.blocks import is_hidden
 from newsclean.transforms.boilerpipe import boilerpipe
 from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, PreparedPage, prepare_blocks, select_blocks
-from newsclean.transforms.features import in_dynamic_noise
+from newsclean.transforms.classifier.features import in_dynamic_noise
 from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark_of, strip_marks
 from newsclean.transforms.noise_removal import NON_INFORMATIVE_TAGS
-from newsclean.transforms.static_noise import StaticNoiseSignature
+from newsclean.transforms.site_evidence import SiteEvidence
 from newsclean.transforms.text import count_words
 
 LABELS = ("static", "dynamic", "non_informative", "hidden", "boilerplate", "ancestor", "classifier", "site", "boilernet",
@@ -68,10 +68,10 @@ class Explanation:
     words: dict[str, int]
 
 
-def explain_page(html: str, signature: StaticNoiseSignature | None = None, config: ChainConfig = DEFAULT_CONFIG,
+def explain_page(html: str, evidence: SiteEvidence | None = None, config: ChainConfig = DEFAULT_CONFIG,
                  source: str = "page") -> Explanation:
-    """Run the chain on decoded ``html`` and build the report; ``signature``, learnt from the page's neighbours
-    (:func:`~newsclean.transforms.site_signature.learn_site_signature`), brings its site profile along, as in
+    """Run the chain on decoded ``html`` and build the report; ``evidence``, learnt from the page's neighbours
+    (:func:`~newsclean.transforms.site_evidence.learn_site_evidence`), brings its site profile along, as in
     :func:`~newsclean.transforms.chain.extract_article`. Raises what the chain raises on bad input."""
     snapshot: list[etree._Element] = []
     ids: NodeIds = {}
@@ -82,20 +82,20 @@ def explain_page(html: str, signature: StaticNoiseSignature | None = None, confi
             ids[node] = ids[copied] = n
         snapshot.append(twin)
 
-    page = prepare_blocks(html, signature, config, on_marked=take_snapshot)
-    block_labels = label_blocks(page, config, signature, ids, html)
+    page = prepare_blocks(html, evidence, config, on_marked=take_snapshot)
+    block_labels = label_blocks(page, config, evidence, ids, html)
     tree = snapshot[0]
     words = label_text(tree, block_labels, ids, config.blocks.skip_hidden, config.removal.non_informative_tags)
     return Explanation(render(tree, page, words, config, source), words)
 
 
-def label_blocks(page: PreparedPage, config: ChainConfig, signature: StaticNoiseSignature | None, ids: NodeIds,
+def label_blocks(page: PreparedPage, config: ChainConfig, evidence: SiteEvidence | None, ids: NodeIds,
                  html: str | None = None) -> dict[tuple[int, str], str]:
     """``(node id, "text"|"tail") -> label`` for every text piece that ended in a block (``ids``: the node ids of
     the marked tree, :data:`NodeIds`), kept as
-    :func:`~newsclean.transforms.chain.extract_article` keeps with ``signature`` (its site profile included);
+    :func:`~newsclean.transforms.chain.extract_article` keeps with ``evidence`` (its site profile included);
     ``html``, the decoded page, lets the peer rescue run (None: it does not)."""
-    ctx = page.context(signature, html)
+    ctx = page.context(evidence, html)
     keep = select_blocks(page.blocks, config, ctx)
     if config.boilernet:
         dropped = ["boilernet"] * len(page.blocks)

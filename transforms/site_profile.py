@@ -1,15 +1,15 @@
 """Per-site evidence learnt from the neighbour pages of one (site, category): a :class:`SiteProfile`.
 
-Issue #17. StaDyNoT (Barua et al. 2014 §3.1) learns from neighbour pages only what is *identical* on
+StaDyNoT (Barua et al. 2014 §3.1) learns from neighbour pages only what is *identical* on
 all of them (static noise); what the neighbours also know, and one page does not, is where the site
 puts its articles and which of its recurring boxes are boilerplate. Learnt from the same parsed
-neighbour trees as the static-noise signature (:func:`newsclean.transforms.static_noise.learn_static_noise`
+neighbour trees as the static-noise signature (:func:`newsclean.transforms.site_evidence.learn_site_evidence`
 calls :func:`summarise_page` on each tree it parses), three pieces of evidence:
 
 1. **content container consensus**: on each neighbour, the readability-style best cluster (the
    paragraphs' parent element holding the most prose: each block with link density <= 0.5 adds
    1 + commas + min(characters / 100, 3) to its paragraph's parent and half to the grandparent, as
-   Readability and :mod:`newsclean.transforms.features` score); the *paths* of those elements and the
+   Readability and :mod:`newsclean.transforms.classifier.features` score); the *paths* of those elements and the
    share of neighbours that agree on each;
 2. **recurring block structures**: per block container path, the share of neighbours holding it,
    the mean share of a neighbour's words it holds, its mean link density, and how often its text
@@ -27,10 +27,9 @@ a Beam side input. Pages are the neighbour sample (at most ``--neighbour-sample`
 :attr:`SiteProfileParams.min_pages` give no profile.
 
 The evidence is used as the ``site`` feature group of the learned block classifier
-(:func:`site_features`; trained, not in the shipped model) and as a page-level check
-(:func:`site_recheck`, on in the shipped default; docs/DECISIONS.md "Page-level steps"). A fourth piece,
-the classifier's own mean probability per recurring block structure on the neighbours (:class:`SiteVote`),
-is learnt into the profile only when the chain asks for it (:mod:`newsclean.transforms.site_vote`; off by default).
+(:func:`newsclean.transforms.classifier.features.site_features`; trained, not in the shipped model) and by two
+page-level steps of the shipped default: the site check (:mod:`newsclean.transforms.refine.site_check`) and
+recurring texts (:mod:`newsclean.transforms.refine.recurring`).
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
 from lxml import etree
 
 from newsclean.transforms.ancestor_filter import paragraph_of
@@ -52,11 +50,6 @@ SITE_BLOCKS = BlockParams(non_separator_tags=INLINE_TAGS, skip_hidden=True)
 """Block segmentation of a neighbour page: as the learned chain's (inline tags join blocks, hidden elements are no
 blocks)."""
 
-CONTENT_FEATURES = ("site_in_content", "site_content_here")
-STRUCTURE_FEATURES = ("site_path_support", "site_path_word_share", "site_path_text_varies", "site_path_link_density")
-TEXT_FEATURES = ("site_text_support",)
-SITE_FEATURE_NAMES = (*CONTENT_FEATURES, *STRUCTURE_FEATURES, *TEXT_FEATURES)
-"""Columns of :func:`site_features`, by piece of evidence (module docstring: 1, 2, 3)."""
 
 _LEVELS = 255  # ratios in [0, 1] are stored as round(ratio * 255) in one byte
 
@@ -94,29 +87,6 @@ class PageSummary:
 
 
 @dataclass(frozen=True)
-class SiteVote:
-    """The site vote (:mod:`newsclean.transforms.site_vote`): per block structure, ``keys`` (``array('Q')``
-    bytes of structure digests), ``support`` (neighbour pages holding it, one byte each, capped at 255) and
-    ``means`` (the site's mean content probability x 255, one byte each); ``pages``: neighbour pages learnt from;
-    ``article_pages``: those on which the classifier is sure of an article (:mod:`newsclean.transforms.listing`;
-    0 when the chain does not ask for it)."""
-
-    pages: int
-    keys: bytes = b""
-    support: bytes = b""
-    means: bytes = b""
-    article_pages: int = 0
-
-    def table(self) -> dict[int, tuple[int, float]]:
-        """Structure digest -> (pages holding it, site mean content probability in [0, 1])."""
-        return {k: (s, m / _LEVELS) for k, s, m in zip(array("Q", self.keys), self.support, self.means)}
-
-    def nbytes(self) -> int:
-        """Bytes of the stored vote (keys, support, means)."""
-        return len(self.keys) + len(self.support) + len(self.means)
-
-
-@dataclass(frozen=True)
 class SiteProfile:
     """Per-site evidence (module docstring), compact and hashable.
 
@@ -124,8 +94,6 @@ class SiteProfile:
     structure_stats: 4 bytes per path: support, mean word share, text-varies share, mean link density,
     each a ratio in [0, 1] times 255. text_keys / text_support: text digests and their support (x 255).
     content: ``(path digest, support in [0, 1])`` of the best-cluster paths, most supported first.
-    vote: the classifier's say per block structure on the same neighbours (:class:`SiteVote`, learnt by
-    :mod:`newsclean.transforms.site_vote`; None: not learnt, the default chain's case).
     """
 
     pages: int
@@ -134,7 +102,6 @@ class SiteProfile:
     text_keys: bytes = b""
     text_support: bytes = b""
     content: tuple[tuple[int, float], ...] = ()
-    vote: SiteVote | None = None
 
     def structures(self) -> dict[int, tuple[float, float, float, float]]:
         """Path digest -> (support, word share, text varies, link density), ratios in [0, 1]."""
@@ -147,9 +114,9 @@ class SiteProfile:
         return {k: s / _LEVELS for k, s in zip(array("Q", self.text_keys), self.text_support)}
 
     def nbytes(self) -> int:
-        """Bytes of the stored evidence (keys, stats, content pairs at 16 bytes each, the vote's)."""
+        """Bytes of the stored evidence (keys, stats, content pairs at 16 bytes each)."""
         return (len(self.structure_keys) + len(self.structure_stats) + len(self.text_keys) + len(self.text_support)
-                + 16 * len(self.content) + (self.vote.nbytes() if self.vote is not None else 0))
+                + 16 * len(self.content))
 
 
 def _digest(text: str) -> int:
@@ -275,7 +242,7 @@ def learn_site_profile(pages: Iterable[PageSummary], params: SiteProfileParams =
     )
 
 
-def _content_support(el: etree._Element, digests: PathDigests, content: dict[int, float],
+def content_support(el: etree._Element, digests: PathDigests, content: dict[int, float],
                      memo: dict[etree._Element, float]) -> float:
     """Highest consensus support of a content path among ``el`` and its ancestors (0: none)."""
     chain = []
@@ -288,77 +255,3 @@ def _content_support(el: etree._Element, digests: PathDigests, content: dict[int
         best = max(best, content.get(digests(node), 0.0))
         memo[node] = best
     return best
-
-
-def site_features(blocks: Sequence[TextBlock], profile: SiteProfile | None) -> np.ndarray:
-    """Per block the :data:`SITE_FEATURE_NAMES` columns, shape ``(len(blocks), 7)``, all ratios in [0, 1]:
-
-    - site_in_content: consensus support of the site's content container around the block (0: outside);
-    - site_content_here: share of this page's words inside the site's content containers;
-    - site_path_support / _word_share / _text_varies / _link_density: the stats of the block's container path
-      (0 when the path recurs on fewer than ``min_support`` neighbours);
-    - site_text_support: share of neighbours holding the block's exact text (case and whitespace folded).
-
-    All zeros without a profile.
-    """
-    out = np.zeros((len(blocks), len(SITE_FEATURE_NAMES)))
-    if profile is None or not blocks:
-        return out
-    digests = PathDigests()
-    content = dict(profile.content)
-    structures = profile.structures()
-    texts = profile.texts()
-    memo: dict[etree._Element, float] = {}
-    page_words = sum(b.num_words for b in blocks) or 1
-    for i, b in enumerate(blocks):
-        out[i, 0] = _content_support(b.container, digests, content, memo)
-        out[i, 2:6] = structures.get(digests(b.container), (0.0, 0.0, 0.0, 0.0))
-        out[i, 6] = texts.get(text_digest(b.text), 0.0)
-    out[:, 1] = sum(b.num_words for i, b in enumerate(blocks) if out[i, 0] > 0) / page_words
-    return out
-
-
-@dataclass(frozen=True)
-class SiteCheckParams:
-    """The page-level check of :func:`site_recheck`.
-
-    min_support: share of neighbours (in (0, 1]) that must agree on the content container.
-    min_cover: kept share of the container's words below which the page is re-examined.
-    min_inside: share of the kept words that must lie in the container; below it the page is re-examined.
-    relaxed: the threshold for the container's blocks on a re-examined page (content probability in [0, 1]).
-    max_link_density: blocks above this link density are not re-admitted.
-    """
-
-    min_support: float = 0.5
-    min_cover: float = 0.5
-    min_inside: float = 0.5
-    relaxed: float = 0.2
-    max_link_density: float = 0.5
-
-
-def site_recheck(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool], profile: SiteProfile | None,
-                 params: SiteCheckParams = SiteCheckParams()) -> list[bool]:
-    """Re-examine a page whose kept text disagrees with the site's content container (issue #17).
-
-    When neighbours agree (support >= ``params.min_support``) on a content container present on this page,
-    and the kept blocks cover less than ``min_cover`` of its words or less than ``min_inside`` of the
-    kept words lie in it, the container's blocks with probability >= ``relaxed`` and link density <=
-    ``max_link_density`` are kept too. Other pages' flags are returned unchanged (a new list).
-    """
-    keep = list(keep)
-    if profile is None or not blocks:
-        return keep
-    content = {k: s for k, s in profile.content if s >= params.min_support}
-    if not content:
-        return keep
-    digests, memo = PathDigests(), {}
-    inside = [_content_support(b.container, digests, content, memo) > 0 for b in blocks]
-    in_words = sum(b.num_words for b, i in zip(blocks, inside) if i)
-    if not in_words:
-        return keep
-    kept_in = sum(b.num_words for b, i, k in zip(blocks, inside, keep) if i and k)
-    kept_all = sum(b.num_words for b, k in zip(blocks, keep) if k)
-    if kept_in >= params.min_cover * in_words and kept_in >= params.min_inside * kept_all:
-        return keep
-    return [k or (i and p >= params.relaxed and b.link_density <= params.max_link_density)
-            for b, p, k, i in zip(blocks, probs, keep, inside)]

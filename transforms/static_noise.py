@@ -21,9 +21,9 @@ Decisions the paper leaves open, fixed here:
 - Keys are stored as 64-bit BLAKE2b digests, so a signature stays small (8 bytes a key) when
   it is shipped to workers as a Beam side input.
 
-The signature also carries the site's :class:`~newsclean.transforms.site_profile.SiteProfile` (issue #17),
-learnt from the same parsed neighbour trees (each page parsed once); it plays no part in marking static
-noise, which stays exactly §3.1's.
+Learning parses the neighbour pages; :func:`newsclean.transforms.site_evidence.learn_site_evidence` does that
+once per page for this signature and the site profile together, and calls :func:`page_keys`,
+:func:`distinct_indices` and :func:`signature_from_key_sets` here.
 """
 
 from __future__ import annotations
@@ -32,19 +32,11 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from lxml import etree
 
 from newsclean.transforms.marks import OWN_ATTR_PREFIX, STATIC, mark, own_text, own_texts
-from newsclean.transforms.parse import parse_html
-from newsclean.transforms.site_profile import (
-    PageSummary,
-    SiteProfile,
-    SiteProfileParams,
-    learn_site_profile,
-    summarise_page,
-)
 
 
 @dataclass(frozen=True)
@@ -69,19 +61,14 @@ class StaticNoiseParams:
 
 @dataclass(frozen=True)
 class StaticNoiseSignature:
-    """What is static on one (site, category): key digests and the neighbour pages they came from;
-    ``profile``: the per-site evidence learnt from the same pages (None: not learnt or too few pages).
+    """What is static on one (site, category): key digests and the number of neighbour pages they came from.
     Its truth value is that of its keys (whether any static noise was learnt)."""
 
     keys: frozenset[int] = frozenset()
     pages: int = 0
-    profile: SiteProfile | None = None
 
     def __len__(self) -> int:
         return len(self.keys)
-
-
-EMPTY_SIGNATURE = StaticNoiseSignature()
 
 
 def node_key(el: etree._Element) -> str | None:
@@ -120,47 +107,6 @@ def signature_from_key_sets(key_sets: Iterable[set[int]], params: StaticNoisePar
     return StaticNoiseSignature(frozenset(k for k, n in support.items() if n >= need), pages)
 
 
-def learn_static_noise(htmls: Iterable[str], params: StaticNoiseParams = StaticNoiseParams(),
-                       profile: SiteProfileParams | None = SiteProfileParams()) -> StaticNoiseSignature:
-    """Learn a :class:`StaticNoiseSignature` from the decoded HTML of neighbour pages, and with it (each
-    tree parsed once) the site's :class:`~newsclean.transforms.site_profile.SiteProfile` from the same
-    distinct neighbours (``profile`` None: not learnt).
-
-    Pages that fail to parse are skipped (they do not count as neighbours).
-    """
-    return _learn(htmls, params, profile, keep_trees=False)[0]
-
-
-def learn_static_noise_trees(htmls: Iterable[str], params: StaticNoiseParams = StaticNoiseParams(),
-                             profile: SiteProfileParams | None = SiteProfileParams(),
-                             ) -> tuple[StaticNoiseSignature, list[etree._Element]]:
-    """:func:`learn_static_noise`, also returning the parsed trees of the distinct neighbours it learnt
-    from (in input order, unchanged), so that later learning (the site vote,
-    :mod:`newsclean.transforms.site_vote`) need not parse them again. Holds every tree of the sample in memory."""
-    return _learn(htmls, params, profile, keep_trees=True)
-
-
-def _learn(htmls: Iterable[str], params: StaticNoiseParams, profile: SiteProfileParams | None,
-           keep_trees: bool) -> tuple[StaticNoiseSignature, list[etree._Element]]:
-    def parsed():
-        for html in htmls:
-            try:
-                root = parse_html(html)
-                yield (page_keys(root), summarise_page(root) if profile is not None else None,
-                       root if keep_trees else None)
-            except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning
-                continue
-
-    pages = list(parsed())
-    kept = distinct_indices([keys for keys, _, _ in pages])
-    signature = signature_from_key_sets([pages[i][0] for i in kept], params)
-    trees = [pages[i][2] for i in kept] if keep_trees else []
-    if profile is None:
-        return signature, trees
-    summaries: list[PageSummary] = [pages[i][1] for i in kept]
-    return replace(signature, profile=learn_site_profile(summaries, profile)), trees
-
-
 #: Jaccard similarity in [0, 1] of two pages' key sets at or above which they are one neighbour.
 NEAR_IDENTICAL_JACCARD = 0.95
 
@@ -169,9 +115,8 @@ def distinct_neighbours(key_sets: Iterable[set[int]], threshold: float = NEAR_ID
     """Drop key sets that are (near-)identical to an earlier one: one page fetched twice is one neighbour.
 
     A page in a neighbour sample twice (a re-crawl, tracking parameters, a print variant) would hold
-    its own article text on "every" neighbour page and have it learned as static noise (issue #13,
-    case 1). Two key sets are near-identical when their Jaccard similarity ``|A ∩ B| / |A ∪ B|`` is
-    at least ``threshold`` (exact copies: 1.0). Merging two distinct pages only costs one neighbour;
+    its own article text on "every" neighbour page and have it learned as static noise. Two key sets are
+    near-identical when their Jaccard similarity ``|A ∩ B| / |A ∪ B|`` is at least ``threshold`` (exact copies: 1.0). Merging two distinct pages only costs one neighbour;
     O(n²) in the sample size n (a bounded sample, ≤ ``--neighbour-sample``).
     """
     key_sets = list(key_sets)

@@ -1,29 +1,18 @@
-"""Structural priors of article markup as block features (the ``structure`` group of
-:mod:`newsclean.transforms.features`).
+"""Structural priors of article markup: where a page says its article is.
 
 Pages since ~2011 say where their article is: HTML5 sectioning (``<article>``, ``<main>``; WHATWG
 HTML §4.3.2, §4.4.14), the ARIA ``main`` landmark (``role="main"``, WAI-ARIA 1.1 §5.3.3), schema.org
 microdata or RDFa ``articleBody`` (https://schema.org/articleBody), class/id names of the article
 body (``article-body``, ``entry-content``, ``story-body``, ...: the names Readability's and
 trafilatura's body XPaths look for), and a JSON-LD ``NewsArticle`` whose ``articleBody`` holds the
-article's text (read once with extruct in :mod:`newsclean.transforms.metadata`, passed in through
-:class:`~newsclean.transforms.features.PageContext`). The 2005–2013 training pages seldom carry
-these, so they enter as evidence for the classifier, next to how much of the page the marked
-container holds (an ``<article>`` around the whole page says little), never as a hard rule.
+article's text (read once with extruct in :mod:`newsclean.transforms.metadata`). The 2005–2013 training pages
+seldom carry these, so they enter the learned classifier as evidence (its ``structure`` feature group,
+:func:`newsclean.transforms.classifier.features.structure_features`), next to how much of the page the marked
+container holds (an ``<article>`` around the whole page says little), never as a hard rule; the page-level
+steps read them too (:mod:`newsclean.transforms.refine.region_recall`, :mod:`newsclean.transforms.refine.body_evidence`).
 
-Features per block (all floats; see :data:`STRUCTURE_FEATURE_NAMES`):
-
-- ``in_article_container``: 1 inside ``<article>``, ``<main>``, ``[role=main]`` or ``[itemprop/property=articleBody]``;
-- ``in_article_body_prop``: 1 inside an element whose ``itemprop`` or ``property`` names ``articleBody``;
-- ``body_class_id``: 1 when an ancestor-or-self's class or id is an article-body name (:data:`BODY_NAME`);
-- ``container_word_share``: share in [0, 1] of the page's words inside the block's nearest such
-  container or body-named element (0 outside one);
-- ``page_has_container``: 1 when any block of the page lies in one;
-- ``ld_body_share``: share in [0, 1] of the block's word bigrams (a one-word block: its word) that occur
-  in the page's ``articleBody`` text, lowercased (0 without one);
-- ``ld_body_present``: 1 when the page has an ``articleBody`` of at least :data:`MIN_BODY_WORDS` words;
-- ``ld_body_coverage``: the ``articleBody``'s words over the page's block words, capped at 1 (a teaser
-  ``articleBody`` covers little of a long article; 0 without one).
+Here: the marks of one element (:func:`article_marks`), of each element's ancestors (:class:`PathMarks`), and
+the support of the page's text blocks in the ``articleBody`` (:func:`blocks_body_support`).
 """
 
 from __future__ import annotations
@@ -32,15 +21,9 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import numpy as np
 from lxml import etree
 
 from newsclean.transforms.blocks import TextBlock
-
-STRUCTURE_FEATURE_NAMES = (
-    "in_article_container", "in_article_body_prop", "body_class_id", "container_word_share",
-    "page_has_container", "ld_body_share", "ld_body_present", "ld_body_coverage",
-)
 
 ARTICLE_TAGS = frozenset({"article", "main"})
 BODY_NAME = re.compile(
@@ -63,7 +46,7 @@ def article_marks(el: etree._Element) -> tuple[bool, bool, bool]:
     return container, body_prop, bool(names.strip()) and bool(BODY_NAME.search(names))
 
 
-class _PathMarks:
+class PathMarks:
     """Per element, the structural marks of it and its ancestors, and the nearest marked element
     (computed once per element from its parent's: linear in the tree)."""
 
@@ -132,36 +115,3 @@ def blocks_body_support(blocks: Sequence[TextBlock], article_body: str | None) -
     body_set = set(words)
     support = [body_support(b.text, body_set, pairs) for b in blocks]
     return BodySupport(support, sum(b.num_words for b, s in zip(blocks, support) if s >= FOUND_SUPPORT), len(words))
-
-
-def structure_features(blocks: Sequence[TextBlock], article_body: str | None = None) -> np.ndarray:
-    """The :data:`STRUCTURE_FEATURE_NAMES` of ``blocks`` (one page, document order): shape
-    ``(len(blocks), 8)``, float64. ``article_body``: the page's JSON-LD/microdata ``articleBody`` text
-    (None or empty: the ``ld_*`` columns are 0). Linear in the blocks and the elements above them."""
-    out = np.zeros((len(blocks), len(STRUCTURE_FEATURE_NAMES)))
-    if not blocks:
-        return out
-    marks = _PathMarks()
-    states = [marks.of(b.container) for b in blocks]
-    page_words = sum(b.num_words for b in blocks) or 1
-    held: dict[etree._Element, int] = {}
-    for b, (_, _, _, nearest) in zip(blocks, states):
-        if nearest is not None:
-            held[nearest] = held.get(nearest, 0) + b.num_words
-    totals = dict(held)  # a container's words include those of the containers nested in it
-    for inner, n in held.items():
-        for anc in inner.iterancestors():
-            if anc in held:
-                totals[anc] += n
-    has_container = float(bool(held))
-    body = blocks_body_support(blocks, article_body)
-    coverage = min(1.0, body.body_words / page_words) if body is not None else 0.0
-    for i, (container, body_prop, body_name, nearest) in enumerate(states):
-        out[i] = [
-            float(container), float(body_prop), float(body_name),
-            totals[nearest] / page_words if nearest is not None else 0.0,
-            has_container,
-            body.support[i] if body is not None else 0.0,
-            float(body is not None), coverage,
-        ]
-    return out

@@ -32,7 +32,7 @@ from pathlib import Path
 from newsclean.pipeline.errors import NewscleanError, UsageError
 from newsclean.transforms.boilernet import DEFAULT_BOILERNET_MODEL
 from newsclean.transforms.chain import BOILERNET_CONFIG, CONFIGS, DEFAULT_CONFIG
-from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
 from newsclean_eval import report
 from newsclean_eval.datasets import LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
 from newsclean_eval.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED

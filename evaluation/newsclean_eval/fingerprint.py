@@ -64,7 +64,7 @@ def _chain_group(task: tuple) -> list[str]:
         config = CONFIGS[name]
         signature = None
         if config.static is not None:
-            signature = sigs.get(neighbour_sample(pages, neighbours), config.static, config)[0]
+            signature = sigs.get(neighbour_sample(pages, neighbours), config.static)[0]
         for page in pages:
             lines.append(f"{dataset}\t{page.page_id}\t{name}\t{_page_digest(htmls[page.page_id], signature, config)}")
     return lines

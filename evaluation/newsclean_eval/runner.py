@@ -7,14 +7,14 @@ signatures learnt once per (sample, parameters) in the worker.
 
 Static-noise signature of a page (StaDyNoT §3.1 needs neighbour pages of the same site and category):
 learnt from a sample of at most N pages of the page's group, the N with the smallest SHA-1 of their
-page id, as ``newsclean.pipeline.stages.LearnStaticNoise`` samples the N smallest SHA-1s of the URL. By default
+page id, as ``newsclean.pipeline.stages.LearnSiteEvidence`` samples the N smallest SHA-1s of the URL. By default
 the signature is the group's, as in production: **the target page is part of the sample** whenever it
 is among those N (always, for groups of at most N pages). With ``exclude_target`` every page gets its
 own signature from N pages of its group *other than itself* (leave-one-out; N learning runs per page).
 A single-page group therefore learns from one page (or none), which gives an empty signature
-(``StaticNoiseParams.min_pages``): the single-page sets run without static noise. The signature carries
-the group's site profile (per-site evidence, issue #17: :mod:`newsclean.transforms.site_profile`), learnt
-from the same sample in the same call; none from fewer than two pages.
+(``StaticNoiseParams.min_pages``): the single-page sets run without static noise. The signature comes
+with the group's site profile (:mod:`newsclean.transforms.site_evidence`), learnt from the same sample in the
+same call; none from fewer than two pages.
 
 Timing (``seconds`` per page) covers extraction only: the system's call on the decoded page, plus,
 for the chain, its share of the signature learning (a group signature's learning time split evenly
@@ -173,30 +173,26 @@ def decode_page(page: EvalPage) -> str:
 
 
 class _Signatures:
-    """Memo of learnt signatures per (sample page ids, static parameters): ``(signature, seconds)``."""
+    """Memo of learnt site evidence per (sample page ids, static parameters): ``(evidence, seconds)``."""
 
     def __init__(self, htmls: dict[str, str]):
         self.htmls = htmls
         self.memo: dict = {}
 
-    def get(self, sample: Sequence[EvalPage], params, config=None):
-        """``(signature, learning seconds)`` for the sample's pages and ``StaticNoiseParams``; learnt once.
-        With ``config`` (a chain configuration whose ``learned.site_vote`` or ``learned.listing`` is set) the signature
-        also carries the site vote and the listing evidence
-        (:func:`newsclean.transforms.site_signature.learn_site_signature`), learnt once per classifier."""
-        from newsclean.transforms.chain import learn_static_noise
-        from newsclean.transforms.site_signature import classifies_neighbours, learn_site_signature
+    def get(self, sample: Sequence[EvalPage], params):
+        """``(evidence, learning seconds)`` for the sample's pages and ``StaticNoiseParams``, learnt once
+        (:func:`newsclean.transforms.site_evidence.learn_site_evidence`)."""
+        from newsclean.transforms.site_evidence import learn_site_evidence
 
-        vote = config is not None and classifies_neighbours(config.with_(static=params))
-        key = (tuple(p.page_id for p in sample), params, config.learned if vote else None)
+        key = (tuple(p.page_id for p in sample), params)
         if key not in self.memo:
             start = time.perf_counter()
             htmls = [self.htmls[p.page_id] for p in sample if self.htmls[p.page_id]]
             try:
-                sig = learn_site_signature(htmls, config.with_(static=params)) if vote else learn_static_noise(htmls, params)
+                evidence = learn_site_evidence(htmls, params)
             except Exception:  # noqa: BLE001 - as the pipeline does: clean the group without static noise
-                sig = None
-            self.memo[key] = (sig, time.perf_counter() - start)
+                evidence = None
+            self.memo[key] = (evidence, time.perf_counter() - start)
         return self.memo[key]
 
 
@@ -207,8 +203,8 @@ def _chain_signatures(task: GroupTask, system: System, sigs: _Signatures) -> lis
         return [(None, 0.0)] * len(task.pages)
     n = system.neighbours or task.neighbours
     if task.exclude_target:
-        return [sigs.get(neighbour_sample(task.pages, n, exclude=p), params, system.config) for p in task.pages]
-    sig, seconds = sigs.get(neighbour_sample(task.pages, n), params, system.config)
+        return [sigs.get(neighbour_sample(task.pages, n, exclude=p), params) for p in task.pages]
+    sig, seconds = sigs.get(neighbour_sample(task.pages, n), params)
     return [(sig, seconds / len(task.pages))] * len(task.pages)
 
 
@@ -266,9 +262,9 @@ def warm_up(system: System) -> None:
         return
     _warmed.add(system.id)
     if system.is_chain:
-        from newsclean.transforms.chain import learn_static_noise
+        from newsclean.transforms.site_evidence import learn_site_evidence
 
-        signature = learn_static_noise([WARM_UP_HTML] * 2, system.config.static) if system.config.static else None
+        signature = learn_site_evidence([WARM_UP_HTML] * 2, system.config.static) if system.config.static else None
         _run_chain(WARM_UP_HTML, signature, system.config)
         if system.tune_config is not None:
             _run_chain(WARM_UP_HTML, signature, system.tune_config)

@@ -10,8 +10,7 @@ A :class:`System` is one row of the tables. Three kinds:
   learned classifier: :func:`default_ablation_bases`) with one thing changed, built with
   ``ChainConfig.with_`` and the stages' parameter dataclasses (:func:`ablations`): each stage off
   in turn (a learned base also without its boilerplate lexicon, as on a page in a language the
-  lexicon never saw, with the short-output fallback of ``newsclean.transforms.learned.keep_flags``, and
-  without each page-level step it has or with the site vote and side-content step it lacks), the
+  lexicon never saw, and without each kind of page-level step it has, :data:`STEP_ROWS`), the
   other Boilerpipe algorithm, ancestor depth 1-5, link Filters 1-3, and neighbour groups of
   1/3/5/10/20 pages. Values equal to the base's are not repeated (the base's own row is
   that point of each series). Static-noise and neighbour-size ablations only mean something on data
@@ -36,13 +35,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
-from newsclean.transforms.learned import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
-from newsclean.transforms.listing import ListingParams
-from newsclean.transforms.peer_rescue import PeerRescueParams
-from newsclean.transforms.recurring import RecurringTextParams
-from newsclean.transforms.region_recall import REGION_RECALL_STEPS
-from newsclean.transforms.side_content import SideContentParams
-from newsclean.transforms.site_vote import SiteVoteParams
+from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
+from newsclean.transforms.refine.coherence import CoherenceParams
+from newsclean.transforms.refine.peer_rescue import PeerRescueParams
+from newsclean.transforms.refine.recurring import RecurringTextParams
+from newsclean.transforms.refine.region_recall import RegionRecallParams
+from newsclean.transforms.refine.side_content import SideContentParams
+from newsclean.transforms.refine.site_check import SiteCheckParams
 
 CROSSFIT_MODELS = Path(__file__).with_name("models") / "crossfit"
 """The shipped model's three files trained on the *test* split instead, for ``newsclean eval``'s cross-fitted
@@ -54,6 +54,18 @@ NEIGHBOUR_SIZES = (1, 3, 5, 10, 20)
 DEPTHS = (1, 2, 3, 4, 5)
 LINK_FILTERS = (1, 2, 3)
 ABLATION_GROUPS = ("stages", "algorithm", "depth", "filters", "neighbours")
+
+#: Page-level step type -> (row id after "no-", words after "−", whether the row needs neighbour groups): the
+#: ablation rows of a base's ``refine`` steps, one per kind of step (all steps of that kind taken out).
+STEP_ROWS: dict[type, tuple[str, str, bool]] = {
+    CoherenceParams: ("coherence", "page-level coherence", False),
+    RegionRecallParams: ("region-recall", "article region recall", False),
+    BodyEvidenceParams: ("body-evidence", "articleBody evidence", False),
+    SiteCheckParams: ("site-check", "site check", True),
+    SideContentParams: ("side-content", "side content", False),
+    RecurringTextParams: ("recurring", "recurring texts", True),
+    PeerRescueParams: ("peer-rescue", "peer rescue (trafilatura on collapsed pages)", False),
+}
 
 
 @dataclass(frozen=True)
@@ -133,13 +145,6 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
     def make(sid: str, words: str, group: str, config: ChainConfig, **kw) -> System:
         return System(prefix + sid, f"{base.name} {words}", "ablation", config, group, **kw)
 
-    def toggle(field: str, on_value, sid: str, words: str, neighbour_only: bool = False) -> System:
-        """The page-level step ``field`` of ``base.learned`` taken out ("no-<sid>") when set, else put in."""
-        on = getattr(base.learned, field) is not None
-        return make(f"no-{sid}" if on else sid, f"{'−' if on else '+'} {words}", "stages",
-                    base.with_(learned=replace(base.learned, **{field: None if on else on_value})),
-                    neighbour_only=neighbour_only)
-
     decides = base.learned is None  # Boilerpipe and the ancestor filter decide only without a classifier
     out: list[System] = []
     stages = (("static", "static noise"), ("dynamic", "dynamic noise"), ("boilerpipe", "Boilerpipe"),
@@ -151,24 +156,9 @@ def ablations(base: ChainConfig = DEFAULT_CONFIG, neighbours: int = DEFAULT_NEIG
     if base.learned is not None:
         out.append(make("no-lexicon", "− lexicon (an unseen language)", "stages",
                         base.with_(learned=replace(base.learned, use_lexicon=False))))
-        if not base.learned.fallback_words:
-            out.append(make("fallback", "+ short-output fallback", "stages",
-                            base.with_(learned=replace(base.learned, fallback_words=10))))
-        if base.learned.coherence is not None:
-            out.append(make("no-coherence", "− page-level coherence", "stages",
-                            base.with_(learned=replace(base.learned, coherence=None))))
-        if base.learned.body_evidence is not None:
-            out.append(make("no-body-evidence", "− articleBody evidence", "stages",
-                            base.with_(learned=replace(base.learned, body_evidence=None))))
-        out.append(toggle("region_recall", REGION_RECALL_STEPS, "region-recall", "article region recall"))
-        out.append(toggle("side_content", SideContentParams(), "side-content", "side content"))
-        if base.learned.site_check is not None:
-            out.append(make("no-site-check", "− site check", "stages",
-                            base.with_(learned=replace(base.learned, site_check=None)), neighbour_only=True))
-        out += [toggle("site_vote", SiteVoteParams(), "site-vote", "site vote", neighbour_only=True),
-                toggle("recurring", RecurringTextParams(), "recurring", "recurring texts", neighbour_only=True),
-                toggle("listing", ListingParams(), "listing", "listing check", neighbour_only=True),
-                toggle("peer_rescue", PeerRescueParams(), "peer-rescue", "peer rescue (trafilatura on collapsed pages)")]
+        for kind in dict.fromkeys(type(step) for step in base.refine):
+            sid, words, neighbour_only = STEP_ROWS[kind]
+            out.append(make(f"no-{sid}", f"− {words}", "stages", base.without_steps(kind), neighbour_only=neighbour_only))
     if base.boilerpipe is not None and decides:
         other = 3 - base.boilerpipe.algorithm
         out.append(make(f"alg{other}", f"Boilerpipe Algorithm {other}", "algorithm",

@@ -3,8 +3,8 @@
 The one-page API, for notebooks and scripts (no Beam, no Scrapy involved)::
 
     import newsclean
-    signature = newsclean.learn_signature(neighbour_pages)      # once per site/category, reusable
-    article = newsclean.extract(html, url=url, signature=signature)
+    evidence = newsclean.learn_site_evidence(neighbour_pages)   # once per site/category, reusable
+    article = newsclean.extract(html, url=url, evidence=evidence)
     print(article.title, article.text[:200])
 
 Subpackages: :mod:`newsclean.transforms` (the algorithms over lxml trees), :mod:`newsclean.pipeline`
@@ -21,8 +21,9 @@ from importlib.metadata import PackageNotFoundError, version
 from newsclean.transforms.chain import CONFIGS, MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.parse import decode_html
-from newsclean.transforms.site_signature import classifies_neighbours, learn_site_signature
-from newsclean.transforms.static_noise import StaticNoiseParams, StaticNoiseSignature, learn_static_noise
+from newsclean.transforms.site_evidence import SiteEvidence
+from newsclean.transforms.site_evidence import learn_site_evidence as _learn_site_evidence
+from newsclean.transforms.static_noise import StaticNoiseParams
 
 try:
     __version__ = version("newsclean")
@@ -30,7 +31,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = [
-    "extract", "learn_signature", "Extraction", "ExtractionError", "StaticNoiseSignature", "ChainConfig",
+    "extract", "learn_site_evidence", "Extraction", "ExtractionError", "SiteEvidence", "ChainConfig",
     "CONFIGS", "__version__",
 ]
 
@@ -40,27 +41,26 @@ def _as_text(page: str | bytes) -> str:
     return page if isinstance(page, str) else decode_html(page)[0]
 
 
-def learn_signature(neighbours: Iterable[str | bytes],
-                    params: StaticNoiseParams = StaticNoiseParams()) -> StaticNoiseSignature:
-    """Learn a site's static-noise signature (StaDyNoT §3.1) from its neighbour pages.
+def learn_site_evidence(neighbours: Iterable[str | bytes], params: StaticNoiseParams = StaticNoiseParams()) -> SiteEvidence:
+    """Learn a site's evidence from its neighbour pages: its static-noise signature (StaDyNoT §3.1) and site profile.
 
-    ``neighbours``: HTML pages (``str``, or ``bytes`` to be decoded) of the same site and category,
-    typically 5–20. The result is small (a set of 64-bit key digests, and the site's per-site evidence
-    learnt from the same pages: where its articles sit, which block structures and texts recur, a few KB;
-    :mod:`newsclean.transforms.site_profile`), picklable and reusable for every page of that
-    site/category. Raises :class:`ExtractionError` for a page that is empty.
+    ``neighbours``: HTML pages (``str``, or ``bytes`` to be decoded as the pipeline decodes them) of the same site
+    and category, typically 5–20. The result is small (a set of 64-bit key digests, and where the site puts its
+    articles, which block structures and texts recur: a few KB; :mod:`newsclean.transforms.site_evidence`),
+    picklable and reusable for every page of that site/category. :func:`newsclean.transforms.site_evidence.learn_site_evidence`
+    over decoded pages. Raises :class:`ExtractionError` for a page that is empty.
     """
-    return learn_static_noise([_as_text(page) for page in neighbours], params)
+    return _learn_site_evidence([_as_text(page) for page in neighbours], params)
 
 
 def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str | bytes] | None = None,
             chain: str | ChainConfig = "default",
-            signature: StaticNoiseSignature | None = None, min_words: int = MIN_ARTICLE_WORDS) -> Extraction:
+            evidence: SiteEvidence | None = None, min_words: int = MIN_ARTICLE_WORDS) -> Extraction:
     """Clean one page: the article's title, text, cleaned HTML, dates, language and per-stage counts.
 
     ``html``: the page (``str``, or ``bytes`` decoded as the pipeline does). ``neighbours``: other pages of
-    the same site/category whose shared nodes are static noise (StaDyNoT §3.1); or pass a ``signature``
-    learned once with :func:`learn_signature` (``neighbours`` is then ignored). ``chain``: a name of
+    the same site/category whose shared nodes are static noise (StaDyNoT §3.1); or pass the ``evidence``
+    learned once with :func:`learn_site_evidence` (``neighbours`` is then ignored). ``chain``: a name of
     :data:`CONFIGS` (``default``, ``paper``, ``heuristic``, …) or a :class:`ChainConfig`. ``min_words``:
     an extraction with fewer words (``word_count``) is refused as ``too_short``, as the pipeline's
     ``--min-words`` does (default 10; 0 accepts any non-empty text).
@@ -70,8 +70,6 @@ def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str 
     ``too_short``) and ``KeyError`` for an unknown chain name.
     """
     config = chain if isinstance(chain, ChainConfig) else CONFIGS[chain]
-    if signature is None and neighbours is not None:
-        # with a site vote or the listing check (off in the default) the neighbours also go through this chain's classifier
-        signature = (learn_site_signature([_as_text(p) for p in neighbours], config) if classifies_neighbours(config)
-                     else learn_signature(neighbours))
-    return extract_article(_as_text(html), signature, config, url=url, min_words=min_words)
+    if evidence is None and neighbours is not None:
+        evidence = learn_site_evidence(neighbours)
+    return extract_article(_as_text(html), evidence, config, url=url, min_words=min_words)

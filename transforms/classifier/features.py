@@ -15,7 +15,7 @@ group over the whole page (``_<group>_group``), from what the page's blocks shar
 - page context: relative position, share of the page's words, match with the title;
 - the nearest enclosing table: its own cells, nesting, word share, link density, headers, and
   whether it lies in the best content cluster (a data table in an article vs a layout table);
-- boilerplate cue words learnt from the training blocks (:mod:`newsclean.transforms.lexicon`) and the share
+- boilerplate cue words learnt from the training blocks (:mod:`newsclean.transforms.classifier.lexicon`) and the share
   of the block's words the lexicon knows.
 
 Static noise is removed before blocks are built (a hard filter: it costs < 1 % recall, see
@@ -29,7 +29,7 @@ import math
 import operator
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -38,10 +38,11 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_groups, paragraph_of, under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.boilerpipe import BoilerpipeParams, classify_blocks
-from newsclean.transforms.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
+from newsclean.transforms.classifier.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
+from newsclean.transforms.context import PageContext
 from newsclean.transforms.marks import DYNAMIC, mark_of
-from newsclean.transforms.site_profile import SITE_FEATURE_NAMES, SiteProfile, site_features
-from newsclean.transforms.structure import STRUCTURE_FEATURE_NAMES, structure_features
+from newsclean.transforms.site_profile import PathDigests, SiteProfile, content_support, text_digest
+from newsclean.transforms.structure import PathMarks, blocks_body_support
 
 NEGATIVE_WORDS = (
     "comment", "nav", "footer", "foot", "sidebar", "side", "related", "share", "social", "promo",
@@ -68,6 +69,31 @@ TABLE_FEATURE_NAMES = (
     "table_cells_log", "table_nesting", "table_word_share", "table_link_density", "table_has_th",
     "table_in_best_cluster",
 )
+SITE_FEATURE_NAMES = (
+    "site_in_content", "site_content_here",
+    "site_path_support", "site_path_word_share", "site_path_text_varies", "site_path_link_density",
+    "site_text_support",
+)
+"""Columns of :func:`site_features`, by piece of the site profile's evidence
+(:mod:`newsclean.transforms.site_profile`: content container, recurring structures, recurring texts)."""
+STRUCTURE_FEATURE_NAMES = (
+    "in_article_container", "in_article_body_prop", "body_class_id", "container_word_share",
+    "page_has_container", "ld_body_share", "ld_body_present", "ld_body_coverage",
+)
+"""Columns of :func:`structure_features` (the marks of :mod:`newsclean.transforms.structure`), all floats:
+
+- ``in_article_container``: 1 inside ``<article>``, ``<main>``, ``[role=main]`` or ``[itemprop/property=articleBody]``;
+- ``in_article_body_prop``: 1 inside an element whose ``itemprop`` or ``property`` names ``articleBody``;
+- ``body_class_id``: 1 when an ancestor-or-self's class or id is an article-body name (:data:`newsclean.transforms.structure.BODY_NAME`);
+- ``container_word_share``: share in [0, 1] of the page's words inside the block's nearest such
+  container or body-named element (0 outside one);
+- ``page_has_container``: 1 when any block of the page lies in one;
+- ``ld_body_share``: share in [0, 1] of the block's word bigrams (a one-word block: its word) that occur
+  in the page's ``articleBody`` text, lowercased (0 without one);
+- ``ld_body_present``: 1 when the page has an ``articleBody`` of at least :data:`newsclean.transforms.structure.MIN_BODY_WORDS` words;
+- ``ld_body_coverage``: the ``articleBody``'s words over the page's block words, capped at 1 (a teaser
+  ``articleBody`` covers little of a long article; 0 without one).
+"""
 _SHALLOW = ("words_log", "link_density", "text_density", "avg_word_len", "capital_ratio", "stop_ratio")
 
 FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
@@ -105,7 +131,7 @@ FEATURE_NAMES = (
     *STRUCTURE_FEATURE_NAMES,
 )
 """Column order of the feature matrix, as the shipped models were trained (the model files record it:
-:func:`newsclean.transforms.learned.load_model` refuses a model whose names differ)."""
+:func:`newsclean.transforms.classifier.model.load_model` refuses a model whose names differ)."""
 
 FEATURE_INDEX = {name: k for k, name in enumerate(FEATURE_NAMES)}
 
@@ -117,19 +143,6 @@ def _check_groups() -> None:
 
 
 _check_groups()
-
-
-@dataclass(frozen=True)
-class PageContext:
-    """Page-level inputs of the features: the title (or None), whether static noise was learnt, and
-    the site's per-site evidence from its neighbour pages (:mod:`newsclean.transforms.site_profile`; None: none);
-    ``html``, the decoded page itself, is no feature: only the peer rescue after the classifier reads it."""
-
-    title: str | None = None
-    has_signature: bool = False
-    site: SiteProfile | None = None
-    article_body: str | None = None  # JSON-LD/microdata articleBody (Metadata.article_body): structure group
-    html: str | None = field(default=None, repr=False, compare=False)  # the decoded page: transforms.peer_rescue's peer reads it
 
 
 @dataclass
@@ -443,7 +456,7 @@ def _table_group(page: _Page) -> np.ndarray:
 
 
 def _lexicon_group(page: _Page) -> np.ndarray:
-    """Boilerplate log-odds mean and max of the block's known words and their share (:mod:`newsclean.transforms.lexicon`);
+    """Boilerplate log-odds mean and max of the block's known words and their share (:mod:`newsclean.transforms.classifier.lexicon`);
     zeros without a lexicon."""
     if page.lexicon is None:
         return np.zeros((page.n, len(LEXICON_FEATURE_NAMES)))
@@ -461,6 +474,67 @@ def _structure_group(page: _Page) -> np.ndarray:
     return structure_features(page.blocks, page.ctx.article_body)
 
 
+def site_features(blocks: Sequence[TextBlock], profile: SiteProfile | None) -> np.ndarray:
+    """Per block the :data:`SITE_FEATURE_NAMES` columns, shape ``(len(blocks), 7)``, all ratios in [0, 1]:
+
+    - site_in_content: consensus support of the site's content container around the block (0: outside);
+    - site_content_here: share of this page's words inside the site's content containers;
+    - site_path_support / _word_share / _text_varies / _link_density: the stats of the block's container path
+      (0 when the path recurs on fewer than ``min_support`` neighbours);
+    - site_text_support: share of neighbours holding the block's exact text (case and whitespace folded).
+
+    All zeros without a profile.
+    """
+    out = np.zeros((len(blocks), len(SITE_FEATURE_NAMES)))
+    if profile is None or not blocks:
+        return out
+    digests = PathDigests()
+    content = dict(profile.content)
+    structures = profile.structures()
+    texts = profile.texts()
+    memo: dict[etree._Element, float] = {}
+    page_words = sum(b.num_words for b in blocks) or 1
+    for i, b in enumerate(blocks):
+        out[i, 0] = content_support(b.container, digests, content, memo)
+        out[i, 2:6] = structures.get(digests(b.container), (0.0, 0.0, 0.0, 0.0))
+        out[i, 6] = texts.get(text_digest(b.text), 0.0)
+    out[:, 1] = sum(b.num_words for i, b in enumerate(blocks) if out[i, 0] > 0) / page_words
+    return out
+
+
+def structure_features(blocks: Sequence[TextBlock], article_body: str | None = None) -> np.ndarray:
+    """The :data:`STRUCTURE_FEATURE_NAMES` of ``blocks`` (one page, document order): shape
+    ``(len(blocks), 8)``, float64. ``article_body``: the page's JSON-LD/microdata ``articleBody`` text
+    (None or empty: the ``ld_*`` columns are 0). Linear in the blocks and the elements above them."""
+    out = np.zeros((len(blocks), len(STRUCTURE_FEATURE_NAMES)))
+    if not blocks:
+        return out
+    marks = PathMarks()
+    states = [marks.of(b.container) for b in blocks]
+    page_words = sum(b.num_words for b in blocks) or 1
+    held: dict[etree._Element, int] = {}
+    for b, (_, _, _, nearest) in zip(blocks, states):
+        if nearest is not None:
+            held[nearest] = held.get(nearest, 0) + b.num_words
+    totals = dict(held)  # a container's words include those of the containers nested in it
+    for inner, n in held.items():
+        for anc in inner.iterancestors():
+            if anc in held:
+                totals[anc] += n
+    has_container = float(bool(held))
+    body = blocks_body_support(blocks, article_body)
+    coverage = min(1.0, body.body_words / page_words) if body is not None else 0.0
+    for i, (container, body_prop, body_name, nearest) in enumerate(states):
+        out[i] = [
+            float(container), float(body_prop), float(body_name),
+            totals[nearest] / page_words if nearest is not None else 0.0,
+            has_container,
+            body.support[i] if body is not None else 0.0,
+            float(body is not None), coverage,
+        ]
+    return out
+
+
 _GROUP_FUNCTIONS = {
     "shallow": _shallow_group, "text": _text_group, "papers": _papers_group, "dom": _dom_group,
     "page": _page_group, "cluster": _cluster_group, "neighbours": _neighbours_group, "table": _table_group,
@@ -475,7 +549,7 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
     the names it was trained on). Only the groups of :data:`FEATURE_GROUPS` holding one of ``names``
     are computed, each filling its columns by name.
 
-    ``lexicon``: boilerplate cue words (:mod:`newsclean.transforms.lexicon`); None leaves the lexical
+    ``lexicon``: boilerplate cue words (:mod:`newsclean.transforms.classifier.lexicon`); None leaves the lexical
     features at 0 (the training script fills them in, out of fold).
 
     Raises:

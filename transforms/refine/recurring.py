@@ -1,4 +1,4 @@
-"""Recurring texts as boilerplate: a kept block whose exact text other pages of the site also hold (issue #17).
+"""Recurring texts as boilerplate: a kept block whose exact text other pages of the site also hold.
 
 The site profile already stores the digests of block texts found on two or more neighbour pages
 (:class:`newsclean.transforms.site_profile.SiteProfile` evidence 3, a soft StaDyNoT: Barua et al. 2014 §3.1
@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock, check_block_lengths
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.context import PageContext
 from newsclean.transforms.site_profile import SiteProfile, text_digest
 from newsclean.transforms.text import scoring_tokens
 
@@ -56,6 +57,12 @@ class RecurringTextParams:
         if not 0.0 < self.drop_below <= 1.0:
             raise ValueError(f"drop_below must be in (0, 1], got {self.drop_below}")
 
+    def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                 ctx: PageContext) -> list[bool]:
+        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`recurring_text_keep` with the page's
+        title and site profile."""
+        return recurring_text_keep(blocks, probs, keep, ctx.title, ctx.site, self)
+
 
 def _token_line(text: str) -> str:
     return " ".join(scoring_tokens(text))
@@ -73,11 +80,7 @@ def recurring_text_keep(blocks: Sequence[TextBlock], probs: Sequence[float], kee
 
     ``probs``: content probability per block in [0, 1]; ``title``: the page's title (None: none);
     ``profile``: the site's (None: flags returned unchanged, as a new list).
-
-    Raises:
-        ValueError: ``blocks``, ``probs`` and ``keep`` differ in length.
     """
-    check_block_lengths(blocks, probs, keep)
     keep = list(keep)
     if profile is None or not profile.text_keys:
         return keep

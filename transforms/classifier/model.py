@@ -1,4 +1,4 @@
-"""Learned block classifier: a gradient-boosted tree model over :mod:`newsclean.transforms.features`.
+"""Learned block classifier: a gradient-boosted tree model over :mod:`newsclean.transforms.classifier.features`.
 
 The field's extension of Boilerpipe (Kohlschütter 2010 §4 trains decision trees on shallow
 features; Dragnet and BoilerNet train on labelled blocks): the papers' own decisions
@@ -7,13 +7,14 @@ features next to DOM context, and a LightGBM model trained on the *tune* half of
 data sets (``scripts/train_block_classifier.py``, split by site: ``newsclean_eval.datasets.split_of``)
 decides per block, in two stages: stage 1 scores each block from its features; stage 2 adds
 the stage-1 probabilities of the neighbouring blocks and of the block's DOM cluster
-(:func:`newsclean.transforms.features.context_features`), a stacked sequence model that smooths
+(:func:`newsclean.transforms.classifier.features.context_features`), a stacked sequence model that smooths
 isolated decisions. Both models are gzipped LightGBM text files shipped in ``transforms/models/``
 (a file may hold a seed ensemble: :data:`ENSEMBLE_SEPARATOR`), beside the boilerplate lexicon
-that gives the lexical features (:mod:`newsclean.transforms.lexicon`).
+that gives the lexical features (:mod:`newsclean.transforms.classifier.lexicon`). The page-level steps that
+revise its keep flags are :mod:`newsclean.transforms.refine`'s.
 
 Raises ``FileNotFoundError`` when a model or lexicon file is missing and ``ValueError`` when a
-model's feature names differ from :data:`newsclean.transforms.features.FEATURE_NAMES`.
+model's feature names differ from :data:`newsclean.transforms.classifier.features.FEATURE_NAMES`.
 """
 
 from __future__ import annotations
@@ -28,58 +29,32 @@ from pathlib import Path
 
 import numpy as np
 
-from newsclean.schemas.records import RejectReason
 from newsclean.transforms.blocks import TextBlock
-from newsclean.transforms.coherence import BodyEvidenceParams, CoherenceParams, body_evidence_keep, coherent_keep
-from newsclean.transforms.errors import ExtractionError
-from newsclean.transforms.features import (
+from newsclean.transforms.classifier.features import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
-    PageContext,
     block_features,
     context_features,
     context_groups,
 )
-from newsclean.transforms.lexicon import load_lexicon
-from newsclean.transforms.listing import ListingParams, listing_reason
-from newsclean.transforms.peer_rescue import PeerRescueParams, rescue_keep
-from newsclean.transforms.recurring import RecurringTextParams, recurring_text_keep
-from newsclean.transforms.region_recall import (
-    BodyRecallParams,
-    RegionRecallParams,
-    body_recall_keep,
-    region_recall_keep,
-)
-from newsclean.transforms.side_content import SideContentParams, side_content_keep
-from newsclean.transforms.site_profile import SiteCheckParams, site_recheck
-from newsclean.transforms.site_vote import SiteVoteParams, vote_probabilities
+from newsclean.transforms.classifier.lexicon import load_lexicon
+from newsclean.transforms.context import PageContext
 
-MODELS = Path(__file__).with_name("models")
+MODELS = Path(__file__).resolve().parents[1] / "models"  # transforms/models/, beside BoilerNet's weights
 DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
 DEFAULT_CONTEXT_MODEL = MODELS / "block_classifier_context.txt.gz"
 DEFAULT_LEXICON = MODELS / "boilerplate_lexicon.tsv.gz"
 
 
-FALLBACK_WORDS = 0
-"""Words (:func:`newsclean.transforms.text.words`) of the kept blocks below which a page's extraction is deemed
-a miss and :func:`keep_flags` falls back (0: never). Off by default: ``newsclean eval``'s
-"+ short-output fallback" row (10 words) rescues a few articles but turns more pages without one
-(empty gold) into short junk articles instead of ``no_content``/``too_short`` rejects."""
-FALLBACK_RATIO = 0.5
-"""Relative threshold of the fallback: blocks with probability >= this share of the page's highest."""
-
-
 @dataclass(frozen=True)
 class LearnedParams:
     """Model and lexicon files (None = the shipped ones), whether to run stage 2, whether to use the
-    lexicon (False: every word unknown, as on a page in a language it never saw), the content
-    threshold in [0, 1], the short-extraction fallback (:func:`keep_flags`; 0 words = off), and the
-    page-level check against the site's content container (:func:`newsclean.transforms.site_profile.site_recheck`;
-    None = off).
+    lexicon (False: every word unknown, as on a page in a language it never saw) and the content
+    threshold in [0, 1] (:func:`keep_flags`).
 
     ``context_early_stop_margin``: LightGBM's prediction early stopping for stage 2 only (:func:`predict_parameters`;
     None = every tree). Stage 1 always runs every tree: its probabilities are stage 2's context features, which
-    move with them (docs/DECISIONS.md, "Chain speed", tenth session). Raises ValueError for a margin <= 0."""
+    move with them (docs/DECISIONS.md, "Chain speed"). Raises ValueError for a margin <= 0."""
 
     model_path: str | None = None
     context_model_path: str | None = None
@@ -87,18 +62,6 @@ class LearnedParams:
     use_context: bool = True
     use_lexicon: bool = True
     threshold: float = 0.5
-    fallback_words: int = FALLBACK_WORDS
-    fallback_ratio: float = FALLBACK_RATIO
-    site_check: SiteCheckParams | None = None
-    coherence: CoherenceParams | None = None  # page-level coherence (newsclean.transforms.coherence); None = off
-    body_evidence: BodyEvidenceParams | None = None  # articleBody as evidence (coherence.body_evidence_keep); None = off
-    site_vote: SiteVoteParams | None = None  # the site vote (newsclean.transforms.site_vote); None = off
-    side_content: SideContentParams | None = None  # side boxes dropped last (newsclean.transforms.side_content); None = off
-    region_recall: tuple[RegionRecallParams, ...] | None = None  # article region recall, in order (newsclean.transforms.region_recall); None = off
-    body_recall: BodyRecallParams | None = None  # articleBody kept when mostly dropped (region_recall.body_recall_keep); None = off
-    listing: ListingParams | None = None  # listing pages as not_article rejects (newsclean.transforms.listing); None = off
-    recurring: RecurringTextParams | None = None  # site-recurring short texts dropped (newsclean.transforms.recurring); None = off
-    peer_rescue: PeerRescueParams | None = None  # trafilatura's vote on a collapsed page (newsclean.transforms.peer_rescue); None = off
     context_early_stop_margin: float | None = 10.0
 
     def __post_init__(self):
@@ -209,13 +172,13 @@ def load_model(path: str, known: tuple[str, ...] = FEATURE_NAMES) -> ModelEnsemb
 
 def check_feature_names(path: str, trained: tuple[str, ...], known: tuple[str, ...]) -> None:
     """Raise ValueError when a model file's recorded feature names (``feature_names=`` of a LightGBM
-    text model, in column order) include one that :mod:`newsclean.transforms.features` does not
+    text model, in column order) include one that :mod:`newsclean.transforms.classifier.features` does not
     compute (in ``known``), or one twice: the model was trained on features this code lacks
     (retrain: ``make models``). A subset of ``known`` is fine: only those columns are computed."""
     unknown = [n for n in trained if n not in known]
     twice = sorted({n for n in trained if trained.count(n) > 1})
     if unknown or twice:
-        raise ValueError(f"{path}: model features differ from those in newsclean.transforms.features: the model "
+        raise ValueError(f"{path}: model features differ from those in newsclean.transforms.classifier.features: the model "
                          f"expects {', '.join(unknown) or 'nothing'} the code lacks"
                          f"{'; named twice: ' + ', '.join(twice) if twice else ''}; retrain the model")
 
@@ -248,64 +211,6 @@ def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params:
     return stage2.predict(np.hstack([feats2, np.asarray(ctx_feats, dtype=float)]), params.context_early_stop_margin).tolist()
 
 
-def keep_flags(probs: Sequence[float], word_counts: Sequence[int], params: LearnedParams = LearnedParams()) -> list[bool]:
-    """Keep flags from content probabilities in [0, 1] and the blocks' word counts (:func:`newsclean.transforms.text.words`).
-
-    A block is kept at or above ``params.threshold``. When the kept blocks hold fewer than
-    ``params.fallback_words`` words, the page's content is one the model is unsure of
-    everywhere (a layout unlike its training pages: all of the article at p ~ 0.3) rather
-    than absent, so the threshold falls to ``params.fallback_ratio`` x the page's highest
-    probability, as extractors fall back to a second opinion when their output is too short
-    (trafilatura's fallback to readability and jusText).
-    """
-    keep = [p >= params.threshold for p in probs]
-    if sum(w for w, k in zip(word_counts, keep) if k) >= params.fallback_words or not probs:
-        return keep
-    relative = min(params.threshold, max(probs) * params.fallback_ratio)
-    return [p >= relative for p in probs]
-
-
-def page_level_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool], ctx: PageContext,
-                    params: LearnedParams = LearnedParams()) -> list[bool]:
-    """The page-level steps after the per-block decision, each when its parameters are set: page
-    coherence, the article region recall (:mod:`newsclean.transforms.region_recall`) and the ``articleBody``
-    evidence (:mod:`newsclean.transforms.coherence`), then the site
-    check (:func:`newsclean.transforms.site_profile.site_recheck`), last the side-content step
-    (:func:`newsclean.transforms.side_content.side_content_keep`), then recurring texts
-    (:func:`newsclean.transforms.recurring.recurring_text_keep`), last the peer rescue of an unsure fragment
-    (:func:`newsclean.transforms.peer_rescue.rescue_keep`, when ``ctx.html`` is given). Returns new keep flags,
-    one per block."""
-    keep = list(keep)
-    if params.coherence is not None:
-        keep = coherent_keep(blocks, probs, keep, params.coherence)
-    for region in params.region_recall or ():
-        keep = region_recall_keep(blocks, probs, keep, region)
-    if params.body_recall is not None:
-        keep = body_recall_keep(blocks, probs, keep, ctx.article_body, params.body_recall)
-    if params.body_evidence is not None:
-        keep = body_evidence_keep(blocks, probs, keep, ctx.article_body, params.body_evidence)
-    keep = site_recheck(blocks, probs, keep, ctx.site, params.site_check) if params.site_check else keep
-    keep = side_content_keep(blocks, probs, keep, params.side_content) if params.side_content else keep
-    if params.recurring is not None:  # after the side-content step, as measured (docs/DECISIONS.md "Recurring texts")
-        keep = recurring_text_keep(blocks, probs, keep, ctx.title, ctx.site, params.recurring)
-    if params.peer_rescue is not None and ctx.html is not None:
-        keep = rescue_keep(ctx.html, blocks, probs, keep, params.peer_rescue)
-    return keep
-
-
-def classify_learned(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[bool]:
-    """Keep flags of :func:`keep_flags` for ``blocks``, then :func:`page_level_keep`; with ``params.site_vote``
-    the probabilities first go through the site vote (:func:`newsclean.transforms.site_vote.vote_probabilities`).
-
-    Raises:
-        ExtractionError: ``NOT_ARTICLE`` when ``params.listing`` is set and the neighbours show the page is a
-            listing (:func:`newsclean.transforms.listing.listing_reason`, the reason in the message).
-    """
-    probs = content_probabilities(blocks, ctx, params)
-    vote = ctx.site.vote if ctx.site is not None else None
-    if params.site_vote is not None:
-        probs = vote_probabilities(blocks, probs, vote, params.site_vote)
-    keep = page_level_keep(blocks, probs, keep_flags(probs, [b.num_words for b in blocks], params), ctx, params)
-    if params.listing is not None and (reason := listing_reason(blocks, probs, keep, vote, params.listing)):
-        raise ExtractionError(RejectReason.NOT_ARTICLE, reason)
-    return keep
+def keep_flags(probs: Sequence[float], params: LearnedParams = LearnedParams()) -> list[bool]:
+    """Keep flags from content probabilities in [0, 1]: a block is kept at or above ``params.threshold``."""
+    return [p >= params.threshold for p in probs]

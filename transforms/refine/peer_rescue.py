@@ -1,7 +1,7 @@
-"""A second extractor's opinion where the block classifier keeps almost nothing (issue 11, recall collapse).
+"""A second extractor's opinion where the block classifier keeps almost nothing (the "recall collapse").
 
 On pages whose article layout the classifier cannot read, the default keeps one fragment of the body or
-nothing at all, with precision ~1.0 (issue 11's held-out "recall collapse"). A general extractor with other
+nothing at all, with precision ~1.0 (the held-out "recall collapse"). A general extractor with other
 rules, trafilatura (Barbaresi 2021, ACL demo "Trafilatura: A Web Scraping Library and Command-Line Tool for
 Text Discovery and Extraction"; it falls back on readability and jusText itself when its own output is short),
 often still finds the article there. So when the default kept an *unsure fragment* (at least one and fewer
@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.context import PageContext
 from newsclean.transforms.text import scoring_tokens
 
 #: Pages longer than this (characters of decoded HTML) are not given to the peer: bounds its time on
@@ -57,6 +58,12 @@ class PeerRescueParams:
                              f"{self.min_block_share}, {self.max_kept_probability}")
         if self.max_kept_words < 0 or self.min_peer_words < 0:
             raise ValueError("word counts must be >= 0")
+
+    def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                 ctx: PageContext) -> list[bool]:
+        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`rescue_keep` on the decoded page
+        (``ctx.html``; without it, flags unchanged)."""
+        return rescue_keep(ctx.html, blocks, probs, keep, self) if ctx.html is not None else list(keep)
 
 
 def peer_text(html: str) -> str:

@@ -1,11 +1,10 @@
 """Side content kept beside the article: related links, share and newsletter boxes, "read also" teasers,
-date lines and photo credits that the learned classifier keeps on sites it never saw (issue #11, "precision
-on unseen sites").
+date lines and photo credits that the learned classifier keeps on sites it never saw.
 
 A page-level step after the block classifier, in the manner of the class/id weighting of Readability's
 ``grabArticle`` (negative class names: comment, share, related, ...) and of Dragnet's CSS-token features
 (Peters & Lecocq 2013 §3), but applied only to what the classifier kept and only *off the article's main
-text*: the main region is :func:`newsclean.transforms.coherence.main_region` (the container holding most
+text*: the main region is :func:`newsclean.transforms.refine.region.main_region` (the container holding most
 kept words and its same-signature siblings). A kept block's *own ancestors* are the elements from its
 container up to, not including, the first one that also holds the main region; a class or id on those
 names only the block's own box. Wrappers around the whole article (``<div class="post comment-free">``)
@@ -18,10 +17,7 @@ hold the main region and are never read, so a class word there removes nothing.
 * (``link_density`` set) it is a short line of links (link density >= ``link_density``, at most
   ``link_max_words`` words): a "read also" teaser inside or beside the article; with ``link_label_words``
   set, only one that opens with an unlinked label of at most that many words ending in a colon
-  ("Read also: <a>...</a>", "Lea también: ...", "MIRA: ..."), or
-* (``trailing_max_words`` set) it follows the last long prose block of the main region (at least
-  ``long_words`` words) and has at most ``trailing_max_words`` words: the calls to action and notices that
-  close an article ("Subscribe now ...", "Download our app ..."; off: it measured worse).
+  ("Read also: <a>...</a>", "Lea también: ...", "MIRA: ...").
 
 It never drops every kept block and, with ``max_drop_share`` set, never more than that share of the kept
 words (boxes that hold most of what was kept are not side content on that page: a section named ``caption``
@@ -38,8 +34,9 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms.ancestor_filter import under_any
-from newsclean.transforms.blocks import TextBlock, check_block_lengths
-from newsclean.transforms.coherence import main_region, text_container
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine.region import class_tokens, main_region, shared_elements
 
 SIDE_CLASS_WORDS = (
     "related", "recommended", "newsletter", "subscribe", "subscription", "share", "sharing", "social", "promo",
@@ -75,10 +72,8 @@ ARTICLE_BODY_SIDE_CONTENT_WORDS = SIDE_CLASS_WORDS + COMMENT_CLASS_WORDS + CAPTI
 """The ``precision`` chain's class words (transforms/chain.py): the default's, plus the three groups whose
 place in an article the data sets' gold conventions disagree on (comments, captions, bylines), for a corpus
 of article bodies only. Measured per group on leave-one-data-set-out tune pages: docs/DECISIONS.md "Side
-content", fifteenth session."""
+content"."""
 
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 
 
 @dataclass(frozen=True)
@@ -94,11 +89,9 @@ class SideContentParams:
     and at most ``link_max_words`` words is dropped too (None = off); with ``link_label_words`` set, only
     when its text opens with a label of at most that many words ending in ":" (:func:`has_label`; None: any
     short line of links).
-    trailing_max_words: when set, a kept block of at most this many words after the main region's last
-    block of at least ``long_words`` words with link density <= 0.2 is dropped too (None = off).
     max_drop_share: when set, in [0, 1], the step changes nothing on a page where it would drop more than this
     share of the kept words (``TextBlock.num_words``; None = off: only the every-block guard). Off in the
-    default, 0.5 in the ``precision`` chain (docs/DECISIONS.md "Side content", fifteenth session).
+    default, 0.5 in the ``precision`` chain (docs/DECISIONS.md "Side content").
 
     Raises ValueError for a probability, density or share outside [0, 1] or a negative word count.
     """
@@ -110,8 +103,6 @@ class SideContentParams:
     link_density: float | None = 0.6
     link_max_words: int = 25
     link_label_words: int | None = 3
-    trailing_max_words: int | None = None
-    long_words: int = 25
     max_drop_share: float | None = None
 
     def __post_init__(self):
@@ -121,11 +112,16 @@ class SideContentParams:
             raise ValueError(f"link_density must be in [0, 1] or None, got {self.link_density!r}")
         if self.max_drop_share is not None and not 0.0 <= self.max_drop_share <= 1.0:
             raise ValueError(f"max_drop_share must be in [0, 1] or None, got {self.max_drop_share!r}")
-        counts = (self.max_words, self.link_max_words, self.link_label_words, self.trailing_max_words, self.long_words)
+        counts = (self.max_words, self.link_max_words, self.link_label_words)
         if any(c is not None and c < 0 for c in counts):
             raise ValueError(f"word counts must be >= 0 or None, got {counts!r}")
         if isinstance(self.class_words, str) or isinstance(self.tags, str):
             raise ValueError("class_words and tags must be sequences of strings, not one string")
+
+    def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                 ctx: PageContext) -> list[bool]:
+        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`side_content_keep`."""
+        return side_content_keep(blocks, probs, keep, self)
 
 
 _LABEL = re.compile(r"^\W*([^:]{1,40}):\s*\S")
@@ -136,24 +132,6 @@ def has_label(text: str, max_words: int) -> bool:
     follows ("Read also: ...", "VEA TAMBIÉN: ..."); words are whitespace-separated."""
     m = _LABEL.match(text)
     return bool(m) and 1 <= len(m.group(1).split()) <= max_words
-
-
-def class_tokens(el: etree._Element) -> frozenset[str]:
-    """Lowercased tokens of ``el``'s class and id attributes, split at non-alphanumerics and at camelCase
-    humps (``RelatedCoverage-container`` -> related, coverage, container)."""
-    raw = f"{el.get('class') or ''} {el.get('id') or ''}"
-    return frozenset(t.lower() for part in _NON_ALNUM.split(raw) for t in _HUMP.split(part) if t)
-
-
-def shared_elements(region: set[etree._Element]) -> set[etree._Element]:
-    """The region's containers and all their ancestors."""
-    shared: set[etree._Element] = set()
-    for el in region:
-        node = el
-        while node is not None and node not in shared:
-            shared.add(node)
-            node = node.getparent()
-    return shared
 
 
 def names_side_box(el: etree._Element, tags: Container[str], words: frozenset[str]) -> bool:
@@ -171,14 +149,11 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     ``probs``: the classifier's content probabilities in [0, 1], one per block. A dropped block is never
     kept; when the rule would drop every kept block with words, or more than ``params.max_drop_share`` of the
     kept words, ``keep`` is returned unchanged.
-    Raises ValueError when the three sequences differ in length.
     """
-    check_block_lengths(blocks, probs, keep)
     region = main_region(blocks, keep)
     if not region:
         return list(keep)
     shared = shared_elements(region)
-    tail_from = _trailing_start(blocks, region, params)
     candidates = [k and p < params.drop_below and (params.max_words is None or b.num_words <= params.max_words)
                   for b, p, k in zip(blocks, probs, keep)]
     words = frozenset(params.class_words)
@@ -186,10 +161,9 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     boxed = under_any((b.container if c else None for b, c in zip(blocks, candidates)),
                       lambda el: names_side_box(el, params.tags, words), stop=shared)
     out = []
-    for i, (b, k, c, box) in enumerate(zip(blocks, keep, candidates, boxed)):
+    for b, k, c, box in zip(blocks, keep, candidates, boxed):
         if c:
-            trailing = i >= tail_from and b.num_words <= params.trailing_max_words
-            k = not (trailing or _is_link_line(b, params) or box)
+            k = not (_is_link_line(b, params) or box)
         out.append(k)
     if not any(k and b.num_words for b, k in zip(blocks, out)) or _drops_too_much(blocks, keep, out, params):
         return list(keep)
@@ -212,14 +186,3 @@ def _is_link_line(block: TextBlock, params: SideContentParams) -> bool:
     if block.link_density < params.link_density:
         return False
     return params.link_label_words is None or has_label(block.text, params.link_label_words)
-
-
-def _trailing_start(blocks: Sequence[TextBlock], region: set[etree._Element], params: SideContentParams) -> int:
-    """Index after the main region's last long prose block (``len(blocks)`` when the rule is off or none)."""
-    if params.trailing_max_words is None:
-        return len(blocks)
-    last = None
-    for i, b in enumerate(blocks):
-        if b.num_words >= params.long_words and b.link_density <= 0.2 and text_container(b) in region:
-            last = i
-    return len(blocks) if last is None else last + 1

@@ -1,0 +1,52 @@
+"""Page-level coherence of the learned classifier's decision: a kept fragment inside a larger run of
+similar prose is a recall bug (the "recall collapse" on modern article markup).
+
+On modern article markup the classifier is sometimes sure of one paragraph and unsure of its
+siblings (paragraphs split by inline ads and embeds into sibling containers). An article's paragraphs
+share a container, or sibling containers of the same tag and class: the main region
+(:func:`~newsclean.transforms.refine.region.main_region`). Inside it, a dropped block is kept again when it
+reads as prose (few linked words, a sentence end, enough words) and the classifier gave it a moderate
+probability (:func:`coherent_keep`; it only raises recall inside the region the classifier already chose).
+Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md, "Page-level steps".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine.region import is_prose, main_region, text_container
+
+
+@dataclass(frozen=True)
+class CoherenceParams:
+    """Thresholds of :func:`coherent_keep`: a dropped block of the main region is kept when its content
+    probability is at least ``min_probability`` (in [0, 1]), its link density (linked words / words)
+    at most ``max_link_density``, it has at least ``min_words`` words and (``sentence_end``) a sentence end.
+    ``same_signature_siblings``: the region includes the main container's siblings of the same tag and class."""
+
+    min_probability: float = 0.2
+    max_link_density: float = 0.2
+    min_words: int = 10
+    sentence_end: bool = True
+    same_signature_siblings: bool = True
+
+    def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                 ctx: PageContext) -> list[bool]:
+        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`coherent_keep`."""
+        return coherent_keep(blocks, probs, keep, self)
+
+
+def coherent_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                  params: CoherenceParams = CoherenceParams()) -> list[bool]:
+    """``keep`` with the dropped prose blocks of the main region (:func:`~newsclean.transforms.refine.region.main_region`)
+    whose probability is at least ``params.min_probability`` kept too
+    (:func:`~newsclean.transforms.refine.region.is_prose`). One flag per block; a kept block is never dropped."""
+    region = main_region(blocks, keep, params.same_signature_siblings)
+    if not region:
+        return list(keep)
+    return [k or (p >= params.min_probability and text_container(b) in region
+                  and is_prose(b, params.min_words, params.max_link_density, params.sentence_end))
+            for b, p, k in zip(blocks, probs, keep)]

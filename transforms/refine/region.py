@@ -1,0 +1,87 @@
+"""What the page-level steps share: a block's text container, the page's main region, prose, class tokens.
+
+The *main container* is the text container (the element holding a block's paragraph) with most of the kept
+words; the *main region* adds its siblings of the same tag and class (a template repeats the wrapper around
+each run of paragraphs: the cluster idea of Readability's ``grabArticle`` and of Viveros-Jiménez 2018 §4's
+ancestor groups, applied after the classifier).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from lxml import etree
+
+from newsclean.transforms.ancestor_filter import paragraph_of
+from newsclean.transforms.blocks import TextBlock
+
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u0964](?:\s|$|[\"'\u201d\u2019)\u00bb])")
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
+
+
+def text_container(block: TextBlock) -> etree._Element:
+    """The element holding the block's paragraph: the parent of :func:`~newsclean.transforms.ancestor_filter.paragraph_of`
+    its container (the paragraph itself at the root)."""
+    para = paragraph_of(block.container)
+    parent = para.getparent()
+    return para if parent is None else parent
+
+
+def tag_class_signature(el: etree._Element) -> tuple[str, str]:
+    """``(tag, class tokens sorted and space-joined)`` of ``el``: siblings with equal signatures are one
+    repeated container (``("", ...)`` for a comment or processing instruction)."""
+    return (el.tag if isinstance(el.tag, str) else "", " ".join(sorted((el.get("class") or "").split())))
+
+
+def main_container(blocks: Sequence[TextBlock], keep: Sequence[bool]) -> etree._Element | None:
+    """The text container (:func:`text_container`) holding most words of the kept blocks, the first in
+    document order on a tie; None when no block with words is kept."""
+    held: dict[etree._Element, int] = {}
+    for b, k in zip(blocks, keep):
+        if k and b.num_words:
+            el = text_container(b)
+            held[el] = held.get(el, 0) + b.num_words
+    return max(held, key=held.__getitem__) if held else None  # dicts keep insertion order: first maximum
+
+
+def main_region(blocks: Sequence[TextBlock], keep: Sequence[bool], same_signature_siblings: bool = True) -> set[etree._Element]:
+    """The text containers (:func:`text_container`) of the main region: the one holding most kept words
+    (first in document order on a tie) and, with ``same_signature_siblings``, its siblings of the same
+    tag and class attribute. Empty when no block with words is kept."""
+    best = main_container(blocks, keep)
+    if best is None:
+        return set()
+    region = {best}
+    parent = best.getparent()
+    if same_signature_siblings and parent is not None:
+        sig = tag_class_signature(best)
+        region.update(el for el in parent if el is not best and tag_class_signature(el) == sig)
+    return region
+
+
+def is_prose(block: TextBlock, min_words: int, max_link_density: float, sentence_end: bool = True) -> bool:
+    """True when ``block`` reads as running text: at least ``min_words`` words, link density (linked words /
+    words, in [0, 1]) at most ``max_link_density``, and a sentence end (``. ! ?``, CJK and Devanagari full stops)
+    when ``sentence_end``."""
+    return (block.num_words >= min_words and block.link_density <= max_link_density
+            and (not sentence_end or bool(_SENTENCE_END.search(block.text + " "))))
+
+
+def class_tokens(el: etree._Element) -> frozenset[str]:
+    """Lowercased tokens of ``el``'s class and id attributes, split at non-alphanumerics and at camelCase
+    humps (``RelatedCoverage-container`` -> related, coverage, container)."""
+    raw = f"{el.get('class') or ''} {el.get('id') or ''}"
+    return frozenset(t.lower() for part in _NON_ALNUM.split(raw) for t in _HUMP.split(part) if t)
+
+
+def shared_elements(region: set[etree._Element]) -> set[etree._Element]:
+    """The region's containers and all their ancestors."""
+    shared: set[etree._Element] = set()
+    for el in region:
+        node = el
+        while node is not None and node not in shared:
+            shared.add(node)
+            node = node.getparent()
+    return shared
