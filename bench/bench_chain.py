@@ -31,7 +31,7 @@ import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from newsclean.transforms import chain  # noqa: E402
+from newsclean.transforms import chain, site_evidence  # noqa: E402
 from newsclean.transforms.chain import CONFIGS, extract_article  # noqa: E402
 from newsclean.transforms.classifier import model as learned  # noqa: E402
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
@@ -58,7 +58,7 @@ def chain_runner(config) -> Callable[[Groups], None]:
     def run(groups: Groups) -> None:
         for htmls in groups.values():
             # looked up on the module at call time, so that stage_table() can time it
-            signature = chain.learn_site_evidence(htmls[:NEIGHBOURS]) if len(htmls) > 1 else None
+            signature = site_evidence.learn_site_evidence(htmls[:NEIGHBOURS]) if len(htmls) > 1 else None
             for html in htmls:
                 try:
                     extract_article(html, signature, config)
@@ -128,7 +128,7 @@ STAGES = (
     (chain, "extract_blocks", "text blocks"), (learned, "block_features", "block features"),
     (learned, "context_groups", "stage-2 context"), (learned, "context_features", "stage-2 context"),
     (chain, "blocks_text", "output text"), (chain, "cleaned_html", "output HTML"),
-    (chain, "learn_static_noise", "static noise learning"),
+    (site_evidence, "learn_site_evidence", "site evidence learning"),
 )
 
 
