@@ -18,18 +18,18 @@ import textwrap
 from collections import Counter
 from contextlib import redirect_stdout
 from io import StringIO
-from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import quote
 
 import pytest
+from repo import ROOT
 from test_crawler import read_warc, warc_files
 from warcio.checker import Checker
 
 from newsclean.crawler.run import CrawlSummary
 from newsclean.demo.localsite import LocalSites, Resource, StaticSite
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 CYRILLIC_PATH = "/politics/статья.html"
 MAXSIZE = 50_000
 

@@ -14,16 +14,15 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline import stages
 from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.options import CleanConfig
-from newsclean.pipeline.stages import SPILL_DIR, clean_page, evidence_for_key, read_pages_at, read_sample
+from newsclean.pipeline.stages import evidence_for_key, read_pages_at, read_sample
 from newsclean.pipeline.warc_reader import iter_warc_file
-from newsclean.schemas.records import Article, Page
+from newsclean.schemas.records import Page
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG
 
 T0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
@@ -118,52 +117,6 @@ def test_a_chain_that_learns_from_one_page_reads_it(warc_file):
     assert stages.needs_reading(_sample_refs(warc_file, 1), config)
     assert not stages.needs_reading(_sample_refs(warc_file, 1), DEFAULT_CONFIG)
     assert not stages.needs_reading(_sample_refs(warc_file, 3), DEFAULT_CONFIG.with_(static=None))
-
-
-# --- end to end on real pages ------------------------------------------------------------------
-
-SITE_GROUP, N_PAGES = "bbc.co.uk/2013", 6
-
-
-def _real_pages():
-    from newsclean_eval.datasets import load, shared_data_dir
-
-    data = shared_data_dir()
-    if data is None or not (data / "msv-big9.tar.gz").exists():
-        pytest.skip("needs ../shared/data/msv-big9.tar.gz beside the repository (or NEWSCLEAN_SHARED); absent here")
-    pages = [p for p in load("msv-big9") if p.group == SITE_GROUP][:N_PAGES]
-    assert len(pages) == N_PAGES
-    return pages
-
-
-def test_rows_are_those_of_the_per_page_functions_with_the_full_sample(tmp_path):
-    """Six real pages of one site plus an exact copy of the first one fetched a day later in another file:
-    the rows equal ``clean_page`` with the signature learned from all seven pages' full HTML, the copy is a
-    counted duplicate, and no spill is left in the published output."""
-    real = _real_pages()
-    ct = [("Content-Type", "text/html; charset=utf-8")]
-    originals = [Response(f"http://news.test/story-{i}.html", p.html, headers=ct, date=T0 + timedelta(minutes=i))
-                 for i, p in enumerate(real)]
-    copy = Response("http://news.test/story-0-print.html", real[0].html, headers=ct, date=T0 + timedelta(days=1))
-    warc = tmp_path / "warc"
-    write_warc(warc / "a" / "news-all-00000.warc.gz", "news", "all", originals)
-    write_warc(warc / "b" / "news-all-00001.warc.gz", "news", "all", [copy])
-
-    summary = run_clean(CleanConfig(warc=str(warc), out=str(tmp_path / "out")), ["--runner", "DirectRunner"])
-    rows = sorted(pq.read_table(tmp_path / "out" / "articles").to_pylist(), key=lambda r: r["url"])
-
-    pages = [p for f in sorted(warc.rglob("*.warc.gz")) for p in iter_warc_file(str(f)) if isinstance(p, Page)]
-    sample = sorted((hashlib.sha1(p.url.encode()).hexdigest(), p.html, p.charset) for p in pages)
-    _, signature = evidence_for_key(("news", "all"), sample, DEFAULT_CONFIG)
-    expected = sorted((clean_page(p, signature, DEFAULT_CONFIG) for p in pages if p.url != copy.url),
-                      key=lambda a: a.url)
-    assert all(isinstance(a, Article) for a in expected)
-    fields = ("article_id", "url", "text", "html", "static_nodes_removed", "blocks_kept", "warc_file", "warc_offset")
-    assert [{f: r[f] for f in fields} for r in rows] == [{f: getattr(a, f) for f in fields} for a in expected]
-    assert sum(r["static_nodes_removed"] for r in rows) > 0  # the re-read sample did teach a signature
-    assert summary.balanced and summary.duplicates == {"exact_duplicate": 1, "near_duplicate": 0}
-    assert not (tmp_path / "out" / SPILL_DIR).exists()
-    assert not any(p.name.startswith("_staging") for p in (tmp_path / "out").iterdir())
 
 
 # --- what the runner holds: fusion of the graph ------------------------------------------------------

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from repo import ROOT
 from scrapy.http import HtmlResponse, Request, Response, XmlResponse
 from warcio.archiveiterator import ArchiveIterator
 from warcio.checker import Checker
@@ -39,7 +40,7 @@ from newsclean.crawler.warc import (
 )
 from newsclean.demo.localsite import LocalSites, StaticSite
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 NAME_RE = re.compile(r"(?P<site>[A-Za-z0-9_.-]+)-(?P<cat>[A-Za-z0-9_.-]+)-\d{8}T\d{6}Z-\d{5}\.warc\.gz")
 USER_AGENT = "newsclean-test/0.1 (+https://example.org/newsclean)"
 GZIP_HTML = b'<html><body><p>Compressed page.</p><a href="/politics/from-gzip.html">more</a></body></html>'

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from repo import ROOT
 from test_crawler import read_warc, warc_files
 from warcio.checker import Checker
 
@@ -30,7 +31,7 @@ from newsclean.crawler.run import CrawlSummary
 from newsclean.crawler.store import CrawlStore, canonical_url
 from newsclean.demo.localsite import LocalSites, Resource, StaticSite
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 
 
 def page(*hrefs: str, text: str = "Some text.") -> str:

@@ -6,6 +6,7 @@ import ast
 from datetime import UTC, datetime
 from pathlib import Path
 
+from repo import ROOT
 from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 
@@ -24,7 +25,6 @@ from newsclean.schemas.contract import (
 )
 from newsclean.schemas.records import Page, Reject
 
-ROOT = Path(__file__).resolve().parents[1]
 HTML = b"<html><head><title>t</title></head><body><p>" + b"word " * 80 + b"</p></body></html>"
 
 

@@ -7,9 +7,9 @@ the page source by hand (JSON-LD, microdata, OpenGraph and meta tags), not copie
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
+from repo import FIXTURES as REPO_FIXTURES
 
 from newsclean.schemas.records import Page, Provenance, StageCounts
 from newsclean.transforms.metadata import (
@@ -23,7 +23,7 @@ from newsclean.transforms.metadata import (
 )
 from newsclean.transforms.parse import parse_html
 
-FIXTURES = Path(__file__).parent / "fixtures" / "metadata"
+FIXTURES = REPO_FIXTURES / "metadata"
 
 
 def _meta(name: str) -> Metadata:

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from repo import FIXTURES as REPO_FIXTURES
 from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline.cli import hoist_global_flags, main
 from newsclean.pipeline.output import partition_articles
 from newsclean.pipeline.summary import RunSummary, top_sites
 
-FIXTURES = Path(__file__).parent / "fixtures" / "metadata"
+FIXTURES = REPO_FIXTURES / "metadata"
 
 
 def _write_input(root: Path) -> None:

@@ -23,6 +23,7 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
+from repo import SHARED_DATA
 from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.statusandheaders import StatusAndHeaders
@@ -47,7 +48,6 @@ from newsclean.transforms.chain import DEFAULT_CONFIG
 from newsclean.transforms.parse import MAX_DEPTH, looks_binary
 from newsclean.transforms.site_evidence import learn_site_evidence
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CC_SAMPLE = SHARED_DATA / "warc-samples" / "warcfile.warc.gz"
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -88,46 +88,6 @@ def test_near_identical_fetches_are_one_neighbour():
     assert len(learn_site_evidence([html, variant]).static.keys) == 0  # one neighbour: nothing is static
     other = _article(3)  # a real second neighbour still gives the template
     assert len(learn_site_evidence([html, variant, other]).static.keys) > 0
-
-
-def _cleaneval_pages(n: int):
-    pytest.importorskip("newsclean_eval")
-    from newsclean_eval.datasets import load, shared_data_dir
-
-    if shared_data_dir() is None:
-        pytest.skip("needs ../shared/data (CleanEval) beside the repository; absent here")
-    return [p for p in load("cleaneval") if p.html][:n]
-
-
-def test_doubled_real_group_keeps_every_article():
-    """CleanEval pages, each a (site, category) group of its own, plus a byte copy of each."""
-    pages = _cleaneval_pages(6)
-    lost = []
-    for p in pages:
-        html = p.html.decode("utf-8", "replace")
-        single = stages.clean_page(_page(p.html, charset=None), learn_site_evidence([html]), DEFAULT_CONFIG)
-        doubled = stages.clean_page(_page(p.html, charset=None), learn_site_evidence([html, html]), DEFAULT_CONFIG)
-        if getattr(single, "text", None) != getattr(doubled, "text", None):
-            lost.append(p.page_id)
-    assert not lost, f"pages whose article changed when their group was doubled: {lost}"
-
-
-def test_doubled_group_end_to_end_is_articles_plus_duplicates(tmp_path):
-    """The pipeline on the DirectRunner: 3 real pages + a copy of each under another URL in one group."""
-    pages = _cleaneval_pages(3)
-    responses = []
-    for i, p in enumerate(pages):
-        for copy in ("", "?utm_source=feed"):
-            responses.append(Response(f"http://news.test/world/{i}.html{copy}", p.html,
-                                      headers=[("Content-Type", "text/html")]))
-    write_warc(tmp_path / "warc" / "news" / "world" / "f.warc.gz", "news", "world", responses)
-    from newsclean.pipeline.clean import run_clean
-    from newsclean.pipeline.options import CleanConfig
-
-    summary = run_clean(CleanConfig(warc=str(tmp_path / "warc"), out=str(tmp_path / "out")), ["--runner", "DirectRunner"])
-    articles = pq.read_table(tmp_path / "out" / "articles").num_rows
-    assert summary.records_read == 6
-    assert (articles, summary.duplicates_dropped) == (3, 3)  # before: 0 articles, 6 no_content
 
 
 # --- case 2: truncated and non-WARC files, skipped record types -----------------------------------

@@ -1,5 +1,5 @@
-"""Near-duplicate removal: shingles, MinHash, LSH bands, clusters, the kept-member rule, and the
-pipeline on real pages with near-duplicate copies (three words changed, a timestamp line, another URL)."""
+"""Near-duplicate removal: shingles, MinHash, LSH bands, clusters, the kept-member rule (on real pages:
+evaluation/tests/test_near_duplicates_real.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
-from bench_modules import bench_module
-from warc_builder import Response, write_warc
 
-from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.dedup import (
     ClusterFn,
     NearDedup,
@@ -32,7 +28,6 @@ from newsclean.pipeline.dedup import (
     signature_to_pairs,
     unpacked_member,
 )
-from newsclean.pipeline.options import CleanConfig
 from newsclean.schemas.records import Article
 from newsclean.transforms.minhash import (
     NearDupParams,
@@ -44,7 +39,6 @@ from newsclean.transforms.minhash import (
 )
 
 T0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
-bench_corpus = bench_module("bench_corpus")  # one near-copy generator for the test and the benchmark
 
 VOCAB = [f"w{i}" for i in range(5000)]
 
@@ -258,67 +252,3 @@ def test_signature_join_gives_the_edges_of_whole_buckets():
     assert edges == list(bucket_edges(entries, 0.8)) == [(members[1], members[0])]
 
 
-# --- the pipeline on real pages ---------------------------------------------------------------
-
-SITE = "bbc.co.uk/2013"
-N_PAGES = 4
-
-
-def _real_pages():
-    from newsclean_eval.datasets import load, shared_data_dir
-
-    data = shared_data_dir()
-    if data is None or not (data / "msv-big9.tar.gz").exists():
-        pytest.skip("needs ../shared/data/msv-big9.tar.gz beside the repository (or NEWSCLEAN_SHARED); absent here")
-    pages = [p for p in load("msv-big9") if p.group == SITE][:N_PAGES]
-    assert len(pages) == N_PAGES, f"msv-big9 has fewer than {N_PAGES} pages of {SITE}"
-    return pages
-
-
-def near_copy(html: bytes, gold: str, stamp: str) -> bytes:
-    """The benchmark's near-duplicate of a page (``bench/bench_corpus.py``: three words of its longest gold
-    paragraph of ≥ 20 words changed, a timestamp line before it); every page used here has one."""
-    copy = bench_corpus.near_copy(html, gold, stamp)
-    assert copy is not None, "no gold paragraph of 20 words to edit"
-    return copy
-
-
-@pytest.fixture(scope="module")
-def near_run(tmp_path_factory):
-    pages = _real_pages()
-    root = tmp_path_factory.mktemp("near")
-    originals, copies = [], []
-    for i, page in enumerate(pages):
-        ct = [("Content-Type", "text/html; charset=utf-8")]
-        originals.append(Response(f"http://news.test/story-{i}.html", page.html, headers=ct,
-                                  date=T0 + timedelta(minutes=i)))
-        copies.append(Response(f"http://wire.test/syndicated/{i}.html", near_copy(page.html, page.gold, f"2017-06-02 1{i}:05 UTC"),
-                               headers=ct, date=T0 + timedelta(days=1, minutes=i)))
-    write_warc(root / "warc" / "news" / "all" / "news-all-20170601T090000Z-00000.warc.gz", "news", "all", originals)
-    write_warc(root / "warc" / "wire" / "all" / "wire-all-20170602T090000Z-00000.warc.gz", "wire", "all", copies)
-    summary = run_clean(CleanConfig(warc=str(root / "warc"), out=str(root / "out")), ["--runner", "DirectRunner"])
-    articles = pq.read_table(root / "out" / "articles").to_pylist()
-    duplicates = pq.read_table(root / "out" / "duplicates").to_pylist()
-    return summary, articles, duplicates
-
-
-def test_real_near_duplicate_pairs_yield_one_article_each(near_run):
-    summary, articles, duplicates = near_run
-    assert summary.balanced
-    assert summary.rejects_total == 0, summary.rejects
-    assert sorted(a["url"] for a in articles) == [f"http://news.test/story-{i}.html" for i in range(N_PAGES)]
-    assert summary.duplicates == {"exact_duplicate": 0, "near_duplicate": N_PAGES}
-    assert summary.to_dict()["duplicates"]["near_duplicate"] == N_PAGES
-
-
-def test_dropped_copies_point_at_the_kept_article(near_run):
-    _, articles, duplicates = near_run
-    kept = {a["url"].rsplit("-", 1)[1].split(".")[0]: a for a in articles}
-    assert len(duplicates) == N_PAGES
-    for d in duplicates:
-        assert d["reason"] == "near_duplicate"
-        i = d["url"].rsplit("/", 1)[1].split(".")[0]
-        assert d["cluster_id"] == kept[i]["article_id"]
-    for a in articles:
-        assert a["cluster_id"] == a["article_id"]  # each kept row is its cluster's kept member
-        assert a["first_seen"] == a["fetched_at"] == a["last_seen"] and a["version"] == 1

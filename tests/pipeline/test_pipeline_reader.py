@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from repo import SHARED_DATA
 from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
@@ -35,7 +36,6 @@ from newsclean.pipeline.warc_reader import (
 )
 from newsclean.schemas.records import Article, Page, Provenance, Reject
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CC_SAMPLE = SHARED_DATA / "warc-samples" / "warcfile.warc.gz"
 
 HTML = article_page("alpha", "politics", "A title", [paragraph(i) for i in range(3)]).encode()

@@ -15,6 +15,7 @@ import newsclean_eval.runner as runner_mod
 from newsclean.pipeline.cli import main
 from newsclean.transforms.chain import CONFIGS, ChainConfig
 from newsclean.transforms.classifier.model import LearnedParams
+from newsclean.transforms.refine.region_recall import RegionRecallParams
 from newsclean_eval import report
 from newsclean_eval.command import EvalOptions, render_markdown, resolve_configs, run_eval
 from newsclean_eval.datasets import EvalPage, shared_data_dir, split_of
@@ -30,6 +31,7 @@ from newsclean_eval.metrics import (
 from newsclean_eval.runner import GroupTask, build_tasks, group_pages, neighbour_sample, run_group, select_groups
 from newsclean_eval.systems import (
     PEERS,
+    STEP_ROWS,
     PeerSpec,
     System,
     ablations,
@@ -197,6 +199,21 @@ def test_ablations_change_one_thing_each():
     learned = {s.id for s in ablations(PLAIN.with_(name="ml", learned=LearnedParams(), boilerpipe=None, ancestor=None))}
     assert "ml:no-static" in learned and "ml:n3" in learned
     assert not any(k.split(":")[1].startswith(("depth", "alg", "no-boilerpipe", "no-ancestor")) for k in learned)
+
+
+def test_each_kind_of_page_level_step_has_a_row_that_takes_out_exactly_that_kind():
+    from newsclean.transforms.chain import DEFAULT_CONFIG
+
+    rows = {s.id: s for s in ablations(DEFAULT_CONFIG)}
+    kinds = list(dict.fromkeys(type(step) for step in DEFAULT_CONFIG.refine))
+    assert len(kinds) == len(STEP_ROWS) == 7  # every step of the shipped chain has its row
+    for kind in kinds:
+        sid, _, neighbour_only = STEP_ROWS[kind]
+        row = rows[f"no-{sid}"]
+        assert row.config.refine == tuple(s for s in DEFAULT_CONFIG.refine if not isinstance(s, kind))
+        assert row.config.learned == DEFAULT_CONFIG.learned and row.neighbour_only == neighbour_only
+    assert rows["no-region-recall"].config.step(RegionRecallParams) is None  # both region steps go
+    assert rows["no-site-check"].neighbour_only and rows["no-recurring"].neighbour_only  # evidence from neighbours
 
 
 def test_config_selection_by_ids_and_groups():
