@@ -23,14 +23,14 @@ test: setup
 # The leave-one-data-set-out section is added when out/lodo holds the LODO models (make lodo).
 eval: setup
 	$(BIN)/pip install --quiet -e "./evaluation[peers]"
-	$(BIN)/newsclean eval --out docs/eval.md $(if $(wildcard out/lodo),--lodo out/lodo,)
+	$(BIN)/newsclean eval --out evaluation/results/eval.md $(if $(wildcard out/lodo),--lodo out/lodo,)
 
 # Retrain the shipped block classifier (tune half) and its cross-fitted twin (test half, eval only).
 models: setup
 	$(BIN)/python scripts/train_block_classifier.py
 	$(BIN)/python scripts/train_block_classifier.py --train-split test
 
-# Leave-one-data-set-out models (one per held-out set, out/lodo/<set>/): issue 11's selection protocol.
+# Leave-one-data-set-out models (one per held-out set, out/lodo/<set>/): the selection protocol (docs/DECISIONS.md).
 lodo: setup
 	$(BIN)/python scripts/train_block_classifier.py --holdout-set all
 

@@ -8,7 +8,7 @@ extracts every page, ``--rounds`` times, the systems taking turns group by group
 the machine's load; pages/s is the median round. Systems: ``lxml parse`` (``lxml.html`` parse of
 the decoded text, nothing else: the floor every extractor pays), the chain's ``default`` and
 ``paper`` configurations and ``trafilatura`` (with its defaults, when installed). Prints pages/s per
-system, the ratio default / trafilatura (issue #11's target: >= 3) and default / lxml parse, then
+system, the ratio default / trafilatura (the target: >= 3) and default / lxml parse, then
 the default chain's time per page by stage, from one more pass with the chain's stage functions
 wrapped by timers (``--no-stages`` skips it). ``--models DIR`` adds the default chain with the model files
 of DIR (a candidate model, e.g. a smaller one) as one more system of the same run.

@@ -13,7 +13,7 @@ write the same records as one, :func:`_generate`); ``--warc DIR`` skips packing 
 earlier run's ``--keep DIR/warc`` (one call generates, the next measures). Then runs each system in a child process:
 
 - ``baseline``: FastWARC -> ``trafilatura.extract`` -> exact dedup (SHA-1 of the text) -> pyarrow Parquet,
-  one process (the script of issue 15);
+  one process (the reference every newsclean run is compared with);
 - ``newsclean-1``: ``newsclean clean --direct_running_mode in_memory`` (one core);
 - ``newsclean-all``: ``newsclean clean --direct_running_mode multi_processing --direct_num_workers N``
   (N = ``--workers``, default all cores; a list ``1,2,4`` runs it once per N, named ``newsclean-xN``: pages/s
@@ -56,7 +56,7 @@ T0 = "2024-05-01T12:00:00Z"
 
 def near_copy(html: bytes, gold: str, stamp: str) -> bytes | None:
     """``html`` with three words of its longest paragraph that is in the gold text changed and a timestamp
-    line before it (the near-duplicate of issue 15); None when no such paragraph has 20 words."""
+    line before it (a near-duplicate as a wire copy or an updated version makes one); None when no such paragraph has 20 words."""
     import lxml.html
 
     try:

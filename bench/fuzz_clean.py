@@ -1,7 +1,7 @@
-"""Fuzz ``newsclean clean`` with mutated news pages and mutated WARC byte streams (issue #13).
+"""Fuzz ``newsclean clean`` with mutated news pages and mutated WARC byte streams.
 
 Two kinds of input, drawn from one seeded generator (also used, at a small scale, by
-``tests/test_fuzz.py``):
+``tests/pipeline/test_fuzz.py``):
 
 * a **mutated page**: one well-framed WARC response record whose HTTP body is hostile (deep
   nesting, nested tables, a huge attribute, binary data, broken or lying encodings, gzip and brotli

@@ -106,7 +106,7 @@ def discard_scheduler_queue(jobdir: str | Path) -> None:
     as the page that led to it), and the spider re-issues its pending rows on resume. The queue files
     are only consistent after a graceful stop: after a SIGKILL their index (``active.json``, queuelib's
     ``info.json``) is stale, and repeated kills made a stale record come out in place of a live request,
-    which was then lost (issue #14). So the queue is never replayed.
+    which was then lost. So the queue is never replayed.
     """
     queue = Path(jobdir) / "requests.queue"
     if queue.exists():

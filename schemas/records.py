@@ -2,11 +2,13 @@
 
 Each stored record has a frozen dataclass (what the code passes around) and a pyarrow
 schema (what lands on disk), with a version number in the schema metadata. A test keeps
-the two field lists equal (tests/test_schemas.py). Source: ../shared/DESIGN.md, "Records".
+the two field lists equal (tests/schemas/test_schemas.py). Where each record is made and read:
+docs/ARCHITECTURE.md, "Data flow of a cleaning run".
 
 Units: times are timezone-aware UTC ``datetime``; byte offsets count bytes from the start
 of the (compressed) WARC file; ``word_count`` counts whitespace-separated tokens that hold
-at least one letter or digit (Kohlschütter 2010 §3.3 definition of a word).
+at least one letter or digit (Kohlschütter 2010 §3.3 definition of a word), each Han or Kana
+character a word of its own (``newsclean.transforms.text.words``).
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ class Article:
     tags: tuple[str, ...] = ()
     language_score: float | None = None
     declared_language: str | None = None
-    # Honest stage count (issue #10): nodes marked as dynamic noise; see StageCounts.
+    # nodes marked as dynamic noise (the learned chain keeps them as features); see StageCounts.
     dynamic_nodes_marked: int = 0
 
 

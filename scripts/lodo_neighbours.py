@@ -8,7 +8,7 @@ static-noise signature and site profile learnt from N = 1, 2, 5, 10, 20 neighbou
 ``newsclean eval`` samples them (``newsclean_eval.runner.neighbour_sample``), and, at N = 10, with one piece of
 per-site evidence left out at a time (:data:`VARIANTS`: the static-noise marks, the site check, the recurring
 texts: the per-site evidence's ablation rows). Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
-Prints a Markdown table of F1 (P/R) per variant and set; the trafilatura row is docs/eval.md's LODO table.
+Prints a Markdown table of F1 (P/R) per variant and set; the trafilatura row is evaluation/results/eval.md's LODO table.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from newsclean_eval.runner import decode_page, group_pages, neighbour_sample, sc
 
 SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages", "trafilatura-eval")
 TRAFILATURA = {"msv-big9": 0.951, "dragnet": 0.893, "cleanportaleval": 0.925, "cleaneval": 0.874,
-               "readability-test-pages": 0.931, "trafilatura-eval": 0.911}  # docs/eval.md LODO table, tune pages
+               "readability-test-pages": 0.931, "trafilatura-eval": 0.911}  # evaluation/results/eval.md LODO table, tune pages
 
 #: Row label -> (neighbour pages N, the piece of per-site evidence left out or None). At N = 1 no profile is
 #: learnt (``SiteProfileParams.min_pages``), so every per-site piece is off there already.

@@ -1,6 +1,6 @@
-"""Measure article metadata on the shared pages, before (git HEAD~ metadata module) and after; write docs/metadata-eval.md.
+"""Measure article metadata on the shared pages, before (git HEAD~ metadata module) and after; write evaluation/results/metadata-eval.md.
 
-    .venv/bin/python scripts/metadata_eval.py [--before-rev REV] [--out docs/metadata-eval.md] [--timing-pages 200]
+    .venv/bin/python scripts/metadata_eval.py [--before-rev REV] [--out evaluation/results/metadata-eval.md] [--timing-pages 200]
 
 Needs the evaluation harness (``pip install -e ./evaluation``) and the shared data (``newsclean_eval.datasets``).
 
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before-rev", default="HEAD", help="git revision of the old metadata module")
-    parser.add_argument("--out", default="docs/metadata-eval.md")
+    parser.add_argument("--out", default="evaluation/results/metadata-eval.md")
     parser.add_argument("--timing-pages", type=int, default=200)
     args = parser.parse_args(argv)
     before = load_before(args.before_rev)

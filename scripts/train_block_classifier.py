@@ -26,7 +26,7 @@ scores tune pages with it, so that every page is scored by a model that never sa
 ``--holdout-set NAME`` (or ``all``) trains leave-one-data-set-out models into ``out/lodo/NAME/``:
 the same recipe on the tune pages of the five other sets, printing the block accuracy on the held-out
 set's tune pages; ``newsclean eval --lodo out/lodo --split tune`` scores each set with the model that
-never saw it, beside trafilatura (issue #11's selection protocol: choices are made on that table,
+never saw it, beside trafilatura (the selection protocol, docs/DECISIONS.md: choices are made on that table,
 the test halves are scored once per release).
 Requires lightgbm (the ``[train]`` extra). Prints the tune/test block accuracy.
 """

@@ -13,7 +13,7 @@ alignment with the gold that the block classifier uses (``aligned_labels`` of
 training pages only. Loss: binary cross-entropy weighted per class (``"balanced"``), over real
 blocks only (padding masked); Adam (Keras' defaults, as the authors' code).
 
-``--holdout-set NAME|all`` (leave-one-data-set-out, issue #11): the block sequences of every text-gold
+``--holdout-set NAME|all`` (leave-one-data-set-out, the selection protocol): the block sequences of every text-gold
 set's tune pages are collected once, then one model per held-out set is trained on the *other* sets'
 tune pages (same settings and seed) into ``LODO_DIR/<set>/boilernet.npz``; ``newsclean eval
 --lodo-boilernet LODO_DIR --split tune`` scores each set with the model that never saw it.
@@ -76,7 +76,7 @@ aligned_labels = _block_classifier_script().aligned_labels
 TEXT_GOLD_SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages")
 SEED = 13
 VALIDATION_SHARE = 0.1  # of the tune sites
-#: What the shipped model was trained with (docs/boilernet.md): the paper's architecture, narrower for 2 CPU cores.
+#: What the shipped model was trained with (evaluation/boilernet.md): the paper's architecture, narrower for 2 CPU cores.
 SHIPPED = BoilerNetHyper(dense_size=64, hidden_size=64, epochs=8)
 
 

@@ -1,4 +1,4 @@
-"""The product package's shape (issue #10): one import name, no harness inside, no import cycle.
+"""The product package's shape: one import name, no harness inside, no import cycle.
 
 The import graph is read from the source with ``ast`` (no module is imported), every
 ``import``/``from ... import`` counted wherever it stands (inside functions and ``TYPE_CHECKING``

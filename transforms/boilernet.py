@@ -27,7 +27,7 @@ defaults are the values of the authors' published code and README ("to reproduce
 1000 words, 50 tags, dense 256, 2 layers of 256 units, dropout 0.5, 50 epochs, batch 16, class
 weights "balanced" (scikit-learn's ``n / (2 n_c)``), best checkpoint on the validation F1. The
 shipped model (``transforms/models/boilernet.npz``) records the values it was trained with; see
-``docs/boilernet.md`` for where they differ from these defaults (CPU time).
+``evaluation/boilernet.md`` for where they differ from these defaults (CPU time).
 """
 
 from __future__ import annotations

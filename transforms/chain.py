@@ -199,7 +199,8 @@ LEARNED_CONFIG = ChainConfig(
 page-level steps of :data:`LEARNED_STEPS`."""
 
 DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default", summary="= learned, the shipped chain")
-"""Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1, docs/eval.md)."""
+"""Shipped chain: the learned configuration (chosen by leave-one-data-set-out F1: docs/DECISIONS.md,
+"Selection protocol"; its scores: evaluation/results/eval.md)."""
 
 PRECISION_CONFIG = replace(
     LEARNED_CONFIG, name="precision",

@@ -4,12 +4,12 @@ Charset order (WHATWG "encoding sniffing", simplified): a byte-order mark wins, 
 ``charset`` parameter, then ``<meta charset>`` / ``http-equiv`` in the first 4096 bytes, then
 strict UTF-8, then statistical detection (:func:`detect_charset`). A declared charset that
 fails to decode strictly falls through to the next source; the last resort is UTF-8 with
-replacement characters. (Issue #3 lists "HTTP charset first, then BOM and meta": we put the
-BOM first as browsers do, since a BOM cannot be there by accident.)
+replacement characters. (The BOM comes before the HTTP charset, as browsers do, since a BOM cannot be there
+by accident.)
 
 Parsing uses lxml.html after a repair step: every ``</body>`` and ``</html>`` end tag is dropped
 first, because libxml2 stops keeping content after a stray ``</html>`` that some real pages
-carry in the middle of the document (issue #3, "Known traps"); the parser closes both at EOF
+carry in the middle of the document; the parser closes both at EOF
 (measured on the shared data: docs/DECISIONS.md, "Parser repair step").
 html5-parser (an HTML5-conformant parser) would avoid the trap too, but its wheels link their own
 libxml2, which refuses to load beside lxml's wheels (``different versions of libxml2``) unless
@@ -71,8 +71,8 @@ _TAG = re.compile(r"<[^>]*>")
 _PARSERS = threading.local()
 MAX_DEPTH = 512
 """Deepest element nesting kept, in elements below the root: libxml2 cuts a document at depth 256
-(and at 2048 with ``huge_tree``) silently, dropping the rest of the page (issue #13: 400 unclosed
-``<font>`` tags kept 253 of 400 paragraphs). The parser runs with ``huge_tree`` and a tree that
+(and at 2048 with ``huge_tree``) silently, dropping the rest of the page (400 unclosed ``<font>`` tags
+kept 253 of 400 paragraphs). The parser runs with ``huge_tree`` and a tree that
 reaches this bound is rejected (``too_deep``) instead of being cleaned with its tail cut off; it
 also keeps the chain's recursive tree walks (``dynamic_noise``) well below Python's default
 recursion limit of 1000 frames (a Beam worker's stack already holds about 100)."""

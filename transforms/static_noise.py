@@ -10,7 +10,7 @@ Decisions the paper leaves open, fixed here:
 - ``tag-data`` is the node's *own* text (its ``.text`` and its children's tails, whitespace
   collapsed), not its subtree's text: a subtree key would make every container with a shared
   header static. A node with no own text gives no key, so a text-less container can never be
-  static noise (DESIGN.md).
+  static noise.
 - Attributes are all of the node's attributes, sorted by name, as ``name=value``, except
   newsclean's own marks (``data-newsclean-*``), which a stage may have added meanwhile.
 - Fewer than :attr:`StaticNoiseParams.min_pages` neighbour pages give an empty signature:

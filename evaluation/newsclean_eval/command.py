@@ -322,7 +322,7 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
         checks += report.target_checks(agg, datasets, peers, "test", NEIGHBOUR_SETS)
         checks += report.target_checks(agg, datasets, peers, "all", NEIGHBOUR_SETS, system="crossfit")
     if checks:
-        parts += ["\n## Targets (issue #3)\n",
+        parts += ["\n## Targets\n",
                   "Default chain against the best peer on the per-site sets and against trafilatura on the "
                   "single-page sets; Δ = newsclean − reference with a paired bootstrap interval. *met* compares "
                   "the point estimates; an interval that holds 0 means the difference is within sampling noise. "
@@ -335,13 +335,13 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
         parts += [f"\n## Leave-one-data-set-out ({_split_words(opts.split)})\n",
                   "Each data set scored by the default chain whose classifier and lexicon were trained on the "
                   "other data sets only (`scripts/train_block_classifier.py --holdout-set all`, models in "
-                  f"`{opts.lodo}`): the selection protocol of issue #11, an estimate for sites and page styles no "
+                  f"`{opts.lodo}`): the selection protocol (docs/DECISIONS.md), an estimate for sites and page styles no "
                   "model saw. *at or above* compares point estimates with trafilatura's.\n",
                   report.lodo_table(agg, datasets, opts.split)]
         if opts.split == "all":
-            parts += ["\n### Tune pages only: the figures models and rules are chosen on (issue #11)\n",
+            parts += ["\n### Tune pages only: the figures models and rules are chosen on\n",
                       "The same rows on each set's *tune* pages only; the test halves are scored once per release, "
-                      "never to choose. How each release moved these figures: docs/DECISIONS.md.\n",
+                      "never to choose. How each release moved these figures: evaluation/EXPERIMENTS.md.\n",
                       report.lodo_table(agg, datasets, "tune")]
     if opts.lodo_boilernet is not None:
         parts += [f"\n## BoilerNet, leave-one-data-set-out ({_split_words(opts.split)})\n",
@@ -396,13 +396,13 @@ def _header(opts: EvalOptions, result: EvalResult) -> str:
         f"Python {platform.python_version()}, {opts.jobs} worker processes on {default_jobs()} CPUs; the run took "
         f"{result.seconds / 60:.1f} min wall{_load()}.", "",
         "How to read it:", "",
-        "- **Data**: every data set of `../shared/data` (loaders: `pipeline/datasets.py`). Neighbour groups: "
+        "- **Data**: every data set of `../shared/data` (loaders: `newsclean_eval/datasets.py`). Neighbour groups: "
         "msv-big9 site + year, dragnet site, cleanportaleval site section; cleaneval, readability-test-pages and "
         "trafilatura-eval have one page per group (no neighbours, so no static noise)."
         + (f" Only {opts.max_groups} groups per data set (`--max-groups`)." if opts.max_groups else ""),
         f"- **Static noise**: N = {opts.neighbours} neighbour pages (StaDyNoT §4); the signature is {signature}.",
         "- **Metric**: per page, bag-of-words precision, recall and F1 over lowercased Unicode `\\w+` tokens after "
-        "NFC normalisation, multiset overlap (`pipeline/evaluation.py`); a rejected or failed extraction scores as "
+        "NFC normalisation, multiset overlap (`newsclean_eval/metrics.py`); a rejected or failed extraction scores as "
         "empty. Tables give the macro mean over pages. trafilatura-eval has snippet gold: its P, R, F1 and accuracy "
         "are micro over all snippets as trafilatura's benchmark counts them (must-contain found = TP, missing = FN; "
         "must-not-contain found = FP, absent = TN; whitespace-collapsed substring match).",
@@ -412,7 +412,7 @@ def _header(opts: EvalOptions, result: EvalResult) -> str:
         f"{TUNE_SHARE:.0%}), so every page of a site, hence of all its neighbour groups, falls on one side; the "
         "single-page sets split per page. Tune on `tune`, report on `test` (the learned block classifier is trained "
         "on `tune` only; the `crossfit` row scores `tune` pages with a second classifier trained on `test` only, "
-        "`transforms/models/crossfit/`, so that its all-pages F1 is out of sample for every page). "
+        "`evaluation/newsclean_eval/models/crossfit/`, so that its all-pages F1 is out of sample for every page). "
         f"Main columns: {_split_words(opts.split)}.",
         "- **pages/s**: pages divided by the summed wall time of the extraction calls only (decoding shared and "
         "untimed; the chain's static-noise learning included, split over the group's pages), i.e. the speed of "

@@ -233,7 +233,7 @@ def summary_table(agg: Aggregates, datasets: Sequence[str], systems: Sequence[Sy
 
 @dataclass(frozen=True)
 class TargetCheck:
-    """The issue #3 target on one data set and split: ``system``'s F1 (the default chain, or its
+    """The accuracy target on one data set and split: ``system``'s F1 (the default chain, or its
     cross-fitted row) against the reference peer's."""
 
     dataset: str
@@ -249,7 +249,7 @@ class TargetCheck:
 
 def target_checks(agg: Aggregates, datasets: Sequence[str], peers: Sequence[System], split: str,
                   neighbour_sets: Sequence[str], system: str = "default") -> list[TargetCheck]:
-    """Targets of issue #3 per data set: on the per-site sets (``neighbour_sets``) the F1 of ``system``
+    """Accuracy targets per data set: on the per-site sets (``neighbour_sets``) the F1 of ``system``
     (the default chain) must be above the best peer's, elsewhere at least trafilatura's. Data sets
     where ``system`` or the reference peer did not run are left out."""
     out = []
@@ -294,7 +294,7 @@ LODO_BOILERNET_SYSTEM = "lodo-boilernet"
 
 def lodo_table(agg: Aggregates, datasets: Sequence[str], split: str, reference: str = "trafilatura",
                system: str = LODO_SYSTEM, shipped: str = "default") -> str:
-    """Markdown table of the leave-one-data-set-out protocol (issue #11): per data set, the F1 of the
+    """Markdown table of the leave-one-data-set-out protocol (the selection protocol): per data set, the F1 of the
     chain whose classifier never saw that set (:data:`LODO_SYSTEM`) beside ``reference``'s and the
     shipped default's, Δ = LODO − reference with its paired bootstrap interval, and whether LODO is at
     or above the reference. Precision and recall are given for the LODO row; text gold: macro over

@@ -289,7 +289,7 @@ PEERS: dict[str, PeerSpec] = {
     "boilerpy3": PeerSpec("boilerpy3", "boilerpy3.extractors", "boilerpy3", run_boilerpy3),
     "resiliparse": PeerSpec("resiliparse", "resiliparse.extract.html2text", "resiliparse", run_resiliparse),
 }
-#: Peers of ``--quick``: the two the targets name (issue #3).
+#: Peers of ``--quick``: the two the targets name (:func:`newsclean_eval.report.target_checks`).
 QUICK_PEERS = ("trafilatura", "readability")
 
 

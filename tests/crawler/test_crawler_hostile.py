@@ -1,4 +1,4 @@
-"""The crawler against small hostile or fragile servers on 127.0.0.x (issue #14): each test bounded in requests and time.
+"""The crawler against small hostile or fragile servers on 127.0.0.x: each test bounded in requests and time.
 
 The servers are raw sockets (:class:`RawServer`), so a response can be anything: endless header lines, 20,000
 headers, a robots.txt that never answers. Crawls run in a child process (:func:`run_crawl_subprocess`).

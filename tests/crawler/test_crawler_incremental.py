@@ -190,7 +190,7 @@ def pending_rows(store_path: Path) -> int:
 
 
 def test_three_sigkills_with_out_spelled_three_ways_lose_and_repeat_nothing(tmp_path):
-    """Issue #14 items 2 and 4: kill, resume, kill, resume, kill, resume to the end, ``--out`` given as an absolute
+    """Kill, resume, kill, resume, kill, resume to the end, ``--out`` given as an absolute
     path, a relative one and a relative one with ``..``: every article stored exactly once, nothing left pending."""
     from fastwarc.warc import ArchiveIterator
 

@@ -1,6 +1,6 @@
-"""The JSON-LD ``articleBody`` as evidence (transforms/refine/coherence.py ``body_evidence_keep``) with the shipped
+"""The JSON-LD ``articleBody`` as evidence (transforms/refine/body_evidence.py ``body_evidence_keep``) with the shipped
 thresholds: a teaser body (only the lede, as many 2015-2020 sites publish) must not drop the rest of the
-article (issue #11); a complete body still drops the kept blocks it does not contain. Hand-built pages."""
+article; a complete body still drops the kept blocks it does not contain. Hand-built pages."""
 
 from dataclasses import replace
 
@@ -35,7 +35,7 @@ def test_a_lede_only_body_keeps_the_other_paragraphs():
     probs = [0.95, 0.7, 0.6, 0.8, 0.75]  # the classifier keeps all, sure only of the lede
     keep = [True] * len(blocks)
     assert body_evidence_keep(blocks, probs, keep, LEDE, SHIPPED) == keep
-    # without the guard (today's behaviour before issue #11's fix) the article collapses to its lede
+    # without the guard (min_body_share 0) the article collapses to its lede
     assert body_evidence_keep(blocks, probs, keep, LEDE, replace(SHIPPED, min_body_share=0.0)) == [True] + [False] * 4
 
 

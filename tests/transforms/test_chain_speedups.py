@@ -1,4 +1,4 @@
-"""The chain's faster one-walk stages (issue #11 item 3) against the plain definitions they replace.
+"""The chain's faster one-walk stages against the plain definitions they replace.
 
 Each reference below is the straightforward form of a stage (per-element ``itertext``, per-line
 ``count_words``, recursive counting, a walk to the root per anchor, three regex passes); the
@@ -276,7 +276,7 @@ def test_strip_marks_removes_every_mark():
     assert not [el for el in root.iter() if is_element(el) and mark_of(el) is not None]
 
 
-# --- round 3 (issue #11 item 3): narrow non-ASCII text, empty-block flushes, LCAs in the counting walk -----
+# --- narrow non-ASCII text, empty-block flushes, LCAs in the counting walk -----
 
 NARROW_TEXTS = [
     "Ünïcödé wörds with äccents and em—dashes – here " * 6,
@@ -523,7 +523,7 @@ def test_block_features_compute_only_the_groups_a_model_names(monkeypatch):
         features.block_features(blocks, names=["comma_ratio", "words_log"])
 
 
-# --- round 6 (issue #11 item 3): lines in C, own texts in one XPath, counts of candidates only -------------
+# --- lines in C, own texts in one XPath, counts of candidates only -------------
 
 WRAP_TEXTS = [
     *DENSITY_TEXTS, *NARROW_TEXTS,

@@ -171,7 +171,7 @@ def _counting_blocks(html: str):
 def test_features_of_a_flat_page_walk_each_parent_once():
     """A flat page (thousands of sibling paragraphs under one element) must cost work linear in its
     blocks: counting each block's siblings anew (lxml's ``len()`` walks the children) was quadratic
-    (15 s on a 3.3 MB page, issue #11)."""
+    (15 s on a 3.3 MB page)."""
     from newsclean.transforms.classifier.features import block_features, context_groups
 
     n = 3000

@@ -1,4 +1,4 @@
-"""Peer rescue of a collapsed extraction (transforms/refine/peer_rescue.py, issue #11): when it runs, what it adds."""
+"""Peer rescue of a collapsed extraction (transforms/refine/peer_rescue.py): when it runs, what it adds."""
 
 import lxml.html
 import pytest

@@ -1,4 +1,4 @@
-"""Recurring texts as boilerplate (transforms/refine/recurring.py, issue #17): a short kept block whose exact text other
+"""Recurring texts as boilerplate (transforms/refine/recurring.py): a short kept block whose exact text other
 pages of the site hold is dropped, unless the classifier is sure of it or it is the page's own headline."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-site evidence from neighbour pages (transforms/site_profile.py, issue #17)."""
+"""Per-site evidence from neighbour pages (transforms/site_profile.py)."""
 
 from __future__ import annotations
 

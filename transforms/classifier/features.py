@@ -213,7 +213,7 @@ _ASCII_DIGITS = b"0123456789"
 
 def _digits(text: str) -> int:
     """Characters of ``text`` for which ``str.isdigit`` holds (ASCII text: its bytes less those with the digits
-    deleted, in C: 5x faster than ten counts; tests/test_chain_speedups.py checks it against the definition)."""
+    deleted, in C: 5x faster than ten counts; tests/transforms/test_chain_speedups.py checks it against the definition)."""
     if text.isascii():
         return len(text) - len(text.encode("ascii").translate(None, _ASCII_DIGITS))
     return sum(map(str.isdigit, text))

@@ -5,7 +5,7 @@ another article's), and only against blocks the classifier is not sure of. The s
 blocks the body does not contain (related links, teasers, newsletter boxes) below p 0.9, and only when the
 body is long enough against what was kept (a teaser body, the lede or description only, common in 2015-2020
 JSON-LD, is found on the page but must not drop the rest of the article). Measured on leave-one-data-set-out
-tune pages: docs/DECISIONS.md, "Page-level steps".
+tune pages: docs/DECISIONS.md, "articleBody evidence".
 """
 
 from __future__ import annotations

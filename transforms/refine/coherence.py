@@ -7,7 +7,7 @@ share a container, or sibling containers of the same tag and class: the main reg
 (:func:`~newsclean.transforms.refine.region.main_region`). Inside it, a dropped block is kept again when it
 reads as prose (few linked words, a sentence end, enough words) and the classifier gave it a moderate
 probability (:func:`coherent_keep`; it only raises recall inside the region the classifier already chose).
-Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md, "Page-level steps".
+Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md, "Coherence".
 """
 
 from __future__ import annotations

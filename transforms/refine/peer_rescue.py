@@ -11,8 +11,8 @@ trafilatura's text is kept as well. The output stays newsclean's own blocks (tex
 same tree); trafilatura only votes, and only on such pages (under 4 % of the shared pages), so its ~16 ms a
 page are paid rarely.
 
-Chosen under leave-one-data-set-out on the six shared sets' tune pages (docs/DECISIONS.md, "trafilatura as a
-second opinion"): a trigger relative to trafilatura's length (kept < R x its words) lowers Readability and
+Chosen under leave-one-data-set-out on the six shared sets' tune pages (docs/DECISIONS.md, "Peer
+rescue"): a trigger relative to trafilatura's length (kept < R x its words) lowers Readability and
 Dragnet, where trafilatura keeps comments the classifier rightly drops; the absolute trigger lowers no set. The
 fragment and probability conditions spare short articles the classifier is sure of and pages it empties (section
 fronts), where trafilatura's extra text (comments, teasers) is wrong.
@@ -40,7 +40,7 @@ class PeerRescueParams:
         (``TextBlock.num_words``): a fragment. A page with nothing kept is left alone: it is more often a
         section front or an error page than an article (docs/DECISIONS.md).
     max_kept_probability: ... and the classifier gave every kept block a content probability below this (in
-        [0, 1]; 0.8, the listing check's "sure"): a fragment it was sure of is a short article, kept as it is.
+        [0, 1]): a fragment it was sure of is a short article, kept as it is.
     min_peer_words: ... and trafilatura's text holds at least this many words (``\\w+`` tokens).
     min_block_share: a block is kept when at least this fraction in [0, 1] of its ``\\w+`` tokens occur in
         trafilatura's text (case-folded, NFC).

@@ -18,8 +18,8 @@ that the annotators kept. So a kept block is dropped (:func:`recurring_text_keep
   ``\\w+`` runs, lower case).
 
 Costs no neighbour pass: the texts are in the profile the static-noise learning builds. Without a
-profile (fewer than two neighbour pages) nothing changes. Shipped in the default (``LearnedParams.recurring``;
-None: off). Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md "Recurring texts".
+profile (fewer than two neighbour pages) nothing changes. A step of the shipped default
+(:data:`newsclean.transforms.chain.LEARNED_STEPS`). Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md "Recurring texts".
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ hold the main region and are never read, so a class word there removes nothing.
 It never drops every kept block and, with ``max_drop_share`` set, never more than that share of the kept
 words (boxes that hold most of what was kept are not side content on that page: a section named ``caption``
 or ``widget`` that holds the article, a comment thread that is the page's content). Measured on
-leave-one-data-set-out tune pages: docs/DECISIONS.md, "Page-level steps" and "Side content".
+leave-one-data-set-out tune pages: docs/DECISIONS.md, "Side content".
 """
 
 from __future__ import annotations
@@ -48,9 +48,8 @@ tokens so that ``header``, ``shared-content`` or ``tagdiv`` do not match ``ad``,
 Left out because the data sets' gold conventions disagree on them (docs/DECISIONS.md): ``comment`` (CleanEval
 golds keep blog comments), ``caption`` (CleanPortalEval golds keep captions), ``byline``/``author``/``bio``
 (Dragnet golds keep bylines) and ``tag`` (trafilatura-eval keeps some tag lines). ``gallery`` (a photo
-gallery's captions beside the article: CNN's ``cnnArticleGalleryPhotoContainer``) was added in the ninth round;
-``slideshow`` was not (Readability's expected pages keep a Yahoo slideshow's captions); docs/DECISIONS.md "Side
-content"."""
+gallery's captions beside the article: CNN's ``cnnArticleGalleryPhotoContainer``) is in the list; ``slideshow``
+is not (Readability's expected pages keep a Yahoo slideshow's captions); docs/DECISIONS.md "Side content"."""
 
 SIDE_TAGS = ("aside",)
 """Tags of an own ancestor that make a block side content (HTML5 ``<aside>``: content tangential to the
@@ -79,7 +78,7 @@ content"."""
 @dataclass(frozen=True)
 class SideContentParams:
     """Settings of :func:`side_content_keep`; the defaults are the measured recommendation (docs/DECISIONS.md,
-    "Page-level steps"), on in the shipped configuration.
+    "Side content"), on in the shipped configuration.
 
     drop_below: only kept blocks with content probability below it are dropped, in [0, 1].
     class_words: class/id tokens of an own ancestor that mark side content (lowercase; () = none).

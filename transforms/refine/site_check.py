@@ -6,7 +6,7 @@ signature). When this page holds that container but the classifier kept little o
 outside it, the container's blocks the classifier was not sure against are kept too. A page-level step of the
 shipped default (:data:`newsclean.transforms.chain.DEFAULT_CONFIG`); without a profile (fewer than two
 neighbour pages) nothing changes. Measured on leave-one-data-set-out tune pages: docs/DECISIONS.md
-"Page-level steps".
+"Site check".
 """
 
 from __future__ import annotations
