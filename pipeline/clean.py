@@ -21,12 +21,12 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 from apache_beam.runners.runner import PipelineState
 
-from newsclean.pipeline.dedup import DUPLICATES_DIR, NearDedup, SignatureEntry, WriteDuplicates, article_of
+from newsclean.pipeline.dedup import DUPLICATES_DIR, NearDupParams, WriteDuplicates, article_of, deduplicate
 from newsclean.pipeline.errors import AccountingError, NewscleanError, NoInputError
 from newsclean.pipeline.incremental import (
     INDEX_DIR,
+    ReadIndex,
     WriteIndex,
-    add_corpus_dedup,
     corpus_of,
     plan_run,
     record_run,
@@ -45,17 +45,12 @@ from newsclean.pipeline.stages import (
     ARTICLES_DIR,
     COUNTS_DIR,
     REJECTS_DIR,
-    ArticleKey,
     CleanPages,
-    DedupExact,
     FilterResponses,
     LearnSiteEvidence,
-    ReadSpilled,
     ReadWarc,
-    SpillArticles,
     WriteCounts,
     WriteParquet,
-    keyed_article,
 )
 from newsclean.pipeline.summary import (
     CARD_FILE,
@@ -66,7 +61,6 @@ from newsclean.pipeline.summary import (
     write_dataset_card,
     write_summary,
 )
-from newsclean.transforms.minhash import NearDupParams
 
 log = logging.getLogger(__name__)
 
@@ -146,44 +140,30 @@ def resolve_warc_patterns(warc: str) -> list[str]:
 
 def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -> None:
     """Add the cleaning graph to ``p``: ReadWarc -> LearnSiteEvidence (sample references, re-read, learn) /
-    FilterResponses -> CleanPages -> ArticleKeys -> SpillArticles (rows and MinHash) + DedupExact (keys) ->
-    ReadSpilled -> NearDedup -> WriteIndex + WriteParquet + WriteCounts (labels are stable for update/drain).
+    FilterResponses -> CleanPages -> dedup (exact and near, :func:`~newsclean.pipeline.dedup.deduplicate`) ->
+    WriteIndex + WriteDuplicates + WriteParquet + WriteCounts (labels are stable for update/drain).
 
     ``patterns`` come from :func:`resolve_warc_patterns`; outputs go under ``config.out`` (and the articles
     wait in ``config.out/_spill/``, inside the run's staging folder). No page HTML or article text crosses a
-    shuffle or a side input (see :mod:`newsclean.pipeline.stages`).
+    shuffle or a side input (see :mod:`newsclean.pipeline.stages` and :mod:`newsclean.pipeline.dedup`).
     """
-    params = NearDupParams()
     read = p | "ReadWarc" >> ReadWarc(patterns)
     evidence = read["paths"] | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)
-    keyed = cleaned["articles"] | "ArticleKeys" >> beam.Map(keyed_article, params)  # the MinHash, computed once
-    spilled = keyed | "SpillArticles" >> SpillArticles(config.out)
-    dedup = keyed | "DedupExact" >> DedupExact()
-    kept = spilled | "ReadSpilled" >> ReadSpilled(dedup["losers"])
-    keys, corpus_counts, corpus = dedup["keys"], [], None
-    if config.incremental:  # pipeline/incremental.py: exact dedup and versions against OUT's corpus index
-        kept, counts, corpus, keys = add_corpus_dedup(p, kept, corpus_of(config.out), keys)
-        corpus_counts = [counts]
-    entries = keys | "NearEntries" >> beam.Map(_near_entry)
-    # pipeline/dedup.py: MinHash LSH, Jaccard 0.8
-    near = kept | "NearDedup" >> NearDedup(params, existing=corpus, entries=entries)
-    _ = near["articles"] | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
-    _ = near["duplicates"] | "WriteDuplicates" >> WriteDuplicates(config.out)
+    index = p | "ReadCorpusIndex" >> ReadIndex(corpus_of(config.out)) if config.incremental else None
+    kept = deduplicate(cleaned["articles"], config.out, NearDupParams(), corpus_index=index)
+    _ = kept.articles | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
+    _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
-    articles = near["articles"] | "Articles" >> beam.Map(article_of)
+    articles = kept.articles | "Articles" >> beam.Map(article_of)
     _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
-    _ = (read["counts"], dedup["counts"], near["counts"], *corpus_counts) | "WriteCounts" >> WriteCounts(config.out)
+    _ = (read["counts"], *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
     # Progress on stderr (pipeline/progress.py): side branches that count and output nothing.
     for label, pcoll, what in (("ProgressRead", read["pages"], "read"), ("ProgressReadRejects", read["rejects"], "read"),
                                ("ProgressArticles", cleaned["articles"], "articles"),
                                ("ProgressRejects", rejects, "rejects")):
         _ = pcoll | label >> beam.ParDo(CountProgress(what))
-
-
-def _near_entry(key: ArticleKey) -> SignatureEntry:
-    return key.near
 
 
 #: The local mode of a run that names no runner and no ``--direct_*`` flag (issue 15, chosen by

@@ -95,6 +95,11 @@ COUNTS_TAG = "counts"
 METRICS_NAMESPACE = "newsclean"
 
 
+def inc_counter(name: str, n: int = 1) -> None:
+    """Add ``n`` to the Beam counter ``name`` of namespace :data:`METRICS_NAMESPACE` (the runner's metrics)."""
+    Metrics.counter(METRICS_NAMESPACE, name).inc(n)
+
+
 class ContentDecodingError(ValueError):
     """A body's ``Content-Encoding`` is unknown, unsupported here, or its data is corrupt."""
 
@@ -698,7 +703,7 @@ class ReadWarcFileFn(beam.DoFn):
             if isinstance(item, Page):
                 yield item
             else:
-                Metrics.counter(METRICS_NAMESPACE, f"rejects_{item.reason}").inc()
+                inc_counter(f"rejects_{item.reason}")
                 yield beam.pvalue.TaggedOutput(REJECTS_TAG, item)
         self._records.inc(stats.records_read)
         self._pages.inc(stats.pages)

@@ -32,9 +32,8 @@ from newsclean.pipeline.clean import (
     run_clean,
     tune_glibc_malloc,
 )
-from newsclean.pipeline.dedup import SignatureEntry
+from newsclean.pipeline.dedup import ArticleKey, SignatureEntry, first_fetched
 from newsclean.pipeline.options import CleanConfig
-from newsclean.pipeline.stages import ArticleKey, first_fetched
 from newsclean.schemas.records import ARTICLE_SCHEMA, SPILL_SCHEMA, SPILL_SIGNATURE
 
 

@@ -16,13 +16,13 @@ from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from newsclean.pipeline.clean import globstar_variants, prepare_output, resolve_warc_patterns
+from newsclean.pipeline.dedup import pick_winner
 from newsclean.pipeline.errors import NoInputError
 from newsclean.pipeline.stages import (
     article_id,
     classify_response,
     clean_page,
     looks_like_html,
-    pick_winner,
 )
 from newsclean.pipeline.warc_reader import (
     MAX_DECODED_BYTES,
