@@ -48,7 +48,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.dedup import DUPLICATES_DIR, SignedArticle
-from newsclean.pipeline.output import discard_staging, new_staging, partition_articles, publish_output
+from newsclean.pipeline.output import discard_staging, partition_articles, publish_output
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
 from newsclean.pipeline.summary import (
     CARD_FILE,
@@ -320,8 +320,8 @@ def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: s
     """Publish a finished job's staging folder for ``plan`` and record the run in the manifest.
 
     Incremental: the staged rows are appended (:func:`publish_append`) and the returned summary is the whole
-    corpus's (every run's counts); otherwise the outputs are replaced as ``run_clean`` does. Returns
-    ``(corpus RunSummary, this run's manifest line)``.
+    corpus's (every run's counts); otherwise the published outputs are replaced by the staged ones
+    (:func:`~newsclean.pipeline.output.publish_output`). Returns ``(corpus RunSummary, this run's manifest line)``.
     """
     run = summarize_output(staging, warc=warc)
     if partition_by:
@@ -345,24 +345,3 @@ def nothing_new(out: str, plan: RunPlan, warc: str):
     """An incremental run with no new WARC file: record it and return the corpus summary (nothing runs)."""
     log.info("no new WARC file: %d already cleaned into %s", len(plan.skipped), out)
     return summarize_output(out, warc=warc), record_run(out, plan, None)
-
-
-def run_incremental(config, out: str, plan: RunPlan, beam_args, progress: bool = False, *, run_staged):
-    """The incremental branch of :func:`newsclean.pipeline.clean.run_clean`: run the job over the plan's new
-    files into a staging folder and append it to ``out``; returns the corpus summary.
-
-    ``run_staged(config, patterns, beam_args, progress)``: runs the job into ``config.out`` (clean.py's
-    ``_run_staged``, passed in so that this module does not import clean.py).
-    """
-    if not plan.files:
-        return nothing_new(out, plan, config.warc)[0]
-    staging = new_staging(out)
-    try:
-        run_staged(dataclasses.replace(config, out=staging), plan.patterns, beam_args, progress)
-        summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
-    except BaseException:
-        discard_staging(staging)
-        raise
-    log.info("incremental run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
-             line["files_cleaned"], line["files_skipped"], line["articles_added"])
-    return summary

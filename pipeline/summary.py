@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from newsclean.pipeline.errors import AccountingError
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
 from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION
 
@@ -110,6 +111,18 @@ class RunSummary:
         lines.append(f"  output: {FileSystems.join(self.out, ARTICLES_DIR)}/, "
                      f"{FileSystems.join(self.out, REJECTS_DIR)}/, {FileSystems.join(self.out, SUMMARY_FILE)}")
         return "\n".join(lines)
+
+
+def check_balanced(summary: RunSummary) -> None:
+    """Check the accounting of ``summary`` (:attr:`RunSummary.balanced`).
+
+    Raises:
+        AccountingError: articles + rejects + duplicates != records read (a bug: every record must end as one).
+    """
+    if not summary.balanced:
+        raise AccountingError(
+            f"accounting mismatch: {summary.articles_written} articles + {summary.rejects_total} rejects + "
+            f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read")
 
 
 def top_sites(by_site: dict[str, int], top: int = TOP_SITES) -> str:
