@@ -132,7 +132,7 @@ class ReadWarc(beam.PTransform):
     ``{"paths": str, "pages": Page, "rejects": Reject, "counts": (str, int)}`` (``paths``: the distinct WARC
     files before they are spread; :class:`LearnSiteEvidence` reads them a second time, after its own spread).
 
-    Pages are not reshuffled: a runner would hold every page's HTML at that shuffle (issue 15). Work
+    Pages are not reshuffled: a runner would hold every page's HTML at that shuffle. Work
     spreads per file; one file's pages are read and cleaned in one fused step, streaming. The two reads
     must not share the spread step: a runner that fused the sample's read with the pages' read could not
     fuse the cleaning into it (its side input, the site evidence, would be computed downstream of the same

@@ -229,6 +229,31 @@ def test_progress_lines_on_a_pipe(monkeypatch):
     assert lines[-1].startswith("newsclean: progress: 5 records read, 3 articles") and "pages/s" in lines[-1]
 
 
+def test_progress_is_one_line_redrawn_on_a_terminal(monkeypatch):
+    import io
+
+    import newsclean.pipeline.progress as progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tally = progress.ProgressTally()
+    monkeypatch.setattr(progress, "INTERVAL_S", 0.0)
+    terminal = Terminal()
+    tally.add("read", 5, stream=terminal)
+    tally.finish()
+    assert terminal.getvalue() == ""  # not enabled (library use): counts, prints nothing
+    tally.enabled = True
+    tally.add("read", 2, stream=terminal)
+    tally.add("rejects", 1, stream=terminal)
+    tally.finish()
+    shown = terminal.getvalue()
+    assert shown.endswith("\n") and shown.count("\n") == 1  # one status line, ended once
+    assert shown.rstrip().rsplit("\r", 1)[-1].startswith("newsclean: progress: 7 records read, 0 articles")
+    assert "1 rejects" in shown.rsplit("\r", 1)[-1]
+
+
 def test_no_dateutil_or_beam_noise_on_stderr(fresh):
     tmp, _ = fresh
     err = (tmp / "stderr.txt").read_text()

@@ -25,7 +25,7 @@ from newsclean.pipeline.stages import (
     looks_like_html,
 )
 from newsclean.pipeline.warc_reader import (
-    MAX_DECODED_BYTES,
+    MAX_BODY_BYTES,
     ContentDecodingError,
     ReadStats,
     decode_content_encoding,
@@ -195,7 +195,7 @@ def test_decode_content_encoding():
     with pytest.raises(ContentDecodingError):
         decode_content_encoding(b"zz", "gzip")
     with pytest.raises(ContentDecodingError, match="exceeds"):
-        decode_content_encoding(gzip.compress(b"\0" * (MAX_DECODED_BYTES + 1)), "gzip")
+        decode_content_encoding(gzip.compress(b"\0" * (MAX_BODY_BYTES + 1)), "gzip")
 
 
 def test_parse_helpers():
