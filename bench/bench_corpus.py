@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - start:.0f} s; {os.cpu_count()} cores", flush=True)
     pages += copies
     py = sys.executable
-    clean = [py, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(warc)]
+    clean = [py, "-m", "newsclean.cli", "clean", "--warc", str(warc)]
     every = {
         "baseline": lambda out: [py, __file__, "--baseline", str(warc), out],
         "newsclean": lambda out: [*clean, "--out", out],

@@ -382,7 +382,7 @@ def run_batch(index: int, seed: int, n_inputs: int, timeout: float, workdir: Pat
     warc = write_batch(batch, workdir / f"b{index}" / "warc")
     out = workdir / f"b{index}" / "out"
     expected = reader_count(warc)
-    cmd = [sys.executable, "-m", "newsclean.pipeline.cli", "clean", "--warc", f"{warc}/**/*.warc*", "--out", str(out)]
+    cmd = [sys.executable, "-m", "newsclean.cli", "clean", "--warc", f"{warc}/**/*.warc*", "--out", str(out)]
     t0 = time.monotonic()
     row = {"batch": index, "inputs": n_inputs, "files": len(batch.files), "reader_records": expected,
            "crash": 0, "hang": 0}

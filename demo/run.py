@@ -18,7 +18,6 @@ integration test, with a :class:`newsclean.demo.served.ServedNetwork` built from
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -106,16 +105,9 @@ def run_crawl_step(network: ServedNetwork, out_dir: Path, crawl_options: Mapping
 
 
 def clean_command(warc: Path, out: Path, extra: Sequence[str] = ()) -> list[str]:
-    """The ``newsclean clean`` command line for this interpreter (no need for the console script on PATH).
-
-    Uses ``newsclean.pipeline.cli`` when it is installed, else ``python -m newsclean.pipeline.clean`` (same flags).
-    """
-    if importlib.util.find_spec("newsclean.pipeline.cli") is not None:
-        launcher = "import sys; from newsclean.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
-        head = [sys.executable, "-c", launcher, "clean"]
-    else:
-        head = [sys.executable, "-m", "newsclean.pipeline.clean"]
-    return [*head, "--warc", str(warc), "--out", str(out), *extra]
+    """The ``newsclean clean`` command line for this interpreter (``python -m newsclean.cli clean``: no need for the
+    console script on PATH)."""
+    return [sys.executable, "-m", "newsclean.cli", "clean", "--warc", str(warc), "--out", str(out), *extra]
 
 
 def run_clean_step(warc_dir: Path, clean_dir: Path, extra: Sequence[str] = (), *, in_process: bool = False,

@@ -1,7 +1,13 @@
-"""The Apache Beam side of newsclean: WARC files in, cleaned articles and rejects in Parquet out.
+"""The Apache Beam side of newsclean: WARC files in, cleaned articles, rejects and duplicates in Parquet out.
 
-Modules: :mod:`newsclean.pipeline.warc_reader` (WARC response records -> pages, fastwarc),
-:mod:`newsclean.pipeline.stages` (one composite PTransform per stage), :mod:`newsclean.pipeline.clean` (build and run
-the pipeline), :mod:`newsclean.pipeline.options` (flags), :mod:`newsclean.pipeline.summary` (run summary),
-:mod:`newsclean.pipeline.cli` (the ``newsclean`` command), plus evaluation and the demo.
+Modules, in the order a run uses them: :mod:`~newsclean.pipeline.options` (the flags, ``CleanConfig``),
+:mod:`~newsclean.pipeline.clean` (``run_clean`` and ``build_pipeline``: the stages in order),
+:mod:`~newsclean.pipeline.runner` (which Beam runner, configured how), :mod:`~newsclean.pipeline.warc_reader`
+(WARC response records -> pages), :mod:`~newsclean.pipeline.stages` (reading, site evidence, filtering, cleaning,
+writing), :mod:`~newsclean.pipeline.budget` (the per-page time budget), :mod:`~newsclean.pipeline.dedup` (exact and
+near-duplicate removal, MinHash), :mod:`~newsclean.pipeline.incremental` (manifest, corpus index, publishing a run),
+:mod:`~newsclean.pipeline.output` (the staged output folder), :mod:`~newsclean.pipeline.summary` (run summary and
+dataset card), :mod:`~newsclean.pipeline.progress` (progress on stderr), :mod:`~newsclean.pipeline.launch`
+(``--no-wait`` and ``newsclean summarize``), :mod:`~newsclean.pipeline.errors`. The ``newsclean`` command that
+drives it is :mod:`newsclean.cli`; nothing here imports the crawler or the demo.
 """

@@ -1,66 +1,135 @@
-"""Near-duplicate removal: MinHash LSH over word 5-gram shingles, after exact dedup.
+"""Duplicate removal, exact and near, with one configuration (:class:`NearDupParams`) and every stage here.
 
-    articles ─► Signatures (article id, keep rank, MinHash) ─┬─► Bands ─► GroupBands ─► candidate pairs
-                                                            │   (band key, member = (id, rank)): no signature
-             (corpus already built: index entries) ─────────┤
-                        member ─► its signature ────────────┴─► JoinSignatures (by member; each signature once)
-                                                                  ─► PairSignatures (by pair) ─► Jaccard ─► edges
-    edges ─► Clusters (union-find CombineGlobally: member id -> kept member id; duplicates only)
-    articles + clusters (side input) ─► kept articles with ``cluster_id``; dropped ones counted
-                                        (``near_duplicate``) and written to ``OUT/duplicates/``
+    articles ─► ArticleKeys (MinHash once) ─┬─► SpillArticles: full rows + MinHash to OUT/_spill
+                                            └─► DedupExact: small keys only ─► losers (side input)
+    spill ─► ReadSpilled (drops the exact losers) ─► [incremental: NotInCorpus] ─► NearDedup ─► kept articles
+                                                                                          └─► duplicates rows
 
-Method: :mod:`newsclean.transforms.minhash` (Broder 1997; *Mining of Massive Datasets* §3.4). Two
-articles are near-duplicates when their MinHash signatures share an LSH band and the estimated
-Jaccard similarity of their 5-gram shingle sets reaches ``threshold`` (0.8 by default, as datatrove
-and FineWeb use). Within a band bucket each member is compared with the bucket's best-ranked member
-only (O(n) per bucket, not O(n²)); clusters are the connected components of those edges.
+What :func:`deduplicate` adds to the cleaning graph, stage by stage:
 
-**Which member is kept** (:func:`keep_rank`, smallest first): an article already in the corpus
-before this run (incremental runs: the corpus is append-only, so its rows win); then the earliest
-date known for the text (``published_at``, else ``fetched_at``); then the earliest ``fetched_at``;
-then the longest text (words, then characters); then the smallest URL and article id, so the choice
-does not depend on the runner's order. Every kept row gets ``cluster_id`` = the article id of its
-cluster's kept member (its own id; an article with no near-duplicate is a cluster of one).
+1. **Keys** (:func:`keyed_article`): each cleaned article gets an :class:`ArticleKey`: its content hash, its
+   exact-dedup rank and its near-dedup :class:`SignatureEntry` (id, keep rank, MinHash signature). The MinHash
+   is computed here, once; it goes both into the key and into the spilled row.
+2. **Spill** (:class:`SpillArticles`, :class:`ReadSpilled`): the articles wait in ``OUT/_spill/`` (inside the
+   run's staging folder) while dedup decides on their keys, so no article text crosses a shuffle or a side
+   input; they are read back streaming and filtered by the decisions (side inputs holding only the dropped ones).
+3. **Exact** (:class:`DedupExact`): articles with the same ``content_hash`` (normalised text): the earliest
+   fetch wins, then the smallest URL (:func:`pick_winner`), so the result does not depend on the runner's order.
+4. **Corpus** (:func:`dedup_against_corpus`, incremental runs): a new article whose text the corpus built by
+   earlier runs already holds is dropped; a new text at a URL of the corpus continues that URL's versions.
+5. **Near** (:class:`NearDedup`): MinHash LSH over word 5-gram shingles. Two articles are near-duplicates when
+   their signatures share an LSH band and the estimated Jaccard similarity of their shingle sets reaches
+   ``threshold`` (0.8, as datatrove and FineWeb use). Within a band bucket each member is compared with the
+   bucket's best-ranked member only (O(n) per bucket, not O(n²)); clusters are the connected components of those
+   edges; one member per cluster is kept and the others become ``OUT/duplicates`` rows (:class:`WriteDuplicates`).
 
-Memory: the HTML never crosses a shuffle here. Each article contributes ``b`` band records to one
+**MinHash** (Broder 1997, "On the resemblance and containment of documents", §2-3; Leskovec, Rajaraman &
+Ullman, *Mining of Massive Datasets*, 3rd ed., §3.4 "Locality-sensitive hashing for documents"): the text is
+normalised as for the exact-duplicate hash (:func:`~newsclean.transforms.text.normalize_for_hash`: NFC,
+lowercased, whitespace collapsed) and cut into :func:`~newsclean.transforms.text.words`; its *shingles* are the
+distinct word n-grams (n = 5); a signature of ``num_perm`` permutations (datasketch's ``MinHash``) estimates the
+Jaccard similarity of two shingle sets; the signature is cut into ``b`` bands of ``r`` rows (datasketch's
+``MinHashLSH`` picks ``b, r`` that minimise the weighted false positive + false negative probability for the
+threshold). datasketch is imported where a signature or band is first computed, not with this module: it
+imports scipy (for ``MinHashLSH``'s parameter search), about 45 MiB of RSS that the process which only builds
+the pipeline (the runner's, with ``multi_processing`` workers) does not need.
+
+**Which near-duplicate is kept** (:func:`keep_rank`, smallest first): an article already in the corpus before
+this run (incremental runs: the corpus is append-only, so its rows win); then the earliest date known for the
+text (``published_at``, else ``fetched_at``); then the earliest ``fetched_at``; then the longest text (words,
+then characters); then the smallest URL and article id. Every kept row gets ``cluster_id`` = the article id of
+its cluster's kept member (its own id; an article with no near-duplicate is a cluster of one).
+
+**Memory.** A runner holds what crosses a shuffle or feeds a side input. Exact dedup groups the keys with a
+``GroupByKey``, not a combiner (:class:`KeepFirstFetched`). Each article contributes ``b`` band records to one
 GroupByKey (9 at the defaults), each only ``((band index, band hash), packed (article id, keep rank))``: 182
-bytes in Beam's coder with a 60-character URL. The member is one ``bytes`` value (:func:`packed_member`)
-because a local runner holds a grouping's values decoded until the group is read: ~3.7 KB an article for
-the 9 records against ~6.9 KB as tuples. Its MinHash signature (``4 * num_perm`` bytes, 512 at
-the defaults) crosses one more GroupByKey once, keyed by the member (708 bytes), to be joined to the
-candidate pairs it is in, and then twice per candidate pair (once per side). Before, every band record
-carried the signature: 9 × 783 = 7,047 bytes an article against 9 × 182 + 708 = 2,346 now (issue 15).
-Which pairs are near-duplicates is unchanged: the same pairs are compared with the same signatures
-(:func:`bucket_edges` is the in-memory equivalent). The cluster map holds one entry per article that has
-a near-duplicate. The pipeline (``pipeline/clean.py``) passes the entries in (``entries=``, computed
-where the article is cleaned), so that the articles are read only once, after the clusters are known,
-and never cross a shuffle.
+bytes in Beam's coder with a 60-character URL; the member is one ``bytes`` value (:func:`packed_member`)
+because a local runner holds a grouping's values decoded until the group is read (~3.7 KB an article for the 9
+records against ~6.9 KB as tuples). The signature (``4 * num_perm`` bytes, 512 at the defaults) crosses one
+more GroupByKey once, keyed by the member (708 bytes), to be joined to the candidate pairs it is in, then twice
+per candidate pair (once per side): 9 × 182 + 708 = 2,346 bytes an article, against 9 × 783 = 7,047 when every
+band record carried the signature, with the same pairs compared on the same signatures (:func:`bucket_edges` is
+the in-memory equivalent). The cluster map holds one entry per article that has a near-duplicate.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import pickle
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
+from typing import NamedTuple
 
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.metrics import Metrics
 
-from newsclean.pipeline.warc_reader import COUNTS_TAG, METRICS_NAMESPACE
-from newsclean.schemas.records import Article
-from newsclean.transforms.minhash import NearDupParams, band_keys, estimated_jaccard, signature
+from newsclean.pipeline.stages import ARTICLES_DIR, PARQUET_SUFFIX
+from newsclean.pipeline.warc_reader import COUNTS_TAG, inc_counter
+from newsclean.schemas.records import SPILL_SCHEMA, SPILL_SIGNATURE, Article, from_row, to_row
+from newsclean.transforms.text import normalize_for_hash, words
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------------
+
+#: Jaccard similarity of 5-gram shingle sets above which two texts are near-duplicates (datatrove/FineWeb: 0.8).
+DEFAULT_THRESHOLD = 0.8
+#: Words per shingle.
+DEFAULT_SHINGLE_WORDS = 5
+#: MinHash permutations (signature length).
+DEFAULT_NUM_PERM = 128
+
+
+@dataclass(frozen=True)
+class NearDupParams:
+    """Parameters of near-duplicate detection.
+
+    Attributes:
+        threshold: Jaccard similarity in [0, 1] of the shingle sets at or above which two texts are
+            near-duplicates (0.8: datatrove's and FineWeb's MinHash deduplication).
+        shingle_words: words per shingle (n of the word n-grams), >= 1.
+        num_perm: MinHash permutations, >= 2; more is a finer estimate (standard error about
+            ``sqrt(J(1-J)/num_perm)``) and a longer signature (4 bytes each).
+        seed: seed of datasketch's permutations; signatures compare only under the same seed.
+
+    Raises:
+        ValueError: a value out of range.
+    """
+
+    threshold: float = DEFAULT_THRESHOLD
+    shingle_words: int = DEFAULT_SHINGLE_WORDS
+    num_perm: int = DEFAULT_NUM_PERM
+    seed: int = 1
+
+    def __post_init__(self):
+        if not 0.0 < self.threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        if self.shingle_words < 1:
+            raise ValueError(f"shingle_words must be >= 1, got {self.shingle_words}")
+        if self.num_perm < 2:
+            raise ValueError(f"num_perm must be >= 2, got {self.num_perm}")
+
 
 #: Reason recorded for an article dropped as a near-duplicate of a kept one.
 NEAR_DUPLICATE = "near_duplicate"
-#: Count names in ``OUT/_counts``: near-duplicates are part of ``duplicates_dropped`` (the accounting
-#: total) and also counted on their own.
+#: Count names in ``OUT/_counts``: every dropped article is part of ``duplicates_dropped`` (the accounting total);
+#: near-duplicates and articles already in the corpus are also counted on their own.
 DUPLICATES_DROPPED, NEAR_DUPLICATES_DROPPED = "duplicates_dropped", "near_duplicates_dropped"
+CORPUS_DUPLICATES = "corpus_duplicates_dropped"
 #: Output folder of the dropped near-duplicates under ``--out``.
 DUPLICATES_DIR = "duplicates"
 DUPLICATE_TAG = "duplicates"
+#: Tag of :class:`DedupExact`'s output of dropped records ``((warc_file, offset), True)``.
+LOSERS_TAG = "losers"
+#: Folder under ``--out`` (the run's staging folder) where cleaned articles wait for the dedup decisions.
+SPILL_DIR = "_spill"
+#: Parquet row group of the spill, in bytes: what :class:`ReadSpilled` turns into Python rows at once.
+SPILL_ROW_GROUP_BYTES = 4 << 20
 
 #: One row of ``OUT/duplicates/*.parquet``: a dropped article and the kept member of its cluster.
 DUPLICATE_SCHEMA = pa.schema(
@@ -75,6 +144,74 @@ DUPLICATE_SCHEMA = pa.schema(
     ],
     metadata={b"newsclean.record": b"duplicate", b"newsclean.schema_version": b"1"},
 )
+
+# --------------------------------------------------------------------------------------------
+# MinHash: shingles, signatures, LSH bands (pure functions, no Beam)
+# --------------------------------------------------------------------------------------------
+
+
+def shingles(text: str, n: int = DEFAULT_SHINGLE_WORDS) -> set[str]:
+    """The distinct word n-grams of ``text`` after normalisation, each joined by one space.
+
+    A text of fewer than ``n`` words (but at least one) has one shingle, its whole word
+    sequence, so that short texts still compare; an empty text has none.
+    """
+    tokens = words(normalize_for_hash(text))
+    if not tokens:
+        return set()
+    if len(tokens) < n:
+        return {" ".join(tokens)}
+    return {" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def signature(text: str, params: NearDupParams = NearDupParams()) -> np.ndarray:
+    """MinHash signature of the shingles of ``text``: ``uint`` array of ``params.num_perm`` values.
+
+    An empty text gets datasketch's empty signature (all maximal values), which matches
+    only other empty texts.
+    """
+    from datasketch import MinHash  # here, not at import: datasketch imports scipy (module docstring)
+
+    m = MinHash(num_perm=params.num_perm, seed=params.seed)
+    m.update_batch([s.encode("utf-8") for s in shingles(text, params.shingle_words)])
+    return m.hashvalues
+
+
+def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Fraction in [0, 1] of signature positions where ``a`` and ``b`` agree (MinHash's Jaccard estimate).
+
+    Raises:
+        ValueError: the signatures differ in length.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"signatures of different lengths: {len(a)} != {len(b)}")
+    return float(np.count_nonzero(np.asarray(a) == np.asarray(b))) / len(a)
+
+
+@lru_cache(maxsize=32)
+def band_ranges(threshold: float, num_perm: int) -> tuple[tuple[int, int], ...]:
+    """The ``(start, end)`` signature slices of the LSH bands datasketch's ``MinHashLSH`` picks for
+    ``threshold`` and ``num_perm`` (for 0.8 and 128: 9 bands of 13 rows)."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    return tuple((int(s), int(e)) for s, e in lsh.hashranges)
+
+
+def band_keys(sig: np.ndarray, params: NearDupParams = NearDupParams()) -> list[tuple[int, str]]:
+    """``(band index, hex SHA-1 of the band's values)`` for each LSH band of ``sig`` (16 hex digits).
+
+    Two signatures share a key exactly when they agree on every row of that band (up to the
+    negligible chance of a 64-bit hash collision).
+    """
+    values = np.asarray(sig, dtype=np.uint64)
+    return [(i, hashlib.sha1(values[s:e].tobytes()).hexdigest()[:16])
+            for i, (s, e) in enumerate(band_ranges(params.threshold, params.num_perm))]
+
+
+# --------------------------------------------------------------------------------------------
+# What dedup knows of an article: ranks, signature entries, keys
+# --------------------------------------------------------------------------------------------
 
 #: ``(existing, first date, fetched, -words, -characters, url, article id)``: see the module docstring.
 Rank = tuple
@@ -94,7 +231,7 @@ def keep_rank(article: Article, existing: bool = False) -> Rank:
             -len(article.text), article.url, article.article_id)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class SignatureEntry:
     """What near-dedup knows of one article: id, :func:`keep_rank` and MinHash signature (``uint32`` bytes)."""
 
@@ -114,7 +251,7 @@ def signature_entry(article: Article, params: NearDupParams, existing: bool = Fa
 
 
 #: An article with its MinHash signature (:attr:`SignatureEntry.signature`, computed once where the article was
-#: cleaned and carried in the spill, pipeline/stages.py): what :class:`NearDedup` takes and gives.
+#: cleaned and carried in the spill): what :class:`NearDedup` takes and gives.
 SignedArticle = tuple[Article, bytes]
 
 
@@ -128,6 +265,289 @@ def article_of(signed: SignedArticle) -> Article:
     """The article of a :data:`SignedArticle`, without its signature."""
     return signed[0]
 
+
+@dataclass(frozen=True)
+class ArticleKey:
+    """What dedup needs of one article, without its text or HTML (~1.1 KB in Beam's coder, ~2.1 KB as Python
+    objects, at the defaults).
+
+    Attributes:
+        record: ``(warc_file, warc_offset)``: the WARC record the article came from (unique in a run).
+        content_hash: :func:`~newsclean.transforms.text.content_hash` of the text (exact dedup's key).
+        rank: the exact-dedup winner's sort key (:func:`fetch_rank`: fetch time, URL, file, offset).
+        near: the near-dedup entry (:func:`signature_entry`: id, keep rank, MinHash).
+    """
+
+    record: tuple[str, int]
+    content_hash: str
+    rank: tuple
+    near: SignatureEntry
+
+
+def fetch_rank(item: Article | ArticleKey) -> tuple:
+    """Sort key of the winner among exact duplicates: earliest fetch, then smallest URL (then provenance)."""
+    if isinstance(item, ArticleKey):
+        return item.rank
+    return item.fetched_at, item.url, item.warc_file, item.warc_offset
+
+
+def article_key(article: Article, params: NearDupParams = NearDupParams()) -> ArticleKey:
+    """The :class:`ArticleKey` of ``article`` (its MinHash over ``params``' shingles is computed here)."""
+    return ArticleKey((article.warc_file, article.warc_offset), article.content_hash, fetch_rank(article),
+                      signature_entry(article, params))
+
+
+#: A cleaned article and its :class:`ArticleKey` (:func:`keyed_article`): what :class:`SpillArticles` and
+#: :class:`DedupExact` take, so that the MinHash is computed once and goes both into the spill and into the key.
+KeyedArticle = tuple[Article, ArticleKey]
+
+
+def keyed_article(article: Article, params: NearDupParams = NearDupParams()) -> KeyedArticle:
+    """``(article, its ArticleKey)`` (:func:`article_key`)."""
+    return article, article_key(article, params)
+
+
+def _key_of(keyed: KeyedArticle) -> ArticleKey:
+    return keyed[1]
+
+
+def _near_entry(key: ArticleKey) -> SignatureEntry:
+    return key.near
+
+
+# --------------------------------------------------------------------------------------------
+# SpillArticles / ReadSpilled: the articles wait on disk while dedup decides
+# --------------------------------------------------------------------------------------------
+
+
+def spill_row(keyed: KeyedArticle) -> dict:
+    """The spill row (:data:`~newsclean.schemas.records.SPILL_SCHEMA`) of ``(article, key)``: the article's row
+    and the MinHash signature of its key (``SignatureEntry.signature``)."""
+    article, key = keyed
+    return {**to_row(article), SPILL_SIGNATURE: key.near.signature}
+
+
+def spilled_article(row: dict) -> SignedArticle:
+    """A spill row -> ``(Article, MinHash signature bytes)``; inverse of :func:`spill_row` (but the key)."""
+    row = dict(row)
+    sig = row.pop(SPILL_SIGNATURE)
+    return from_row(Article, row), sig
+
+
+class SpillArticles(beam.PTransform):
+    """:data:`KeyedArticle` pairs -> their rows (:func:`spill_row`: the article's row and its MinHash) in
+    ``OUT/_spill/articles/part-*.parquet``; output: the finished files' paths.
+
+    The articles wait there, on disk instead of in the runner's memory, while dedup decides on their keys; the
+    MinHash comes back with each row, so that the index rows (pipeline/incremental.py) need no join with the
+    near-dedup entries. Small row groups (:data:`SPILL_ROW_GROUP_BYTES`) bound what :class:`ReadSpilled` holds at once.
+    """
+
+    def __init__(self, out: str):
+        super().__init__()
+        self.out = out
+
+    def expand(self, articles):
+        return (articles | "Rows" >> beam.Map(spill_row)
+                | "Write" >> beam.io.WriteToParquet(
+                    FileSystems.join(self.out, SPILL_DIR, ARTICLES_DIR, "part"), SPILL_SCHEMA, codec="snappy",
+                    file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=SPILL_ROW_GROUP_BYTES,
+                    record_batch_size=100))
+
+
+class KeepWinnersFn(beam.DoFn):
+    """Spilled row -> ``(Article, MinHash signature)`` (:func:`spilled_article`), unless its record is among the
+    dropped ones (side input ``{(warc_file, offset): True}``; their count was emitted by :class:`DedupExact`)."""
+
+    def process(self, row: dict, losers):
+        if (row["warc_file"], row["warc_offset"]) in losers:
+            return
+        yield spilled_article(row)
+
+
+class ReadSpilled(beam.PTransform):
+    """Spill file paths -> ``(Article, MinHash signature)`` of each article that won exact dedup, read back
+    streaming, one row group at a time.
+
+    Args:
+        losers: PCollection of ``((warc_file, offset), True)`` from :class:`DedupExact` (a side input holding
+            only the dropped articles).
+    """
+
+    def __init__(self, losers):
+        super().__init__()
+        self.losers = losers
+
+    def expand(self, files):
+        return (files
+                | "Read" >> beam.io.ReadAllFromParquet(desired_bundle_size=SPILL_ROW_GROUP_BYTES)
+                | "KeepWinners" >> beam.ParDo(KeepWinnersFn(), beam.pvalue.AsDict(self.losers)))
+
+
+# --------------------------------------------------------------------------------------------
+# DedupExact: the same normalised text
+# --------------------------------------------------------------------------------------------
+
+
+def pick_winner(a, b):
+    """The one of ``a`` and ``b`` (articles or :class:`ArticleKey`) that stays when they have the same content
+    hash: the smaller :func:`fetch_rank` (None-safe)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if fetch_rank(a) <= fetch_rank(b) else b
+
+
+def first_fetched(keys) -> tuple[ArticleKey, int, tuple[tuple[str, int], ...]]:
+    """The :class:`ArticleKey` records of one content hash (any order, at least one) -> ``(winner, number of keys,
+    records of the others)``; the winner is the one :func:`pick_winner` keeps (smallest :func:`fetch_rank`)."""
+    best, n, losers = None, 0, []
+    for key in keys:
+        n += 1
+        winner = pick_winner(best, key)
+        if best is not None:
+            losers.append((key if winner is best else best).record)
+        best = winner
+    return best, n, tuple(losers)
+
+
+def _winner_of_group(digest: str, keys) -> tuple[str, tuple]:
+    return digest, first_fetched(keys)
+
+
+class KeepFirstFetched(beam.PTransform):
+    """``(content hash, ArticleKey)`` -> ``(content hash, (winner, n, losers))`` (:func:`first_fetched`), with a
+    ``GroupByKey`` and a ``Map``.
+
+    Not a ``CombinePerKey``: a runner lifts a combiner into the stage before the shuffle, where Beam's
+    ``PGBKCVOperation`` keeps one accumulator (a decoded :class:`ArticleKey`, ~2.1 KB of Python objects with its
+    512-byte MinHash) per distinct hash, up to 100,000, for the whole bundle: in the DirectRunner's ``in_memory``
+    mode the reading and cleaning stage is one bundle, so every article's key would stay in memory until the last
+    page was cleaned (docs/DECISIONS.md "Local runner and memory at scale"). Nearly every hash occurs once, so
+    pre-combining would save no shuffle bytes either; the shuffle carries the same keys, encoded (~1.1 KB).
+    """
+
+    def expand(self, keyed):
+        return (keyed
+                | "GroupByContentHash" >> beam.GroupByKey()
+                | "PickWinner" >> beam.MapTuple(_winner_of_group))
+
+
+def _by_hash(key: ArticleKey):
+    return key.content_hash, key
+
+
+class EmitWinnerFn(beam.DoFn):
+    """``(hash, (winner, n, losers))`` -> the winner's key; ``("duplicates_dropped", n - 1)`` on ``COUNTS_TAG``
+    and ``(record, True)`` per dropped record on :data:`LOSERS_TAG`."""
+
+    def process(self, kv):
+        _, (winner, n, losers) = kv
+        inc_counter("articles")
+        yield winner
+        if n > 1:
+            inc_counter("duplicates", n - 1)
+            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, n - 1))
+            for record in losers:
+                yield beam.pvalue.TaggedOutput(LOSERS_TAG, (record, True))
+
+
+class DedupExact(beam.PTransform):
+    """Exact duplicates (same normalised text, i.e. same ``content_hash``), decided on :class:`ArticleKey` records.
+
+    Input: :data:`KeyedArticle` pairs (:func:`keyed_article`). Output: ``{"keys": ArticleKey of each winner,
+    "losers": ((warc_file, offset), True) of each dropped article, "counts": ("duplicates_dropped", int)}``. The
+    winner is the earliest fetch, then the smallest URL, so the result does not depend on the runner's order. Only
+    the keys cross the shuffle; :class:`ReadSpilled` drops the losers' rows.
+    """
+
+    def expand(self, keyed):
+        out = (
+            keyed
+            | "Keys" >> beam.Map(_key_of)
+            | "KeyByContentHash" >> beam.Map(_by_hash)
+            | "KeepFirstFetched" >> KeepFirstFetched()
+            | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, main="keys")
+        )
+        return {"keys": out.keys, "losers": out[LOSERS_TAG], "counts": out[COUNTS_TAG]}
+
+
+# --------------------------------------------------------------------------------------------
+# Against the corpus built by earlier runs (incremental runs)
+# --------------------------------------------------------------------------------------------
+
+
+def corpus_entry(row: dict) -> SignatureEntry:
+    """The near-dedup entry of a corpus index row (``pipeline.incremental.INDEX_SCHEMA``): rank
+    ``(0, first seen, ...)`` wins against every new article."""
+    first = row["first_seen"].timestamp() if row.get("first_seen") else 0.0
+    return SignatureEntry(row["article_id"], (0, first, first, 0, 0, row["url"], row["article_id"]), row["signature"])
+
+
+def url_history(rows: Iterable[dict]) -> tuple[int, datetime | None]:
+    """``(highest version, earliest first_seen)`` of a URL's corpus rows."""
+    rows = list(rows)
+    firsts = [r["first_seen"] for r in rows if r.get("first_seen") is not None]
+    return max(int(r["version"]) for r in rows), (min(firsts) if firsts else None)
+
+
+class CorpusFilterFn(beam.DoFn):
+    """New :data:`SignedArticle` -> dropped when the corpus has its text (a count on :data:`COUNTS_TAG`), else
+    the same with ``version``/``first_seen`` continued from the URL's corpus rows."""
+
+    def process(self, signed: SignedArticle, hashes, history):
+        article, sig = signed
+        if article.content_hash in hashes:
+            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
+            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (CORPUS_DUPLICATES, 1))
+            return
+        past = history.get(article.url)
+        if past is not None:
+            version, first = past
+            article = dataclasses.replace(article, version=version + 1, first_seen=first or article.fetched_at)
+        yield article, sig
+
+
+def _hash_seen(row: dict) -> tuple[str, bool]:
+    return row["content_hash"], True
+
+
+def _by_url(row: dict) -> tuple[str, dict]:
+    return row["url"], row
+
+
+def _url_history_of(url: str, rows) -> tuple[str, tuple]:
+    return url, url_history(rows)
+
+
+def _not_in(key: ArticleKey, hashes) -> bool:
+    return key.content_hash not in hashes
+
+
+def dedup_against_corpus(articles, index, keys):
+    """Filter new ``articles`` (:data:`SignedArticle`) against the corpus whose index rows are ``index`` (a
+    PCollection of ``pipeline.incremental.INDEX_SCHEMA`` dicts); ``keys``: the articles' :class:`ArticleKey`.
+
+    Returns ``(articles, counts, corpus entries, keys)``: the articles whose text is not in the corpus (versions
+    continued, :class:`CorpusFilterFn`), their count pairs, the corpus's :class:`SignatureEntry` PCollection for
+    near-dedup (:func:`corpus_entry`) and the keys of the articles left.
+    """
+    hashes = index | "CorpusHashes" >> beam.Map(_hash_seen)
+    history = (index | "CorpusUrls" >> beam.Map(_by_url)
+               | "UrlRows" >> beam.GroupByKey()
+               | "UrlHistory" >> beam.MapTuple(_url_history_of))
+    out = articles | "NotInCorpus" >> beam.ParDo(
+        CorpusFilterFn(), beam.pvalue.AsDict(hashes), beam.pvalue.AsDict(history)).with_outputs(
+        COUNTS_TAG, main="articles")
+    entries = index | "CorpusEntries" >> beam.Map(corpus_entry)
+    keys = keys | "KeysNotInCorpus" >> beam.Filter(_not_in, beam.pvalue.AsDict(hashes))
+    return out.articles, out[COUNTS_TAG], entries, keys
+
+
+# --------------------------------------------------------------------------------------------
+# NearDedup: MinHash LSH
+# --------------------------------------------------------------------------------------------
 
 #: What an LSH band record carries of an article: ``(article id, keep rank)``, packed (:func:`packed_member`); no
 #: signature.
@@ -144,7 +564,7 @@ def member(entry: SignatureEntry) -> Member:
 def packed_member(m: Member) -> bytes:
     """``m`` as one ``bytes`` value (pickle, protocol 5; the article id is stored once): what a band record
     carries. A runner holds the values of a grouping decoded until the group is read (Beam's ``GroupingBuffer``);
-    one ``bytes`` object is about half the memory of the id-and-rank tuple (issue 15; docs/DECISIONS.md)."""
+    one ``bytes`` object is about half the memory of the id-and-rank tuple (docs/DECISIONS.md)."""
     return pickle.dumps(m, protocol=5)
 
 
@@ -175,7 +595,7 @@ def bucket_pairs(members: list[Member]):
 
     The head is the bucket's best-ranked member (smallest :func:`keep_rank`, ``member[1]``). A member with
     the head's article id (the same article from two sources) or URL (``rank[5]``: a changed text at the same
-    URL is a new version, not a duplicate; pipeline/incremental.py) gives no pair. Buckets of one give nothing.
+    URL is a new version, not a duplicate) gives no pair. Buckets of one give nothing.
     """
     if len(members) < 2:
         return
@@ -285,10 +705,6 @@ class ClusterFn(beam.CombineFn):
         return {node: best[self._find(parent, node)] for node in parent}
 
 
-def _inc(name: str, n: int = 1) -> None:
-    Metrics.counter(METRICS_NAMESPACE, name).inc(n)
-
-
 def duplicate_row(article: Article, cluster_id: str, reason: str = NEAR_DUPLICATE) -> dict:
     """The ``OUT/duplicates`` row (:data:`DUPLICATE_SCHEMA`) of a dropped article."""
     return {"article_id": article.article_id, "url": article.url, "cluster_id": cluster_id, "reason": reason,
@@ -307,7 +723,7 @@ class AssignClusterFn(beam.DoFn):
             yield dataclasses.replace(article, cluster_id=kept, first_seen=article.first_seen or article.fetched_at,
                                       last_seen=article.last_seen or article.fetched_at), sig
             return
-        _inc("near_duplicates")
+        inc_counter("near_duplicates")
         yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, duplicate_row(article, kept))
         yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
         yield beam.pvalue.TaggedOutput(COUNTS_TAG, (NEAR_DUPLICATES_DROPPED, 1))
@@ -321,11 +737,11 @@ class NearDedup(beam.PTransform):
     dict, "counts": (name, int), "signatures": SignatureEntry of the kept and dropped new articles}``.
 
     Args:
-        params: :class:`~newsclean.transforms.minhash.NearDupParams` (threshold 0.8, 5-word shingles, 128 permutations).
+        params: :class:`NearDupParams` (threshold 0.8, 5-word shingles, 128 permutations).
         existing: optional PCollection of :class:`SignatureEntry` of the corpus built by earlier runs
             (their rank starts with 0, so they win against every new article).
         entries: optional PCollection of the articles' :class:`SignatureEntry`, computed earlier (the
-            pipeline carries them in ``stages.ArticleKey``, so that the articles themselves are read only
+            pipeline carries them in :class:`ArticleKey`, so that the articles themselves are read only
             once, after the clusters are known); made from the signed articles when None (:func:`signed_entry`).
     """
 
@@ -376,4 +792,40 @@ class WriteDuplicates(beam.PTransform):
     def expand(self, rows):
         return rows | "WriteDuplicates" >> beam.io.WriteToParquet(
             FileSystems.join(self.out, DUPLICATES_DIR, "part"), DUPLICATE_SCHEMA, codec="snappy",
-            file_name_suffix=".parquet")
+            file_name_suffix=PARQUET_SUFFIX)
+
+
+# --------------------------------------------------------------------------------------------
+# All of it, in the cleaning graph
+# --------------------------------------------------------------------------------------------
+
+
+class Deduplicated(NamedTuple):
+    """What :func:`deduplicate` gives: ``articles``: the kept :data:`SignedArticle` pairs (``cluster_id`` set);
+    ``duplicates``: ``OUT/duplicates`` row dicts; ``counts``: the PCollections of ``(name, int)`` count pairs."""
+
+    articles: beam.PCollection
+    duplicates: beam.PCollection
+    counts: tuple
+
+
+def deduplicate(articles, out: str, params: NearDupParams = NearDupParams(), corpus_index=None) -> Deduplicated:
+    """Add exact and near dedup of the cleaned ``articles`` (PCollection of
+    :class:`~newsclean.schemas.records.Article`) to their pipeline; the module docstring has the stages.
+
+    The steps are applied under their own top-level labels (``ArticleKeys``, ``SpillArticles``, ``DedupExact``,
+    ``ReadSpilled``, [``NotInCorpus`` ...], ``NearEntries``, ``NearDedup``), which stay stable for a runner's
+    update/drain. ``out``: the run's (staging) output folder; the articles wait in ``out/_spill/``.
+    ``corpus_index``: the index rows of the corpus built by earlier runs (incremental runs), or None.
+    """
+    keyed = articles | "ArticleKeys" >> beam.Map(keyed_article, params)  # the MinHash, computed once
+    spilled = keyed | "SpillArticles" >> SpillArticles(out)
+    exact = keyed | "DedupExact" >> DedupExact()
+    kept = spilled | "ReadSpilled" >> ReadSpilled(exact["losers"])
+    keys, corpus_counts, corpus = exact["keys"], (), None
+    if corpus_index is not None:
+        kept, counts, corpus, keys = dedup_against_corpus(kept, corpus_index, keys)
+        corpus_counts = (counts,)
+    entries = keys | "NearEntries" >> beam.Map(_near_entry)
+    near = kept | "NearDedup" >> NearDedup(params, existing=corpus, entries=entries)
+    return Deduplicated(near["articles"], near["duplicates"], (exact["counts"], near["counts"], *corpus_counts))

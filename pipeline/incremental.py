@@ -11,7 +11,8 @@ State kept in the output folder (names starting with ``_``, which data tools ski
 - ``OUT/_index/*.parquet``: one row per article in the corpus (:data:`INDEX_SCHEMA`): id, URL, content
   hash, version, first and last fetch, MinHash signature. Every run writes the rows of its kept articles.
 
-An incremental run (:func:`plan_run`, then the graph of :func:`add_corpus_dedup`, then :func:`publish_append`):
+An incremental run (:func:`plan_run`, then the graph with the corpus's :class:`ReadIndex` given to
+:func:`newsclean.pipeline.dedup.deduplicate`, then :func:`publish_append`):
 
 1. lists the ``--warc`` files and drops those already cleaned; with none left it does nothing;
 2. drops a new article whose content hash is already in the corpus (``exact_duplicate``), and one that is a
@@ -46,16 +47,23 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.dedup import DUPLICATES_DROPPED, SignatureEntry, SignedArticle
-from newsclean.pipeline.warc_reader import COUNTS_TAG
+from newsclean.pipeline.dedup import DUPLICATES_DIR, SignedArticle
+from newsclean.pipeline.output import discard_staging, partition_articles, publish_output
+from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
+from newsclean.pipeline.summary import (
+    CARD_FILE,
+    LEGACY_SUMMARY_FILE,
+    SUMMARY_FILE,
+    summarize_output,
+    write_dataset_card,
+    write_summary,
+)
 from newsclean.schemas.records import Article
 
 log = logging.getLogger(__name__)
 
 MANIFEST_DIR, INDEX_DIR = "_manifest", "_index"
 FILES_MANIFEST, RUNS_MANIFEST = "files.jsonl", "runs.jsonl"
-#: Count name of new articles dropped because the corpus holds the same text.
-CORPUS_DUPLICATES = "corpus_duplicates_dropped"
 
 _TS = pa.timestamp("us", tz="UTC")
 #: One row of ``OUT/_index/*.parquet``: what later runs dedup and version against.
@@ -168,7 +176,7 @@ def plan_run(out: str, patterns: list[str], incremental: bool) -> RunPlan:
 
 
 # --------------------------------------------------------------------------------------------
-# Pipeline part: dedup and versions against the corpus
+# Pipeline part: the corpus index (dedup against it: pipeline/dedup.py)
 # --------------------------------------------------------------------------------------------
 
 
@@ -196,12 +204,6 @@ def index_row(signed: SignedArticle) -> dict:
     return {**index_fields(article), "signature": sig}
 
 
-def corpus_entry(row: dict) -> SignatureEntry:
-    """The near-dedup entry of a corpus row: rank ``(0, first seen, ...)`` wins against every new article."""
-    first = row["first_seen"].timestamp() if row.get("first_seen") else 0.0
-    return SignatureEntry(row["article_id"], (0, first, first, 0, 0, row["url"], row["article_id"]), row["signature"])
-
-
 class ReadIndex(beam.PTransform):
     """The ``_index`` rows of the corpus in ``out`` (an empty PCollection when there is none)."""
 
@@ -216,52 +218,8 @@ class ReadIndex(beam.PTransform):
         return pbegin | "ReadIndexFiles" >> beam.io.ReadFromParquet(FileSystems.join(self.out, INDEX_DIR, "*.parquet"))
 
 
-def url_history(rows: Iterable[dict]) -> tuple[int, datetime | None]:
-    """``(highest version, earliest first_seen)`` of a URL's corpus rows."""
-    rows = list(rows)
-    firsts = [r["first_seen"] for r in rows if r.get("first_seen") is not None]
-    return max(int(r["version"]) for r in rows), (min(firsts) if firsts else None)
-
-
-class CorpusFilterFn(beam.DoFn):
-    """New :data:`SignedArticle` -> dropped when the corpus has its text (a count on :data:`COUNTS_TAG`), else
-    the same with ``version``/``first_seen`` continued from the URL's corpus rows."""
-
-    def process(self, signed: SignedArticle, hashes, history):
-        article, sig = signed
-        if article.content_hash in hashes:
-            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
-            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (CORPUS_DUPLICATES, 1))
-            return
-        past = history.get(article.url)
-        if past is not None:
-            version, first = past
-            article = dataclasses.replace(article, version=version + 1, first_seen=first or article.fetched_at)
-        yield article, sig
-
-
-def add_corpus_dedup(p, articles, corpus: str, keys=None):
-    """Filter ``articles`` (:data:`SignedArticle`) against the corpus in ``corpus``; returns ``(articles, counts,
-    corpus entries)``: the articles left, count pairs, and the corpus's :class:`SignatureEntry` PCollection for
-    near-dedup.
-    With ``keys`` (the articles' ``stages.ArticleKey``), also those whose text is not in the corpus, as a 4th item."""
-    index = p | "ReadCorpusIndex" >> ReadIndex(corpus)
-    hashes = index | "CorpusHashes" >> beam.Map(lambda r: (r["content_hash"], True))
-    history = (index | "CorpusUrls" >> beam.Map(lambda r: (r["url"], r))
-               | "UrlRows" >> beam.GroupByKey()
-               | "UrlHistory" >> beam.MapTuple(lambda url, rows: (url, url_history(rows))))
-    out = articles | "NotInCorpus" >> beam.ParDo(
-        CorpusFilterFn(), beam.pvalue.AsDict(hashes), beam.pvalue.AsDict(history)).with_outputs(
-        COUNTS_TAG, main="articles")
-    entries = index | "CorpusEntries" >> beam.Map(corpus_entry)
-    if keys is None:
-        return out.articles, out[COUNTS_TAG], entries
-    keys = keys | "KeysNotInCorpus" >> beam.Filter(lambda k, h: k.content_hash not in h, beam.pvalue.AsDict(hashes))
-    return out.articles, out[COUNTS_TAG], entries, keys
-
-
 #: Parquet row group of ``OUT/_index``, in bytes, and rows turned into Arrow at once (Beam's defaults, 64 MiB
-#: and 1,000 rows, held ~64 MiB per worker at 100k articles; issue 15).
+#: and 1,000 rows, held ~64 MiB per worker at 100k articles).
 INDEX_ROW_GROUP_BYTES, INDEX_RECORD_BATCH = 16 << 20, 1000
 
 
@@ -269,8 +227,8 @@ class WriteIndex(beam.PTransform):
     """Kept articles -> ``OUT/_index/part-*.parquet`` (:data:`INDEX_SCHEMA`).
 
     Input: the kept :data:`SignedArticle` pairs: each article comes with the MinHash near-dedup used (carried in
-    the spill), so that it is not computed a second time and no join by article id is needed (one held every
-    signature until the last stage in the in-memory runner; issue 15). Each row: :func:`index_row`."""
+    the spill), so that it is not computed a second time and no join by article id is needed (one would hold every
+    signature until the last stage in the in-memory runner). Each row: :func:`index_row`."""
 
     def __init__(self, out: str):
         super().__init__()
@@ -362,21 +320,9 @@ def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: s
     """Publish a finished job's staging folder for ``plan`` and record the run in the manifest.
 
     Incremental: the staged rows are appended (:func:`publish_append`) and the returned summary is the whole
-    corpus's (every run's counts); otherwise the outputs are replaced as ``run_clean`` does. Returns
-    ``(corpus RunSummary, this run's manifest line)``.
+    corpus's (every run's counts); otherwise the published outputs are replaced by the staged ones
+    (:func:`~newsclean.pipeline.output.publish_output`). Returns ``(corpus RunSummary, this run's manifest line)``.
     """
-    from newsclean.pipeline.dedup import DUPLICATES_DIR
-    from newsclean.pipeline.output import discard_staging, partition_articles, publish_output
-    from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
-    from newsclean.pipeline.summary import (
-        CARD_FILE,
-        LEGACY_SUMMARY_FILE,
-        SUMMARY_FILE,
-        summarize_output,
-        write_dataset_card,
-        write_summary,
-    )
-
     run = summarize_output(staging, warc=warc)
     if partition_by:
         partition_articles(FileSystems.join(staging, ARTICLES_DIR), partition_by)
@@ -397,30 +343,5 @@ def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: s
 
 def nothing_new(out: str, plan: RunPlan, warc: str):
     """An incremental run with no new WARC file: record it and return the corpus summary (nothing runs)."""
-    from newsclean.pipeline.summary import summarize_output
-
     log.info("no new WARC file: %d already cleaned into %s", len(plan.skipped), out)
     return summarize_output(out, warc=warc), record_run(out, plan, None)
-
-
-def run_incremental(config, out: str, plan: RunPlan, beam_args, progress: bool = False, *, run_staged):
-    """The incremental branch of :func:`newsclean.pipeline.clean.run_clean`: run the job over the plan's new
-    files into a staging folder and append it to ``out``; returns the corpus summary.
-
-    ``run_staged(config, patterns, beam_args, progress)``: runs the job into ``config.out`` (clean.py's
-    ``_run_staged``, passed in so that this module does not import clean.py).
-    """
-    from newsclean.pipeline.output import discard_staging, new_staging
-
-    if not plan.files:
-        return nothing_new(out, plan, config.warc)[0]
-    staging = new_staging(out)
-    try:
-        run_staged(dataclasses.replace(config, out=staging), plan.patterns, beam_args, progress)
-        summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
-    except BaseException:
-        discard_staging(staging)
-        raise
-    log.info("incremental run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
-             line["files_cleaned"], line["files_skipped"], line["articles_added"])
-    return summary

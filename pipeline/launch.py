@@ -22,8 +22,9 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from newsclean.pipeline.errors import AccountingError, NewscleanError
+from newsclean.pipeline.errors import NewscleanError
 from newsclean.pipeline.incremental import RunPlan, finish_run, nothing_new, plan_run
+from newsclean.pipeline.runner import as_options, new_pipeline
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
         patterns = plan.patterns
     staging = new_staging(out)
     staged = dataclasses.replace(config, out=staging)
-    p = clean.new_pipeline(clean._as_options(beam_args))  # noqa: SLF001 - the same option handling
+    p = new_pipeline(as_options(beam_args))
     clean.build_pipeline(p, patterns, staged)
     try:
         result = p.run()
@@ -103,7 +104,7 @@ def summarize_out(out: str, *, check: bool = True):
     """
     from newsclean.pipeline.output import STAGING_PREFIX
     from newsclean.pipeline.stages import COUNTS_DIR
-    from newsclean.pipeline.summary import summarize_output, write_summary
+    from newsclean.pipeline.summary import check_balanced, summarize_output, write_summary
 
     out = out.rstrip("/") or "/"
     pending = read_json(FileSystems.join(out, PENDING_FILE))
@@ -122,10 +123,8 @@ def summarize_out(out: str, *, check: bool = True):
     else:
         summary = summarize_output(out)
         write_summary(summary)
-    if check and not summary.balanced:
-        raise AccountingError(
-            f"accounting mismatch: {summary.articles_written} articles + {summary.rejects_total} rejects + "
-            f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read")
+    if check:
+        check_balanced(summary)
     return summary
 
 

@@ -88,7 +88,7 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         "--partition-by", "--partition_by", dest="partition_by", choices=["crawl_date", "site"], default=None,
         help="write articles/ Hive-partitioned: articles/crawl_date=YYYY-MM-DD/ (UTC fetch day) or "
              "articles/site=NAME/ (default: not partitioned)")
-    # Scale-out flags (issue 15: pipeline/incremental.py, pipeline/launch.py). `--flag` or `--flag=true|false`
+    # Scale-out flags (pipeline/incremental.py, pipeline/launch.py). `--flag` or `--flag=true|false`
     # (a Dataflow flex template passes every parameter with a value).
     parser.add_argument(
         "--incremental", dest="incremental", type=_flag_value, nargs="?", const=True, default=False,

@@ -2,7 +2,7 @@
 
 Counting DoFns (:class:`CountProgress`) sit on side branches of the graph and add to a per-process
 tally (:data:`PROGRESS`), which prints a line at most every :data:`INTERVAL_S` seconds: on a terminal
-one status line redrawn in place (``\\r``), otherwise a log line per interval (CI logs, ``nohup``).
+one status line redrawn in place (a ``tqdm`` line), otherwise a log line per interval (CI logs, ``nohup``).
 On the DirectRunner (in-memory) the tally is the driver's; on a cluster each worker prints its own
 share, and the ``newsclean`` Beam counters (``records_read``, ``articles``, ``rejects_<reason>``, ...)
 remain the cluster-wide figures in the runner's UI.
@@ -15,9 +15,16 @@ import threading
 import time
 
 import apache_beam as beam
+from tqdm import tqdm
 
 #: Seconds between two progress lines.
 INTERVAL_S = 10.0
+#: Start of every progress line.
+PREFIX = "newsclean: progress: "
+
+
+def _is_terminal(stream) -> bool:
+    return hasattr(stream, "isatty") and stream.isatty()
 
 
 class ProgressTally:
@@ -36,7 +43,7 @@ class ProgressTally:
         with self.lock:
             self.counts = {"read": 0, "articles": 0, "rejects": 0}
             self.start = self.last = time.monotonic()
-            self.shown = False
+            self._status: tqdm | None = None
 
     def line(self) -> str:
         """``"1,204 records read, 800 articles, 310 rejects, 35.1 pages/s"`` (pages/s over the wall time so far)."""
@@ -46,28 +53,29 @@ class ProgressTally:
                 f"{c['rejects']:,} rejects, {rate:.1f} pages/s")
 
     def add(self, what: str, n: int = 1, stream=None) -> None:
-        """Count ``n`` of ``what`` and print a progress line when :data:`INTERVAL_S` has passed."""
+        """Count ``n`` of ``what`` and print a progress line to ``stream`` (default stderr) when :data:`INTERVAL_S`
+        has passed: redrawn in place on a terminal, one line each time otherwise."""
         with self.lock:
             self.counts[what] += n
             now = time.monotonic()
             if not self.enabled or now - self.last < INTERVAL_S:
                 return
             self.last = now
-            self._emit(stream or sys.stderr)
-
-    def _emit(self, stream) -> None:
-        tty = hasattr(stream, "isatty") and stream.isatty()
-        stream.write(("\r\033[K" if tty else "") + "newsclean: progress: " + self.line() + ("" if tty else "\n"))
-        stream.flush()
-        self.shown = True
-
-    def finish(self, stream=None) -> None:
-        """End a redrawn terminal line with a newline (nothing when no line was shown)."""
-        stream = stream or sys.stderr
-        with self.lock:
-            if self.shown and hasattr(stream, "isatty") and stream.isatty():
-                stream.write("\n")
+            stream = stream or sys.stderr
+            if not _is_terminal(stream):
+                stream.write(PREFIX + self.line() + "\n")
                 stream.flush()
+                return
+            if self._status is None:
+                self._status = tqdm(file=stream, bar_format="{desc}", dynamic_ncols=True)
+            self._status.set_description_str(PREFIX + self.line())
+
+    def finish(self) -> None:
+        """End the terminal's status line with a newline (nothing when none was shown)."""
+        with self.lock:
+            if self._status is not None:
+                self._status.close()
+                self._status = None
 
 
 #: The tally of this process.

@@ -1,12 +1,10 @@
-"""The cleaning pipeline's stages: one composite ``PTransform`` per stage, with stable labels.
+"""The cleaning pipeline's stages before and after dedup: one composite ``PTransform`` per stage, stable labels.
 
     ReadWarc (paths) ─┬─► LearnSiteEvidence: refs (key, SHA-1 of URL, file, offset) ─► sample ─► re-read ─► learn
                       │                                                                      │ (side input)
                       └─► ReadRecords ─► FilterResponses ─► CleanPages ◄─────────────────────┘
                                                                │
-                              SpillArticles (full rows to OUT/_spill) ◄─┴─► DedupExact (small keys only)
-                                        │                                      │ (side input: losers)
-                                        └────────► ReadSpilled ◄────────────────┘ ─► NearDedup ─► WriteParquet
+                                                   (dedup: pipeline/dedup.py) ─► WriteParquet, WriteCounts
 
 Every WARC response record ends as exactly one article row, one reject row, or one counted
 duplicate. Rejects leave each stage on a tagged dead-letter output (:data:`REJECTS_TAG`) and are
@@ -16,28 +14,21 @@ metrics. ``Metrics.counter`` counters (namespace ``newsclean``) are kept too: ``
 ``pages_read``, ``rejects_<reason>``, ``articles``, ``duplicates``.
 
 The per-element logic lives in plain functions (:func:`classify_response`,
-:func:`evidence_for_key`, :func:`clean_page`, :func:`pick_winner`), testable without Beam. lxml
+:func:`evidence_for_key`, :func:`clean_page`, :func:`build_article`), testable without Beam. lxml
 trees never leave a function: elements between steps are :class:`~newsclean.schemas.records.Page`,
 :class:`~newsclean.schemas.records.Article`, :class:`~newsclean.schemas.records.Reject` and site evidence, all picklable.
 
-**Memory (issue 15).** A runner holds what crosses a shuffle or feeds a side input (Beam's in-memory
+**Memory.** A runner holds what crosses a shuffle or feeds a side input (Beam's in-memory
 DirectRunner holds all of it at once), so no page HTML and no article text crosses one: the WARC files are
 read twice, once for ``(site, category) -> (SHA-1 of URL, WARC file, offset)`` references from which the
 neighbour sample is chosen (the sampled pages' HTML is re-read by offset for learning), and once streaming
-``read -> filter -> clean`` with the per-key site evidence as a side input. Articles are spilled to Parquet
-(``OUT/_spill/``, inside the run's staging folder) while only :class:`ArticleKey` records (content hash,
-winner rank, MinHash signature: ~1.1 KB an article in Beam's coder) go through exact and near dedup; the spilled rows are
-then read back, streaming, and filtered by the dedup decisions (side inputs holding only the dropped ones). Each
-spilled row carries its article's MinHash (:data:`~newsclean.schemas.records.SPILL_SCHEMA`), so the index rows are
-written from the rows read back, with no join that would hold a signature per article until the last stage.
-Exact dedup groups the keys with a ``GroupByKey``, not a combiner (:class:`KeepFirstFetched`: a lifted combiner's
-table held every article's key for the whole reading bundle).
+``read -> filter -> clean`` with the per-key site evidence as a side input. The cleaned articles then wait on
+disk while dedup decides on small keys (:mod:`newsclean.pipeline.dedup`).
 Parallelism is per WARC file (the files are spread; pages of one file are cleaned in order).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 from datetime import UTC, datetime
@@ -46,30 +37,25 @@ import apache_beam as beam
 from apache_beam.io.fileio import EmptyMatchTreatment, MatchAll
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.metrics import Metrics
 
 from newsclean.pipeline.budget import RecordTimeout, time_budget
-from newsclean.pipeline.dedup import SignatureEntry, SignedArticle, signature_entry
 from newsclean.pipeline.options import resolve_chain_config
 from newsclean.pipeline.warc_reader import (
     COUNTS_TAG,
-    METRICS_NAMESPACE,
     REJECTS_TAG,
     ReadWarcFileFn,
+    inc_counter,
     iter_warc_file,
 )
 from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES
 from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     REJECT_SCHEMA,
-    SPILL_SCHEMA,
-    SPILL_SIGNATURE,
     Article,
     Page,
     Reject,
     RejectReason,
     Stage,
-    from_row,
     to_row,
 )
 from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
@@ -82,7 +68,6 @@ from newsclean.transforms.metadata import (
     plausible,
     registered_domain,
 )
-from newsclean.transforms.minhash import NearDupParams
 from newsclean.transforms.parse import decode_html, looks_binary
 from newsclean.transforms.site_evidence import SiteEvidence, learn_site_evidence, pages_needed
 from newsclean.transforms.text import content_hash
@@ -91,33 +76,22 @@ log = logging.getLogger(__name__)
 
 #: MIME types accepted as HTML documents.
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-#: Longest reject message stored, in characters.
 #: Wall-clock seconds one page may take to decode, parse and clean (:func:`clean_page`) before it becomes a
 #: ``timeout`` reject (:mod:`newsclean.pipeline.budget`); pages of the shared data take well under 2 s.
 RECORD_TIME_BUDGET_S = 30.0
 #: Name of the articles / rejects / counts outputs under ``--out``.
 ARTICLES_DIR, REJECTS_DIR, COUNTS_DIR = "articles", "rejects", "_counts"
-#: Folder under ``--out`` (the run's staging folder) where cleaned articles wait for the dedup decisions.
-SPILL_DIR = "_spill"
-#: Parquet row group of the spill, in bytes: what :class:`ReadSpilled` turns into Python rows at once.
-SPILL_ROW_GROUP_BYTES = 4 << 20
 #: Parquet row group of ``OUT/articles``, in bytes of Arrow data, and the rows turned into Arrow at once: what
 #: each writer holds before it writes (Beam's defaults, 64 MiB and 1,000 rows of text and HTML, were most of a
-#: worker's peak in the last stage; issue 15).
+#: worker's peak in the last stage).
 ARTICLE_ROW_GROUP_BYTES, ARTICLE_RECORD_BATCH = 16 << 20, 100
 PARQUET_SUFFIX = ".parquet"
 
 __all__ = [
-    "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "DedupExact", "SpillArticles", "ReadSpilled",
-    "WriteParquet", "WriteCounts", "classify_response", "looks_like_html", "evidence_for_key", "clean_page",
-    "build_article", "pick_winner", "make_reject", "article_id", "ArticleKey", "article_key", "keyed_article",
-    "spill_row", "spilled_article", "read_pages_at",
+    "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "WriteParquet", "WriteCounts",
+    "classify_response", "looks_like_html", "evidence_for_key", "clean_page", "build_article", "make_reject",
+    "article_id", "read_pages_at",
 ]
-
-
-def _inc(name: str, n: int = 1) -> None:
-    """Increment the ``newsclean`` counter ``name`` by ``n``."""
-    Metrics.counter(METRICS_NAMESPACE, name).inc(n)
 
 
 #: ``(site, category)``: the key pages share their static noise under.
@@ -138,7 +112,7 @@ class _RejectCountingFn(beam.DoFn):
 
     @staticmethod
     def dead_letter(reject: Reject):
-        _inc(f"rejects_{reject.reason}")
+        inc_counter(f"rejects_{reject.reason}")
         return beam.pvalue.TaggedOutput(REJECTS_TAG, reject)
 
 
@@ -158,7 +132,7 @@ class ReadWarc(beam.PTransform):
     ``{"paths": str, "pages": Page, "rejects": Reject, "counts": (str, int)}`` (``paths``: the distinct WARC
     files before they are spread; :class:`LearnSiteEvidence` reads them a second time, after its own spread).
 
-    Pages are not reshuffled: a runner would hold every page's HTML at that shuffle (issue 15). Work
+    Pages are not reshuffled: a runner would hold every page's HTML at that shuffle. Work
     spreads per file; one file's pages are read and cleaned in one fused step, streaming. The two reads
     must not share the spread step: a runner that fused the sample's read with the pages' read could not
     fuse the cleaning into it (its side input, the site evidence, would be computed downstream of the same
@@ -377,9 +351,9 @@ def evidence_for_key(key: SiteKey, sample: list[SampleEntry],
         evidence = learn_site_evidence(htmls, params)
     except Exception:  # a bug in transforms/ must not stop the job: pages still get cleaned
         log.exception("learn_site_evidence failed for %s", key)
-        _inc("signature_errors")
+        inc_counter("signature_errors")
         return key, None
-    _inc("signatures")
+    inc_counter("signatures")
     return key, evidence
 
 
@@ -561,212 +535,6 @@ class CleanPages(beam.PTransform):
             CleanPageFn(self.chain, self.min_words), evidence=beam.pvalue.AsDict(self.evidence)
         ).with_outputs(REJECTS_TAG, main="articles")
         return {"articles": out.articles, "rejects": out[REJECTS_TAG]}
-
-
-# --------------------------------------------------------------------------------------------
-# DedupExact
-# --------------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class ArticleKey:
-    """What dedup needs of one article, without its text or HTML (~1.1 KB in Beam's coder, ~2.1 KB as Python objects, at the defaults).
-
-    Attributes:
-        record: ``(warc_file, warc_offset)``: the WARC record the article came from (unique in a run).
-        content_hash: :func:`~newsclean.transforms.text.content_hash` of the text (exact dedup's key).
-        rank: the exact-dedup winner's sort key (:func:`_rank`: fetch time, URL, file, offset).
-        near: the near-dedup entry (:func:`newsclean.pipeline.dedup.signature_entry`: id, keep rank, MinHash).
-    """
-
-    record: tuple[str, int]
-    content_hash: str
-    rank: tuple
-    near: SignatureEntry
-
-
-def _rank(item: Article | ArticleKey) -> tuple:
-    """Sort key of the winner among exact duplicates: earliest fetch, then smallest URL (then provenance)."""
-    if isinstance(item, ArticleKey):
-        return item.rank
-    return item.fetched_at, item.url, item.warc_file, item.warc_offset
-
-
-def article_key(article: Article, params: NearDupParams = NearDupParams()) -> ArticleKey:
-    """The :class:`ArticleKey` of ``article`` (its MinHash over ``params``' shingles is computed here)."""
-    return ArticleKey((article.warc_file, article.warc_offset), article.content_hash, _rank(article),
-                      signature_entry(article, params))
-
-
-#: A cleaned article and its :class:`ArticleKey` (:func:`keyed_article`): what :class:`SpillArticles` and
-#: :class:`DedupExact` take, so that the MinHash is computed once and goes both into the spill and into the key.
-KeyedArticle = tuple[Article, ArticleKey]
-
-
-def keyed_article(article: Article, params: NearDupParams = NearDupParams()) -> KeyedArticle:
-    """``(article, its ArticleKey)`` (:func:`article_key`)."""
-    return article, article_key(article, params)
-
-
-def _key_of(keyed: KeyedArticle) -> ArticleKey:
-    return keyed[1]
-
-
-def pick_winner(a, b):
-    """The one of ``a`` and ``b`` (articles or :class:`ArticleKey`) that stays when they have the same content
-    hash: the smaller :func:`_rank` (None-safe)."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a if _rank(a) <= _rank(b) else b
-
-
-def first_fetched(keys) -> tuple[ArticleKey, int, tuple[tuple[str, int], ...]]:
-    """The :class:`ArticleKey` records of one content hash (any order, at least one) -> ``(winner, number of keys,
-    records of the others)``; the winner is the one :func:`pick_winner` keeps (smallest :func:`_rank`)."""
-    best, n, losers = None, 0, []
-    for key in keys:
-        n += 1
-        winner = pick_winner(best, key)
-        if best is not None:
-            losers.append((key if winner is best else best).record)
-        best = winner
-    return best, n, tuple(losers)
-
-
-def _winner_of_group(digest: str, keys) -> tuple[str, tuple]:
-    return digest, first_fetched(keys)
-
-
-class KeepFirstFetched(beam.PTransform):
-    """``(content hash, ArticleKey)`` -> ``(content hash, (winner, n, losers))`` (:func:`first_fetched`), with a
-    ``GroupByKey`` and a ``Map``.
-
-    Not a ``CombinePerKey``: a runner lifts a combiner into the stage before the shuffle, where Beam's
-    ``PGBKCVOperation`` keeps one accumulator (a decoded :class:`ArticleKey`, ~2.1 KB of Python objects with its
-    512-byte MinHash) per distinct hash, up to 100,000, for the whole bundle: in the DirectRunner's ``in_memory``
-    mode the reading and cleaning stage is one bundle, so every article's key stayed in memory until the last page
-    was cleaned (issue 15, docs/DECISIONS.md "Local runner and memory at scale"). Nearly every hash occurs once,
-    so the pre-combining saved no shuffle bytes either; the shuffle carries the same keys, encoded (~1.1 KB).
-    """
-
-    def expand(self, keyed):
-        return (keyed
-                | "GroupByContentHash" >> beam.GroupByKey()
-                | "PickWinner" >> beam.MapTuple(_winner_of_group))
-
-
-def _by_hash(key: ArticleKey):
-    return key.content_hash, key
-
-
-#: Tag of :class:`DedupExact`'s output of dropped records ``((warc_file, offset), True)``.
-LOSERS_TAG = "losers"
-
-
-class EmitWinnerFn(beam.DoFn):
-    """``(hash, (winner, n, losers))`` -> the winner's key; ``("duplicates_dropped", n - 1)`` on ``COUNTS_TAG``
-    and ``(record, True)`` per dropped record on :data:`LOSERS_TAG`."""
-
-    def process(self, kv):
-        _, (winner, n, losers) = kv
-        _inc("articles")
-        yield winner
-        if n > 1:
-            _inc("duplicates", n - 1)
-            yield beam.pvalue.TaggedOutput(COUNTS_TAG, ("duplicates_dropped", n - 1))
-            for record in losers:
-                yield beam.pvalue.TaggedOutput(LOSERS_TAG, (record, True))
-
-
-class DedupExact(beam.PTransform):
-    """Exact duplicates (same normalised text, i.e. same ``content_hash``), decided on :class:`ArticleKey` records.
-
-    Input: :data:`KeyedArticle` pairs (:func:`keyed_article`). Output: ``{"keys": ArticleKey of each winner,
-    "losers": ((warc_file, offset), True) of each dropped article, "counts": ("duplicates_dropped", int)}``. The winner is the earliest fetch, then the
-    smallest URL, so the result does not depend on the runner's order. Only the keys cross the shuffle;
-    :class:`ReadSpilled` drops the losers' rows.
-    """
-
-    def expand(self, keyed):
-        out = (
-            keyed
-            | "Keys" >> beam.Map(_key_of)
-            | "KeyByContentHash" >> beam.Map(_by_hash)
-            | "KeepFirstFetched" >> KeepFirstFetched()
-            | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, main="keys")
-        )
-        return {"keys": out.keys, "losers": out[LOSERS_TAG], "counts": out[COUNTS_TAG]}
-
-
-# --------------------------------------------------------------------------------------------
-# SpillArticles / ReadSpilled
-# --------------------------------------------------------------------------------------------
-
-
-def spill_row(keyed: KeyedArticle) -> dict:
-    """The spill row (:data:`~newsclean.schemas.records.SPILL_SCHEMA`) of ``(article, key)``: the article's row
-    and the MinHash signature of its key (``SignatureEntry.signature``)."""
-    article, key = keyed
-    return {**to_row(article), SPILL_SIGNATURE: key.near.signature}
-
-
-def spilled_article(row: dict) -> SignedArticle:
-    """A spill row -> ``(Article, MinHash signature bytes)``; inverse of :func:`spill_row` (but the key)."""
-    row = dict(row)
-    signature = row.pop(SPILL_SIGNATURE)
-    return from_row(Article, row), signature
-
-
-class SpillArticles(beam.PTransform):
-    """:data:`KeyedArticle` pairs -> their rows (:func:`spill_row`: the article's row and its MinHash) in
-    ``OUT/_spill/articles/part-*.parquet``; output: the finished files' paths.
-
-    The articles wait there, on disk instead of in the runner's memory, while dedup decides on their keys; the
-    MinHash comes back with each row, so that the index rows (pipeline/incremental.py) need no join with the
-    near-dedup entries. Small row groups (:data:`SPILL_ROW_GROUP_BYTES`) bound what :class:`ReadSpilled` holds at once.
-    """
-
-    def __init__(self, out: str):
-        super().__init__()
-        self.out = out
-
-    def expand(self, articles):
-        return (articles | "Rows" >> beam.Map(spill_row)
-                | "Write" >> beam.io.WriteToParquet(
-                    FileSystems.join(self.out, SPILL_DIR, ARTICLES_DIR, "part"), SPILL_SCHEMA, codec="snappy",
-                    file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=SPILL_ROW_GROUP_BYTES,
-                    record_batch_size=100))
-
-
-class KeepWinnersFn(beam.DoFn):
-    """Spilled row -> ``(Article, MinHash signature)`` (:func:`spilled_article`), unless its record is among the
-    dropped ones (side input ``{(warc_file, offset): True}``; their count was emitted by :class:`DedupExact`)."""
-
-    def process(self, row: dict, losers):
-        if (row["warc_file"], row["warc_offset"]) in losers:
-            return
-        yield spilled_article(row)
-
-
-class ReadSpilled(beam.PTransform):
-    """Spill file paths -> ``(Article, MinHash signature)`` of each article that won exact dedup, read back
-    streaming, one row group at a time.
-
-    Args:
-        losers: PCollection of ``((warc_file, offset), True)`` from :class:`DedupExact` (a side input holding
-            only the dropped articles).
-    """
-
-    def __init__(self, losers):
-        super().__init__()
-        self.losers = losers
-
-    def expand(self, files):
-        return (files
-                | "Read" >> beam.io.ReadAllFromParquet(desired_bundle_size=SPILL_ROW_GROUP_BYTES)
-                | "KeepWinners" >> beam.ParDo(KeepWinnersFn(), beam.pvalue.AsDict(self.losers)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from newsclean.pipeline.errors import AccountingError
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
 from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION
 
@@ -112,6 +113,18 @@ class RunSummary:
         return "\n".join(lines)
 
 
+def check_balanced(summary: RunSummary) -> None:
+    """Check the accounting of ``summary`` (:attr:`RunSummary.balanced`).
+
+    Raises:
+        AccountingError: articles + rejects + duplicates != records read (a bug: every record must end as one).
+    """
+    if not summary.balanced:
+        raise AccountingError(
+            f"accounting mismatch: {summary.articles_written} articles + {summary.rejects_total} rejects + "
+            f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read")
+
+
 def top_sites(by_site: dict[str, int], top: int = TOP_SITES) -> str:
     """``"a 12, b 7, ... and N others (M articles)"``: the ``top`` sites with most articles (ties by name),
     then how many sites and articles the line leaves out (their counts are in ``_summary.json``)."""
@@ -156,7 +169,7 @@ def _column_counts(paths: list[str], column: str) -> tuple[int, collections.Coun
                 counts[value] += n
                 continue
             # use_threads=False: Arrow's thread pool after reading a Python file object aborts the
-            # interpreter at exit now and then (exit 134, apache/arrow#34314; issue #13 case 5)
+            # interpreter at exit now and then (exit 134, apache/arrow#34314)
             table = pq.read_table(f, columns=[column], use_threads=False)
         rows += table.num_rows
         counts.update(table.column(column).to_pylist())
@@ -207,29 +220,21 @@ def write_summary(summary: RunSummary, folder: str | None = None) -> str:
     return path
 
 
-def _yaml_str(value: str) -> str:
-    return json.dumps(value)  # a JSON string is a valid YAML flow scalar
-
-
 def dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
-    """The text of ``OUT/README.md``: a Hugging Face dataset card whose YAML header declares the configs
-    ``articles`` (default) and ``rejects`` (Hugging Face Hub docs, "Manual configuration"), then the
-    columns of both tables with their descriptions (the Arrow field metadata) and the run's counts."""
+    """The text of ``OUT/README.md``: a Hugging Face dataset card (``huggingface_hub.DatasetCard``) whose YAML
+    header (``DatasetCardData``) declares the configs ``articles`` (default) and ``rejects`` (Hugging Face Hub docs,
+    "Manual configuration"), then the columns of both tables with their descriptions (the Arrow field metadata)
+    and the run's counts. Made offline: nothing is fetched from the Hub."""
+    from huggingface_hub import DatasetCard, DatasetCardData
+
     from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
 
     glob = "**/*.parquet" if partition_by else "*.parquet"
+    data = DatasetCardData(configs=[
+        {"config_name": "articles", "data_files": f"{ARTICLES_DIR}/{glob}", "default": True},
+        {"config_name": "rejects", "data_files": f"{REJECTS_DIR}/*.parquet"},
+    ], tags=["newsclean"])
     lines = [
-        "---",
-        "configs:",
-        "- config_name: articles",
-        f"  data_files: {_yaml_str(f'{ARTICLES_DIR}/{glob}')}",
-        "  default: true",
-        "- config_name: rejects",
-        f"  data_files: {_yaml_str(f'{REJECTS_DIR}/*.parquet')}",
-        "tags:",
-        "- newsclean",
-        "---",
-        "",
         "# newsclean output",
         "",
         f"Cleaned news articles written by newsclean {PIPELINE_VERSION} (schema version {SCHEMA_VERSION}) from "
@@ -247,7 +252,7 @@ def dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
         for f in schema:
             desc = (f.metadata or {}).get(b"description", b"").decode()
             lines.append(f"| `{f.name}` | {f.type} | {desc.replace('|', '/')} |")
-    return "\n".join(lines) + "\n"
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines) + "\n"))
 
 
 def write_dataset_card(summary: RunSummary, partition_by: str | None = None, folder: str | None = None) -> str:

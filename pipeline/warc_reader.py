@@ -73,11 +73,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 #: Largest HTTP payload accepted, in bytes, both as stored in the record and after removing its
 #: transfer and content codings (a decompression bomb stops there): a reject ``too_large`` beyond.
-#: Parsing and cleaning cost grows with the page (a 31 MB page took 85 s and 1.25 GB, issue #13);
-#: real news article pages are well under 5 MB.
+#: Parsing and cleaning cost grows with the page (a 31 MB page took 85 s and 1.25 GB); real news article pages
+#: are well under 5 MB.
 MAX_BODY_BYTES = 10 * 1024 * 1024
-#: Kept for callers of the earlier name: the decoders' cap is :data:`MAX_BODY_BYTES`.
-MAX_DECODED_BYTES = MAX_BODY_BYTES
 #: Bytes at the start of a body searched for an ``article:section`` meta tag.
 SECTION_SNIFF_BYTES = 64 * 1024
 
@@ -93,6 +91,11 @@ REJECTS_TAG = "rejects"
 COUNTS_TAG = "counts"
 
 METRICS_NAMESPACE = "newsclean"
+
+
+def inc_counter(name: str, n: int = 1) -> None:
+    """Add ``n`` to the Beam counter ``name`` of namespace :data:`METRICS_NAMESPACE` (the runner's metrics)."""
+    Metrics.counter(METRICS_NAMESPACE, name).inc(n)
 
 
 class ContentDecodingError(ValueError):
@@ -144,6 +147,18 @@ def parse_content_type(value: str | None) -> tuple[str, str | None]:
         if name.strip().lower() == "charset":
             charset = val.strip().strip("\"'").strip() or None
     return mime, charset
+
+
+# HTTP decoding is done here, over zlib and brotli, rather than by the WARC libraries, because neither keeps what
+# the reader promises (checked on warcio 1.8.1 and FastWARC 2.0.1 against the cases of tests/pipeline):
+# - FastWARC's ``auto_decode`` / ``ChunkedReader`` reject chunk extensions, trailer fields and bare-LF chunk lines
+#   (RFC 9112 §7.1, §2.2), fail on a body stored de-chunked under its ``Transfer-Encoding: chunked`` header and on a
+#   cut last chunk, accept a malformed chunk terminator; its ``GzipReader`` accepts a truncated gzip body, rejects
+#   raw deflate and trailing bytes after the last member; its ``BrotliReader`` ignores bytes after the stream.
+# - warcio's ``ChunkedDataReader`` requires CRLF and no trailer fields; its ``DecompressingBufferedReader`` passes
+#   corrupt gzip data through as if it were not compressed, and its ``br`` decoder fails with brotli 1.2 (and would
+#   inflate a block whole, with no output bound).
+# Each decoder below stops at ``limit`` bytes of output, so a decompression bomb costs at most that much memory.
 
 
 def _bounded_decompress(data: bytes, wbits: int, limit: int = MAX_BODY_BYTES) -> bytes:
@@ -369,12 +384,18 @@ def _slug(text: str) -> str:
 
 
 def category_from_url(url: str, body: bytes = b"") -> str:
-    """A category for a page whose crawler did not record one (issue #13, case 10).
+    """A category for a page whose crawler did not record one (a WARC file of another crawler).
 
     The first segment of the URL path when the path has at least two segments and the first is a
     word, not a number (``/politics/2024/story.html`` -> ``politics``; ``/2024/05/x`` has none),
     else the page's Open Graph ``article:section`` (searched in its first
     :data:`SECTION_SNIFF_BYTES` bytes, lower-cased, spaces to ``-``), else ``"unknown"``.
+
+    The section is sniffed from the raw bytes, not taken from the parsed metadata
+    (:attr:`newsclean.transforms.metadata.Metadata.section`), because the category is needed before any page is
+    parsed: it is half of the ``(site, category)`` key under which the neighbour sample is drawn and the site
+    evidence learnt (``stages.LearnSiteEvidence``) before a page is cleaned, and every reject of the reader and of
+    ``FilterResponses`` carries it. Parsing each such page in the reader for it would add an lxml parse per page.
     """
     segments = [unquote(seg) for seg in urlsplit(url).path.split("/") if seg]
     if len(segments) >= 2:
@@ -698,7 +719,7 @@ class ReadWarcFileFn(beam.DoFn):
             if isinstance(item, Page):
                 yield item
             else:
-                Metrics.counter(METRICS_NAMESPACE, f"rejects_{item.reason}").inc()
+                inc_counter(f"rejects_{item.reason}")
                 yield beam.pvalue.TaggedOutput(REJECTS_TAG, item)
         self._records.inc(stats.records_read)
         self._pages.inc(stats.pages)

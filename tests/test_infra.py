@@ -21,8 +21,8 @@ import pytest
 import yaml
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from newsclean.cli import build_parser
 from newsclean.crawler.config import load_config
-from newsclean.pipeline.cli import build_parser
 from newsclean.pipeline.options import NewscleanOptions, unknown_beam_flags
 from newsclean.transforms.chain import CONFIGS
 

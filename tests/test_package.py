@@ -100,7 +100,7 @@ def test_find_cycle_finds_one():
 
 def test_every_product_module_is_seen():
     modules = product_modules()
-    assert {"newsclean", "newsclean.schemas.contract", "newsclean.pipeline.stages", "newsclean.crawler.warc",
+    assert {"newsclean", "newsclean.cli", "newsclean.schemas.contract", "newsclean.pipeline.stages", "newsclean.crawler.warc",
             "newsclean.crawler.spiders.news", "newsclean.transforms.chain", "newsclean.demo.run"} <= set(modules)
     assert len(modules) >= 40
 
@@ -122,12 +122,16 @@ def test_product_never_imports_the_harness_or_top_level_folders():
 
 def test_layers_point_one_way():
     # schemas is the bottom layer; transforms knows no pipeline/crawler/demo; the crawler knows no
-    # pipeline (the contract module is what the two share); transforms.refine knows no transforms.classifier;
-    # only the application (pipeline.cli) and the demo reach across.
+    # pipeline (the contract module is what the two share) and the pipeline no crawler; transforms.refine knows no
+    # transforms.classifier; nothing below imports the command line; only the application (newsclean.cli) and the
+    # demo reach across.
     below = {
-        "newsclean.schemas": ("newsclean.transforms", "newsclean.pipeline", "newsclean.crawler", "newsclean.demo"),
-        "newsclean.transforms": ("newsclean.pipeline", "newsclean.crawler", "newsclean.demo"),
-        "newsclean.crawler": ("newsclean.pipeline", "newsclean.transforms", "newsclean.demo"),
+        "newsclean.schemas": ("newsclean.transforms", "newsclean.pipeline", "newsclean.crawler", "newsclean.demo",
+                              "newsclean.cli"),
+        "newsclean.transforms": ("newsclean.pipeline", "newsclean.crawler", "newsclean.demo", "newsclean.cli"),
+        "newsclean.crawler": ("newsclean.pipeline", "newsclean.transforms", "newsclean.demo", "newsclean.cli"),
+        "newsclean.pipeline": ("newsclean.crawler", "newsclean.demo", "newsclean.cli"),
+        "newsclean.demo": ("newsclean.cli",),
         # the page-level steps share the page context (transforms.context), never the classifier's code
         "newsclean.transforms.refine": ("newsclean.transforms.classifier",),
     }
@@ -160,24 +164,9 @@ def test_wheel_ships_the_product_only(tmp_path):
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"newsclean"}  # no top-level crawler/, schemas/, ...
     assert [n for n in names if "newsclean_eval" in n or "crossfit" in n or "/tests/" in n] == []
-    for member in ("newsclean/__init__.py", "newsclean/schemas/contract.py", "newsclean/pipeline/cli.py",
+    for member in ("newsclean/__init__.py", "newsclean/cli.py", "newsclean/schemas/contract.py", "newsclean/pipeline/clean.py",
                    "newsclean/crawler/spiders/news.py", "newsclean/demo/run.py",
                    "newsclean/transforms/models/block_classifier.txt.gz", "newsclean/transforms/models/MODEL_CARD.md"):
         assert member in names
     metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert "Requires-Python: >=3.11" in metadata
-
-
-def test_eval_subcommand_comes_from_the_harness_entry_point(monkeypatch):
-    import argparse
-
-    from newsclean.pipeline import cli
-    from newsclean.pipeline.errors import UsageError
-
-    harness = cli.plugin_command("eval")
-    if harness is None:
-        pytest.skip("the evaluation harness is not installed (pip install -e ./evaluation)")
-    assert harness.__name__ == "newsclean_eval.command" and callable(harness.cmd_eval)
-    monkeypatch.setattr(cli, "plugin_command", lambda name: None)  # as in a plain `pip install newsclean`
-    with pytest.raises(UsageError, match=r"pip install -e \./evaluation"):
-        cli.cmd_eval(argparse.Namespace(), ["eval"])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import newsclean_eval.runner as runner_mod
-from newsclean.pipeline.cli import main
+from newsclean.cli import main
 from newsclean.transforms.chain import CONFIGS, ChainConfig
 from newsclean.transforms.classifier.model import LearnedParams
 from newsclean.transforms.refine.region_recall import RegionRecallParams

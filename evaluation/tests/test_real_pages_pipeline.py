@@ -12,8 +12,9 @@ from warc_builder import Response, write_warc
 
 from newsclean.pipeline import stages
 from newsclean.pipeline.clean import run_clean
+from newsclean.pipeline.dedup import SPILL_DIR
 from newsclean.pipeline.options import CleanConfig
-from newsclean.pipeline.stages import SPILL_DIR, clean_page, evidence_for_key
+from newsclean.pipeline.stages import clean_page, evidence_for_key
 from newsclean.pipeline.warc_reader import iter_warc_file
 from newsclean.schemas.records import Article, Page, Provenance
 from newsclean.transforms.chain import DEFAULT_CONFIG

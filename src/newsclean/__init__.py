@@ -8,7 +8,8 @@ The one-page API, for notebooks and scripts (no Beam, no Scrapy involved)::
     print(article.title, article.text[:200])
 
 Subpackages: :mod:`newsclean.transforms` (the algorithms over lxml trees), :mod:`newsclean.pipeline`
-(the Beam pipeline and the ``newsclean`` command), :mod:`newsclean.crawler` (the Scrapy crawler),
+(the Beam pipeline), :mod:`newsclean.crawler` (the Scrapy crawler), :mod:`newsclean.cli` (the ``newsclean``
+command, the one module that reaches the crawler, the pipeline and the demo),
 :mod:`newsclean.schemas` (the stored records), :mod:`newsclean.demo` (the built-in loopback demo),
 :mod:`newsclean.schemas.contract` (the crawl -> clean contract both sides import).
 """

@@ -302,8 +302,8 @@ def test_retry_after_values():
 
 
 def test_crawl_flags_of_the_cli_override_the_config(tmp_path):
+    from newsclean.cli import build_parser
     from newsclean.crawler.run import apply_crawl_options, build_arg_parser
-    from newsclean.pipeline.cli import build_parser
 
     config = parse_config({"site": [{"name": "s", "allowed_domains": ["example.com"],
                                      "categories": {"c": ["https://example.com/"]}}]})

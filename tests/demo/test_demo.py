@@ -152,7 +152,7 @@ def test_sites_toml_is_a_valid_crawl_config(network):
 def test_newsclean_demo_end_to_end(tmp_path):
     """``newsclean demo`` in a child process: exit 0, article Parquet written, overall F1 above the floor."""
     out = tmp_path / "demo"
-    launcher = "import sys; from newsclean.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
+    launcher = "import sys; from newsclean.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", launcher, "demo", "--out", str(out)], cwd=REPO,
                           capture_output=True, text=True, timeout=170)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

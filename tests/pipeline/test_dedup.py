@@ -1,4 +1,4 @@
-"""Near-duplicate removal: shingles, MinHash, LSH bands, clusters, the kept-member rule (on real pages:
+"""Near-duplicate removal (pipeline/dedup.py): shingles, MinHash, LSH bands, clusters, the kept-member rule (on real pages:
 evaluation/tests/test_near_duplicates_real.py)."""
 
 from __future__ import annotations
@@ -15,28 +15,26 @@ import pytest
 from newsclean.pipeline.dedup import (
     ClusterFn,
     NearDedup,
+    NearDupParams,
     SignatureEntry,
     band_items,
+    band_keys,
+    band_ranges,
     bucket_candidates,
     bucket_edges,
     bucket_pairs,
+    estimated_jaccard,
     keep_rank,
     member,
     packed_member,
     pair_edge,
+    shingles,
+    signature,
     signature_entry,
     signature_to_pairs,
     unpacked_member,
 )
 from newsclean.schemas.records import Article
-from newsclean.transforms.minhash import (
-    NearDupParams,
-    band_keys,
-    band_ranges,
-    estimated_jaccard,
-    shingles,
-    signature,
-)
 
 T0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
 
@@ -59,7 +57,7 @@ def _jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b)
 
 
-# --- transforms/minhash.py --------------------------------------------------------------------
+# --- MinHash --------------------------------------------------------------------
 
 
 def test_shingles_are_normalised_word_5_grams():

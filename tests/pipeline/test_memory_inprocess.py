@@ -1,4 +1,4 @@
-"""Issue 15 item 1, what grew with the corpus in one process (docs/DECISIONS.md "Local runner and memory at scale").
+"""What grew with the corpus in one process (docs/DECISIONS.md "Local runner and memory at scale").
 
 - The reading and cleaning stage holds no per-article table: exact dedup is a GroupByKey, not a combiner that a
   runner lifts into that stage (Beam's pre-combining table kept every article's decoded key for the whole bundle,
@@ -10,31 +10,22 @@
   blocks go back to the system instead of raising the heap's high-water.
 - The spill carries each article's MinHash, so the index rows need no join that held every signature until the
   last stage.
+
+The allocator settings themselves are checked in test_runner.py.
 """
 
 from __future__ import annotations
 
-import platform
 from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 from warc_builder import Response, article_page, paragraph, write_warc
 
-from newsclean.pipeline import clean, stages
-from newsclean.pipeline.clean import (
-    IN_PROCESS_MALLOPT,
-    _in_process,
-    _local_run,
-    arrow_system_pool,
-    run_clean,
-    tune_glibc_malloc,
-)
-from newsclean.pipeline.dedup import SignatureEntry
+from newsclean.pipeline import runner, stages
+from newsclean.pipeline.clean import run_clean
+from newsclean.pipeline.dedup import ArticleKey, SignatureEntry, first_fetched
 from newsclean.pipeline.options import CleanConfig
-from newsclean.pipeline.stages import ArticleKey, first_fetched
 from newsclean.schemas.records import ARTICLE_SCHEMA, SPILL_SCHEMA, SPILL_SIGNATURE
 
 
@@ -76,59 +67,6 @@ def test_the_index_join_is_gone_from_the_graph(tmp_path):
     assert not [name for name in names if "JoinSignatures" in name and name.startswith("WriteIndex")]
 
 
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
-def test_malloc_settings_are_set_unless_the_user_chose_them(monkeypatch):
-    for _, env, _ in IN_PROCESS_MALLOPT:
-        monkeypatch.delenv(env, raising=False)
-    assert tune_glibc_malloc() == [env for _, env, _ in IN_PROCESS_MALLOPT]
-    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
-    assert tune_glibc_malloc() == ["MALLOC_MMAP_THRESHOLD_"]
-
-
-def test_the_system_pool_holds_inside_the_block_and_the_previous_one_comes_back(monkeypatch):
-    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
-    before = pa.default_memory_pool()
-    with arrow_system_pool():
-        assert pa.default_memory_pool().backend_name == "system"
-    assert pa.default_memory_pool().backend_name == before.backend_name
-    try:
-        with arrow_system_pool():
-            raise KeyError("boom")
-    except KeyError:
-        pass
-    assert pa.default_memory_pool().backend_name == before.backend_name
-
-
-def test_a_pool_the_user_chose_is_kept(monkeypatch):
-    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")  # read at pyarrow's import; only presence matters
-    before = pa.default_memory_pool().backend_name
-    with arrow_system_pool():
-        assert pa.default_memory_pool().backend_name == before
-
-
-def test_only_runs_in_this_process_count_as_in_process():
-    def opts(*args):
-        return PipelineOptions(list(args))
-
-    assert _in_process(opts())
-    assert _in_process(opts("--runner", "DirectRunner", "--direct_running_mode", "in_memory"))
-    assert _in_process(opts("--direct_running_mode=multi_threading"))
-    assert not _in_process(opts("--direct_running_mode", "multi_processing", "--direct_num_workers", "2"))
-    assert not _in_process(opts("--runner", "PortableRunner"))
-    assert not _in_process(opts("--runner", "DataflowRunner"))
-
-
-def test_the_malloc_settings_go_to_every_local_run_and_to_no_cluster_launcher():
-    def opts(*args):
-        return PipelineOptions(list(args))
-
-    assert _local_run(opts())
-    assert _local_run(opts("--direct_running_mode", "in_memory"))
-    assert _local_run(opts("--direct_running_mode", "multi_processing", "--direct_num_workers", "2"))  # the runner
-    assert not _local_run(opts("--runner", "PortableRunner"))
-    assert not _local_run(opts("--runner", "DataflowRunner"))
-
-
 def test_an_in_memory_run_cleans_with_the_system_pool_and_gives_the_same_rows(tmp_path, monkeypatch):
     monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
     t0 = datetime(2017, 6, 1, 9, 0, tzinfo=UTC)
@@ -147,7 +85,7 @@ def test_an_in_memory_run_cleans_with_the_system_pool_and_gives_the_same_rows(tm
     before = pa.default_memory_pool().backend_name
     monkeypatch.setattr(stages, "clean_page", spy)
     tuned: list[int] = []
-    monkeypatch.setattr(clean, "tune_glibc_malloc", lambda: tuned.append(1))
+    monkeypatch.setattr(runner, "tune_glibc_malloc", lambda: tuned.append(1))
     summary = run_clean(CleanConfig(warc=str(warc.parent), out=str(tmp_path / "out")),
                         ["--direct_running_mode", "in_memory"])
     assert seen == ["system"] * 4 and tuned == [1]

@@ -18,7 +18,7 @@ import pytest
 from repo import FIXTURES as REPO_FIXTURES
 from warc_builder import Response, article_page, paragraph, write_warc
 
-from newsclean.pipeline.cli import hoist_global_flags, main
+from newsclean.cli import hoist_global_flags, main
 from newsclean.pipeline.output import partition_articles
 from newsclean.pipeline.summary import RunSummary, top_sites
 
@@ -53,7 +53,7 @@ def fresh(tmp_path_factory):
     stale.mkdir(parents=True)
     (stale / "x.parquet").write_bytes(b"PAR1 partial")
     # The console entry point in a child process: its stderr is checked for noise below.
-    proc = subprocess.run([sys.executable, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(tmp / "warc"),
+    proc = subprocess.run([sys.executable, "-m", "newsclean.cli", "clean", "--warc", str(tmp / "warc"),
                            "--out", str(out), "--chain", "paper", "--neighbour-sample", "2"],
                           capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONWARNINGS": "default"})
     assert proc.returncode == 0, proc.stderr
@@ -132,7 +132,7 @@ def test_hive_partitioning(fresh, tmp_path, key):
 
 
 def test_summary_counts_sites_from_partition_folders(fresh, tmp_path):
-    from newsclean.pipeline.cli import build_parser
+    from newsclean.cli import build_parser
     from newsclean.pipeline.summary import dataset_card, summarize_output
 
     _, out0 = fresh
@@ -181,7 +181,7 @@ def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_output(fresh, tmp_pa
     out = tmp_path / "out"
     shutil.copytree(out0, out)
     summary_before = (out / "_summary.json").read_text()
-    proc = subprocess.Popen([sys.executable, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(tmp / "warc"),
+    proc = subprocess.Popen([sys.executable, "-m", "newsclean.cli", "clean", "--warc", str(tmp / "warc"),
                              "--out", str(out), "--chain", "paper"], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not list(out.glob("_staging-*")) and time.monotonic() < deadline and proc.poll() is None:
@@ -227,6 +227,31 @@ def test_progress_lines_on_a_pipe(monkeypatch):
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and "\r" not in stream.getvalue()
     assert lines[-1].startswith("newsclean: progress: 5 records read, 3 articles") and "pages/s" in lines[-1]
+
+
+def test_progress_is_one_line_redrawn_on_a_terminal(monkeypatch):
+    import io
+
+    import newsclean.pipeline.progress as progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tally = progress.ProgressTally()
+    monkeypatch.setattr(progress, "INTERVAL_S", 0.0)
+    terminal = Terminal()
+    tally.add("read", 5, stream=terminal)
+    tally.finish()
+    assert terminal.getvalue() == ""  # not enabled (library use): counts, prints nothing
+    tally.enabled = True
+    tally.add("read", 2, stream=terminal)
+    tally.add("rejects", 1, stream=terminal)
+    tally.finish()
+    shown = terminal.getvalue()
+    assert shown.endswith("\n") and shown.count("\n") == 1  # one status line, ended once
+    assert shown.rstrip().rsplit("\r", 1)[-1].startswith("newsclean: progress: 7 records read, 0 articles")
+    assert "1 rejects" in shown.rsplit("\r", 1)[-1]
 
 
 def test_no_dateutil_or_beam_noise_on_stderr(fresh):

@@ -16,16 +16,16 @@ from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from newsclean.pipeline.clean import globstar_variants, prepare_output, resolve_warc_patterns
+from newsclean.pipeline.dedup import pick_winner
 from newsclean.pipeline.errors import NoInputError
 from newsclean.pipeline.stages import (
     article_id,
     classify_response,
     clean_page,
     looks_like_html,
-    pick_winner,
 )
 from newsclean.pipeline.warc_reader import (
-    MAX_DECODED_BYTES,
+    MAX_BODY_BYTES,
     ContentDecodingError,
     ReadStats,
     decode_content_encoding,
@@ -195,7 +195,7 @@ def test_decode_content_encoding():
     with pytest.raises(ContentDecodingError):
         decode_content_encoding(b"zz", "gzip")
     with pytest.raises(ContentDecodingError, match="exceeds"):
-        decode_content_encoding(gzip.compress(b"\0" * (MAX_DECODED_BYTES + 1)), "gzip")
+        decode_content_encoding(gzip.compress(b"\0" * (MAX_BODY_BYTES + 1)), "gzip")
 
 
 def test_parse_helpers():

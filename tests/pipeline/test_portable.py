@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
+from newsclean.cli import main as cli_main
 from newsclean.pipeline.clean import run_clean
-from newsclean.pipeline.cli import main as cli_main
 from newsclean.pipeline.errors import NewscleanError
 from newsclean.pipeline.launch import summarize_out
 from newsclean.pipeline.options import CleanConfig
@@ -108,7 +108,7 @@ def _rows(out: Path, name: str, key: str) -> list[dict]:
 
 
 def _cli(args: list[str], timeout: float = LIMIT_S) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "newsclean.pipeline.cli", *args], env=_env(), capture_output=True,
+    return subprocess.run([sys.executable, "-m", "newsclean.cli", *args], env=_env(), capture_output=True,
                           text=True, timeout=timeout)
 
 

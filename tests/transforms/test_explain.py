@@ -3,7 +3,7 @@
 import lxml.html
 from test_chain import PAGES
 
-from newsclean.pipeline.cli import main
+from newsclean.cli import main
 from newsclean.transforms.chain import DEFAULT_CONFIG, HEURISTIC_CONFIG, extract_article
 from newsclean.transforms.explain import LABELS, explain_page
 from newsclean.transforms.site_evidence import learn_site_evidence

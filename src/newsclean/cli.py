@@ -5,12 +5,18 @@
     newsclean run   --config sites.toml --out DIR [--neighbour-sample N] [--chain ...] [beam options]
     newsclean demo  [--out DIR] [--seed N] [beam options]
     newsclean eval  [--quick] [--datasets LIST] [--configs LIST] [--peers LIST] [--split all|tune|test] [--out MD]
+    newsclean explain PAGE [--neighbours DIR] [--neighbour-sample N] [--chain NAME] [--out FILE]
+    newsclean summarize OUT
 
 Beam options are any flags of Beam's ``PipelineOptions`` (``--runner DataflowRunner
 --project P --region R --temp_location gs://...``, ``--direct_running_mode multi_processing``,
 ...); the default runner is DirectRunner. Exit status: 0 success; 1 failure (a one-line message
 on stderr, e.g. a ``--warc`` glob that matches nothing; ``--verbose`` adds the traceback);
 2 usage error (bad flags, a missing or invalid sites.toml); 130 interrupted.
+
+This module is the application layer: it is the one place that reaches the crawler
+(:mod:`newsclean.crawler`), the pipeline (:mod:`newsclean.pipeline`), the demo (:mod:`newsclean.demo`) and,
+through the ``newsclean.commands`` entry point group, the evaluation harness; none of them imports it.
 """
 
 from __future__ import annotations
@@ -21,8 +27,12 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from newsclean.pipeline.errors import NewscleanError, UsageError
+
+if TYPE_CHECKING:
+    from newsclean.transforms.site_evidence import SiteEvidence
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -71,7 +81,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval)."""
+    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, summarize)."""
     from newsclean.pipeline.options import add_clean_arguments
 
     parser = argparse.ArgumentParser(
@@ -121,8 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(subparser=demo)
 
     _add_eval_parser(sub)
-
-    from newsclean.pipeline.explain import EXPLAIN_DESCRIPTION, add_explain_arguments
 
     explain = sub.add_parser(
         "explain", allow_abbrev=False, help="write an HTML report of what each cleaning stage removed from a page",
@@ -267,6 +275,97 @@ def cmd_demo(args: argparse.Namespace, beam_args: list[str]) -> int:
     return EXIT_OK
 
 
+# --- newsclean explain ---------------------------------------------------------------------------
+
+EXPLAIN_DESCRIPTION = (
+    "Write one self-contained HTML report of PAGE that shows, over the page's own text, what each stage "
+    "removed (static noise, dynamic noise, non-informative tags, hidden elements, boilerplate, ancestor filter, "
+    "learned classifier, or the site's neighbour evidence) in distinct colours and what was kept, with counts per "
+    "stage."
+)
+
+
+def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``newsclean explain``."""
+    from newsclean.pipeline.options import DEFAULT_NEIGHBOUR_SAMPLE
+    from newsclean.transforms.chain import CONFIGS
+
+    parser.add_argument("page", metavar="PAGE", help="HTML file of the page to explain")
+    parser.add_argument("--neighbours", metavar="DIR", help="folder of HTML pages of the same site and category "
+                        "(static noise and the site profile are learnt from them, as `newsclean clean` learns them for --chain; "
+                        "without it the static stage is skipped)")
+    parser.add_argument("--neighbour-sample", type=int, default=DEFAULT_NEIGHBOUR_SAMPLE, metavar="N",
+                        help=f"neighbour pages to learn from (default {DEFAULT_NEIGHBOUR_SAMPLE}, as StaDyNoT §4)")
+    parser.add_argument("--chain", choices=sorted(CONFIGS), default="default", help="chain configuration (default: default)")
+    parser.add_argument("--charset", help="charset of the files when they declare none (default: sniffed)")
+    parser.add_argument("--out", metavar="FILE", help="report file (default: PAGE.explain.html)")
+
+
+def _read_html(path: Path, charset: str | None) -> str:
+    """The decoded text of the HTML file ``path`` (as the pipeline decodes a body); NewscleanError when it
+    cannot be read or decoded."""
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.parse import decode_html
+
+    try:
+        return decode_html(path.read_bytes(), charset)[0]
+    except OSError as exc:
+        raise NewscleanError(f"cannot read {path}: {exc.strerror}") from None
+    except ExtractionError as exc:
+        raise NewscleanError(f"{path}: {exc.message}") from None
+
+
+def neighbour_files(folder: Path, page: Path, limit: int) -> list[Path]:
+    """Up to ``limit`` HTML files under ``folder`` (sorted by path), ``page`` itself excluded."""
+    if not folder.is_dir():
+        raise UsageError(f"--neighbours {folder}: not a directory")
+    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in (".htm", ".html") and p.resolve() != page.resolve())
+    return files[:limit]
+
+
+def describe_evidence(evidence: SiteEvidence) -> str:
+    """One line on what was learnt from the neighbours: static-noise node keys and, with a site profile, its
+    content containers and recurring texts (:class:`~newsclean.transforms.site_profile.SiteProfile`)."""
+    line = f"static noise: {len(evidence.static)} node keys learnt from {evidence.pages} neighbour pages"
+    profile = evidence.profile
+    if profile is not None:
+        line += (f"; site profile: {len(profile.content)} content containers, "
+                 f"{len(profile.texts())} recurring texts")
+    return line
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``newsclean explain PAGE``: write the per-stage report of one page (:mod:`newsclean.transforms.explain`)
+    to ``--out`` (default ``PAGE.explain.html``); prints where it went and the words per label. Returns 0.
+
+    ``--neighbours DIR`` names a folder of HTML files from the same site and category (``*.htm``, ``*.html``,
+    searched recursively); up to ``--neighbour-sample`` of them (smallest paths first) teach the site evidence,
+    as the pipeline learns it from neighbour pages."""
+    from newsclean.transforms.chain import CONFIGS
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.explain import explain_page
+    from newsclean.transforms.site_evidence import learn_site_evidence
+
+    page, config = Path(args.page), CONFIGS[args.chain]
+    evidence = None
+    if args.neighbours:
+        if config.static is None:
+            print(f"static noise: not learnt (chain {config.name} has no static stage)")
+        else:
+            files = neighbour_files(Path(args.neighbours), page, args.neighbour_sample)
+            evidence = learn_site_evidence([_read_html(f, args.charset) for f in files], config.static)
+            print(describe_evidence(evidence))
+    try:
+        report = explain_page(_read_html(page, args.charset), evidence, config, source=str(page))
+    except ExtractionError as exc:
+        raise NewscleanError(f"{page}: {exc.message}") from None
+    out = Path(args.out) if args.out else page.with_name(page.name + ".explain.html")
+    out.write_text(report.html, encoding="utf-8")
+    print(f"report written to {out}")
+    print("words: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.words.items()))
+    return 0
+
+
 #: What ``newsclean eval`` says where the evaluation harness (a separate distribution) is not installed.
 EVAL_MISSING = ("newsclean eval needs the evaluation harness, which the newsclean wheel does not ship: "
                 "from a source checkout, pip install -e ./evaluation (or make eval)")
@@ -354,8 +453,6 @@ def _main(argv: list[str]) -> int:
         if args.command == "eval":
             return cmd_eval(args, argv)
         if args.command == "explain":
-            from newsclean.pipeline.explain import cmd_explain
-
             return cmd_explain(args)
         if args.command == "summarize":
             from newsclean.pipeline.launch import summarize_out

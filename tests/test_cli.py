@@ -1,4 +1,4 @@
-"""The ``newsclean`` command line (newsclean.pipeline.cli): help, exit codes, one-line errors, wiring of subcommands."""
+"""The ``newsclean`` command line (newsclean.cli): help, exit codes, one-line errors, wiring of subcommands."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
-from newsclean.pipeline.cli import main
+from newsclean.cli import main
 
 SITES_TOML = """
 [[site]]
@@ -153,3 +153,18 @@ def test_demo_calls_run_demo(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "newsclean.demo.run", fake)
     assert main(["demo", "--out", str(tmp_path), "--seed", "3", "--direct_num_workers", "2"]) == 0
     assert calls == [(tmp_path, 3, ["--direct_num_workers", "2"])]
+
+
+def test_eval_subcommand_comes_from_the_harness_entry_point(monkeypatch):
+    import argparse
+
+    from newsclean import cli
+    from newsclean.pipeline.errors import UsageError
+
+    harness = cli.plugin_command("eval")
+    if harness is None:
+        pytest.skip("the evaluation harness is not installed (pip install -e ./evaluation)")
+    assert harness.__name__ == "newsclean_eval.command" and callable(harness.cmd_eval)
+    monkeypatch.setattr(cli, "plugin_command", lambda name: None)  # as in a plain `pip install newsclean`
+    with pytest.raises(UsageError, match=r"pip install -e \./evaluation"):
+        cli.cmd_eval(argparse.Namespace(), ["eval"])
