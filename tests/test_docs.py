@@ -22,7 +22,7 @@ DOCS_MAX_LINES = 807
 
 SCANNED_FOLDERS = ("transforms", "pipeline", "crawler", "schemas", "src", "demo", "evaluation", "scripts", "bench",
                    "tests", "infra", "docs")
-PRODUCT_FOLDERS = ("transforms", "crawler", "schemas", "src", "demo")
+PRODUCT_FOLDERS = ("transforms", "crawler", "schemas", "src", "demo", "pipeline")
 """Folders whose code, docstrings and docs must not name issue numbers or work sessions."""
 
 _DECISIONS_REF = re.compile(
