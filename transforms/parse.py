@@ -187,19 +187,19 @@ decoded page's visible text at or above which the page is rejected (``decode_err
 22 stray ``â€™`` in 1,526 words); UTF-8 news paragraphs read as Windows-1252 have 0.14 (German) to 0.6 (French),
 read as Windows-1251 1.2 (Russian)."""
 
-_NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+(?:[\x00-\x7f]{1,3}[^\x00-\x7f]+)*")
-_MOJIBAKE_CONTEXT = 2  # ASCII characters a pattern of ftfy.badness.BADNESS_RE reaches on either side of non-ASCII
+_LONG_ASCII_RUN = re.compile(r"([\x00-\x7f]{2})[\x00-\x7f]{2,}([\x00-\x7f]{2})")
+"""A run of ASCII characters longer than the two on either side of non-ASCII text that a pattern of ftfy's
+detector (``ftfy.badness.BADNESS_RE``) can reach; group 1 and 2: those two at each end."""
 
 
 def mojibake_sequences(text: str) -> int:
-    """Number of mojibake sequences in ``text``: matches of ftfy's detector (``ftfy.badness.badness``, ftfy 6),
-    which never match ASCII alone, so it runs on the non-ASCII runs and two characters around each (the same count,
-    checked on every shared page, in a 60th of the time on mostly-ASCII pages). 0 for ASCII text."""
+    """Number of mojibake sequences in ``text``: matches of ftfy's detector (``ftfy.badness.badness``, ftfy 6).
+    Its patterns never match ASCII alone and reach at most two ASCII characters beside non-ASCII ones, so it
+    runs on ``text`` with every longer ASCII run cut to its two ends around a NUL pair (which no pattern
+    crosses): the same count, checked on every shared page, in a seventh of the time. 0 for ASCII text."""
     if text.isascii():
         return 0
-    pad = _MOJIBAKE_CONTEXT
-    windows = "\x00\x00".join(text[max(m.start() - pad, 0):m.end() + pad] for m in _NON_ASCII_RUNS.finditer(text))
-    return badness(windows)
+    return badness(_LONG_ASCII_RUN.sub("\\1\x00\x00\\2", text))
 
 
 def visible_text(markup: str) -> str:
@@ -410,18 +410,20 @@ def _replace_spans(text: str, spans: list[Span], replace) -> str:
     return "".join(parts)
 
 
-_RAW_OR_TARGET = r"<(?:(script|style)\b|!--)|({target})"
+_RAW_OR_TARGET = r"<(?:(script|style)\b|!--|({target}))"  # one leading "<": re scans for it in C
+_RAW_END = {name: re.compile(rf"</{name}[\t\n\f\r ]*>", re.I | re.A) for name in ("script", "style")}
 
 
 @functools.cache
 def _scanner(target: str) -> re.Pattern:
-    """Pattern finding, left to right, a script, style or comment start (group 1: script or style) or ``target``
-    (group 2); ASCII case folding only, as an HTML tokenizer."""
+    """Pattern finding, left to right, a script, style or comment start (group 1: script or style) or ``"<"``
+    followed by ``target`` (group 2); ASCII case folding only, as an HTML tokenizer."""
     return re.compile(_RAW_OR_TARGET.format(target=target), re.I | re.A)
 
 
 def sections_outside_raw_text(text: str, target: str, close) -> Iterator[tuple[re.Match, tuple[int, int]]]:
-    """Each match of the regex ``target`` in ``text`` outside scripts, styles and comments, with ``close(text, m)``:
+    """Each match of ``"<"`` and the regex ``target`` in ``text`` outside scripts, styles and comments (the match
+    starts at the ``"<"``), with ``close(text, m)``:
     ``(start, end)`` of the section's end, from which the scan goes on. Stops at the first unterminated script,
     style, comment or section (the parser reads such a one to the end of the document)."""
     scan, pos = _scanner(target), 0
@@ -429,7 +431,8 @@ def sections_outside_raw_text(text: str, target: str, close) -> Iterator[tuple[r
         if m.group(2) is not None:
             end = close(text, m)
         elif m.group(1) is not None:
-            end = _end_tag(text, m.group(1).lower(), m.end())
+            found = _RAW_END[m.group(1).lower()].search(text, m.end())
+            end = None if found is None else found.span()
         else:
             j = text.find("-->", m.start() + 4)
             end = None if j < 0 else (j, j + 3)
@@ -440,6 +443,9 @@ def sections_outside_raw_text(text: str, target: str, close) -> Iterator[tuple[r
         pos = end[1]
 
 
+_SCRIPT_CDATA = re.compile(r"(?://|/\*)[\t\n\f\r ]*<!\[CDATA\[")
+
+
 def _cdata_end(text: str, m: re.Match) -> tuple[int, int] | None:
     j = text.find("]]>", m.end())
     return None if j < 0 else (j, j + 3)
@@ -448,18 +454,27 @@ def _cdata_end(text: str, m: re.Match) -> tuple[int, int] | None:
 def resolve_cdata(text: str) -> str:
     """``text`` with every CDATA section (``<![CDATA[…]]>``) outside scripts, styles and comments replaced by its
     content, escaped: the text an XML parser reads there (XML 1.0 §2.7), which an HTML parser would cut at its first
-    ``>`` (WHATWG HTML "CDATA section" is for foreign content only). An unterminated section is left as it is."""
-    if "<![CDATA[" not in text:  # one C scan
+    ``>`` (WHATWG HTML "CDATA section" is for foreign content only). An unterminated section is left as it is.
+    A page whose every section follows a script comment marker (``//<![CDATA[``, ``/*<![CDATA[*/``: the way
+    scripts hide their content from XML parsers) is returned as it is without scanning its markup (sections
+    in scripts stay, and that marker in text is rare: 494 of the 638 shared pages with CDATA, none of the 15
+    whose text this changes)."""
+    count = text.count("<![CDATA[")  # one C scan
+    if not count or count == len(_SCRIPT_CDATA.findall(text)):
         return text
     parts, last = [], 0
-    for m, (end_start, end) in sections_outside_raw_text(text, r"<!\[CDATA\[", _cdata_end):
+    for m, (end_start, end) in sections_outside_raw_text(text, r"!\[CDATA\[", _cdata_end):
         parts += [text[last:m.start()], html.escape(text[m.end():end_start], quote=False)]
         last = end
     return "".join(parts) + text[last:] if parts else text
 
 
+_NOFRAMES_END = re.compile(r"</noframes[\t\n\f\r ]*>", re.I | re.A)
+
+
 def _noframes_end(text: str, m: re.Match) -> tuple[int, int] | None:
-    return _end_tag(text, "noframes", m.end())
+    found = _NOFRAMES_END.search(text, m.end())
+    return None if found is None else found.span()
 
 
 def resolve_noframes(text: str) -> str:
@@ -471,10 +486,10 @@ def resolve_noframes(text: str) -> str:
     if not _NOFRAMES_START.search(text):  # one C scan
         return text
     spans = [(m.start(), end[1], m.end(), end[0])
-             for m, end in sections_outside_raw_text(text, r"<noframes\b[^>]*>", _noframes_end)]
+             for m, end in sections_outside_raw_text(text, r"noframes\b[^>]*>", _noframes_end)]
     if not spans:
         return text
-    frameset = next(sections_outside_raw_text(text, r"<frameset\b", lambda _text, m: (m.start(), m.end())), None)
+    frameset = next(sections_outside_raw_text(text, r"frameset\b", lambda _text, m: (m.start(), m.end())), None)
     if frameset is not None:
         return text[:frameset[0].start()] + " ".join(text[s[2]:s[3]] for s in spans)
     return _replace_spans(text, spans, lambda span: " ")
