@@ -337,7 +337,8 @@ def _check_keys(table: Any, known: set[str], source: str, where: str) -> None:
 # "header" (a non-empty HTTP header value: visible ASCII and spaces, RFC 9110 section 5.5).
 _CRAWL_KINDS = {
     "user_agent": "str", "contact_url": "url", "depth_limit": "int", "max_pages_per_category": "int",
-    "max_pages_per_host": "int", "max_pages": "int", "max_time": "float", "max_header_bytes": "int", "max_headers": "int", "max_crawl_delay": "float",
+    "max_pages_per_host": "int", "max_pages": "int", "max_time": "float", "max_header_bytes": "int",
+    "max_headers": "int", "max_crawl_delay": "float",
     "download_maxsize": "int", "download_timeout": "float", "retry_times": "int",
     "max_retry_after": "float", "max_redirects": "int", "warc_max_bytes": "int",
     "concurrent_requests_per_domain": "int", "download_delay": "float", "autothrottle": "bool",

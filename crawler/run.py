@@ -41,7 +41,8 @@ __all__ = ["COMPLETE_FINISH_REASONS", "CategoryReport", "CrawlSummary", "build_a
            "parse_setting_overrides", "run_crawl", "run_crawl_subprocess"]
 
 #: Scrapy finish reasons of a crawl that did what it was asked: it ran out of work (``max_pages`` included), or
-#: reached ``max_time`` (``CLOSESPIDER_TIMEOUT``) or another ``CLOSESPIDER_*`` bound given with ``-s``. Any other reason (``shutdown`` after a signal, ...) is a crawl stopped before its end.
+#: reached ``max_time`` (``CLOSESPIDER_TIMEOUT``) or another ``CLOSESPIDER_*`` bound given with ``-s``. Any other
+#: reason (``shutdown`` after a signal, ...) is a crawl stopped before its end.
 COMPLETE_FINISH_REASONS = frozenset({"finished", "closespider_pagecount", "closespider_timeout",
                                      "closespider_itemcount", "closespider_errorcount",
                                      "closespider_timeout_no_item", "closespider_pagecount_no_item"})

@@ -10,7 +10,7 @@ every character); the last resort is UTF-8 with replacement characters.
 
 The result is checked (WHATWG does not): servers and templates often declare Windows-1251 or ISO-8859-1 for a
 body that is UTF-8. A body that is valid UTF-8 with multi-byte sequences, whose declared (HTTP or ``<meta>``)
-single-byte reading holds more mojibake than its UTF-8 reading, is UTF-8. Mojibake is what ftfy's detector
+reading holds more mojibake than its UTF-8 reading, is UTF-8. Mojibake is what ftfy's detector
 (``ftfy.badness``: character sequences that UTF-8 read in a legacy code page produces) finds; text that still has
 :data:`MOJIBAKE_MAX_PER_WORD` or more of it per word is rejected (``decode_error``), never an article.
 
@@ -196,7 +196,8 @@ def mojibake_sequences(text: str) -> int:
     """Number of mojibake sequences in ``text``: matches of ftfy's detector (``ftfy.badness.badness``, ftfy 6).
     Its patterns never match ASCII alone and reach at most two ASCII characters beside non-ASCII ones, so it
     runs on ``text`` with every longer ASCII run cut to its two ends around a NUL pair (which no pattern
-    crosses): the same count, checked on every shared page, in a seventh of the time. 0 for ASCII text."""
+    crosses): the same count, checked on every shared page, at a 70th of the cost (docs/DECISIONS.md,
+    "Mojibake"). 0 for ASCII text."""
     if text.isascii():
         return 0
     return badness(_LONG_ASCII_RUN.sub("\\1\x00\x00\\2", text))
@@ -218,15 +219,16 @@ def mojibake_per_word(markup: str) -> float:
 
 
 def _prefer_utf8(body: bytes, text: str, codec: str) -> tuple[str, str]:
-    """``(text, codec)`` of a declared single-byte reading, or the UTF-8 reading of ``body`` when ``body`` is valid
-    UTF-8 with multi-byte sequences and the declared reading holds more mojibake (see the module docstring)."""
-    if body.isascii() or not mojibake_sequences(text):
+    """``(text, codec)`` of a declared reading of ``body``, or its UTF-8 reading when ``body`` is valid UTF-8 with
+    multi-byte sequences and the declared reading holds more mojibake (see the module docstring)."""
+    declared = 0 if body.isascii() else mojibake_sequences(text)
+    if not declared:
         return text, codec
     try:
         utf8 = body.decode("utf-8")
     except UnicodeDecodeError:
         return text, codec
-    return (utf8, "utf-8") if mojibake_sequences(utf8) < mojibake_sequences(text) else (text, codec)
+    return (utf8, "utf-8") if mojibake_sequences(utf8) < declared else (text, codec)
 
 
 def _first_decoding(body: bytes, http_charset: str | None) -> tuple[str, str]:

@@ -120,7 +120,8 @@ def test_max_pages_stops_a_trial_run_and_s_sets_a_scrapy_setting(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]  # a trial run that reached its bound did what was asked
     assert summary.finish_reason == "finished" and "max_pages=5 reached" in proc.stderr
     assert summary.total_responses == 5 and sum(n for p, n in site.hits.items() if p != "/robots.txt") == 5
-    assert {headers.get("User-Agent") for headers in site.received.values()} == {"trial-run/1.0 (+https://example.org/t)"}
+    agents = {headers.get("User-Agent") for headers in site.received.values()}
+    assert agents == {"trial-run/1.0 (+https://example.org/t)"}
 
 
 def test_max_time_stops_a_slow_crawl(tmp_path):
@@ -147,7 +148,8 @@ def test_setting_overrides_and_trial_bounds_reach_scrapy(tmp_path):
     for bad in ("DOWNLOAD_DELAY", "=1", "download_delay=1"):
         with pytest.raises(ValueError, match="NAME=VALUE"):
             parse_setting_overrides([bad])
-    config = SitesConfig(sites=(SiteConfig("s", ("example.com",), (CategoryConfig("c", ("https://example.com/c/",)),)),))
+    site = SiteConfig("s", ("example.com",), (CategoryConfig("c", ("https://example.com/c/",)),))
+    config = SitesConfig(sites=(site,))
     bounded = with_overrides(config, max_pages=50, max_time=30)
     assert bounded.crawl.max_pages == 50 and build_settings(bounded, tmp_path).getfloat("CLOSESPIDER_TIMEOUT") == 30.0
     assert build_settings(config, tmp_path).getfloat("CLOSESPIDER_TIMEOUT") == 0  # no bound by default
