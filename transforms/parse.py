@@ -52,7 +52,7 @@ from collections.abc import Iterator
 
 import lxml.html
 from charset_normalizer import from_bytes
-from ftfy.badness import badness
+from ftfy.badness import BADNESS_RE, badness
 from lxml import etree
 
 from newsclean.schemas.records import RejectReason
@@ -192,6 +192,16 @@ _LONG_ASCII_RUN = re.compile(r"([\x00-\x7f]{2})[\x00-\x7f]{2,}([\x00-\x7f]{2})")
 detector (``ftfy.badness.BADNESS_RE``) can reach; group 1 and 2: those two at each end."""
 
 
+def _without_long_ascii_runs(text: str) -> str:
+    """``text`` with every ASCII run longer than four characters cut to its two ends around a NUL pair."""
+    return _LONG_ASCII_RUN.sub("\\1\x00\x00\\2", text)
+
+
+def has_mojibake(text: str) -> bool:
+    """Whether ``text`` holds a mojibake sequence (:func:`mojibake_sequences` > 0; stops at the first)."""
+    return not text.isascii() and BADNESS_RE.search(_without_long_ascii_runs(text)) is not None
+
+
 def mojibake_sequences(text: str) -> int:
     """Number of mojibake sequences in ``text``: matches of ftfy's detector (``ftfy.badness.badness``, ftfy 6).
     Its patterns never match ASCII alone and reach at most two ASCII characters beside non-ASCII ones, so it
@@ -200,18 +210,28 @@ def mojibake_sequences(text: str) -> int:
     "Mojibake"). 0 for ASCII text."""
     if text.isascii():
         return 0
-    return badness(_LONG_ASCII_RUN.sub("\\1\x00\x00\\2", text))
+    return badness(_without_long_ascii_runs(text))
+
+
+def remove_tags(markup: str, replacement: str = " ") -> str:
+    """``_TAG.sub(replacement, markup)`` (every ``<…>`` replaced), in time linear in ``len(markup)``: the regex alone
+    scans from each ``<`` to the end of a text that has no ``>`` after it (quadratic on ``"<a " * 100_000``), so it
+    runs only up to the last ``>``; past it no tag can end."""
+    last = markup.rfind(">")
+    if last < 0:
+        return markup
+    return _TAG.sub(replacement, markup[:last + 1]) + markup[last + 1:]
 
 
 def visible_text(markup: str) -> str:
     """``markup`` without scripts, styles, comments, ``<noscript>`` spans and tags (entities stay as written)."""
-    return _TAG.sub(" ", _join_outside(markup, raw_text_spans(markup)))
+    return remove_tags(_join_outside(markup, raw_text_spans(markup)))
 
 
 def mojibake_per_word(markup: str) -> float:
     """Mojibake sequences (:func:`mojibake_sequences`) per word of the visible text of decoded ``markup``
     (:func:`visible_text`): 0.0 for a page without any; may exceed 1 (a word of Windows-1251 mojibake holds several)."""
-    if not mojibake_sequences(markup):  # the common case: one cheap pass over the whole page
+    if not has_mojibake(markup):  # the common case: one cheap pass over the whole page
         return 0.0
     text = visible_text(markup)
     bad = mojibake_sequences(text)
@@ -221,14 +241,13 @@ def mojibake_per_word(markup: str) -> float:
 def _prefer_utf8(body: bytes, text: str, codec: str) -> tuple[str, str]:
     """``(text, codec)`` of a declared reading of ``body``, or its UTF-8 reading when ``body`` is valid UTF-8 with
     multi-byte sequences and the declared reading holds more mojibake (see the module docstring)."""
-    declared = 0 if body.isascii() else mojibake_sequences(text)
-    if not declared:
+    if body.isascii() or not has_mojibake(text):
         return text, codec
     try:
         utf8 = body.decode("utf-8")
     except UnicodeDecodeError:
         return text, codec
-    return (utf8, "utf-8") if mojibake_sequences(utf8) < declared else (text, codec)
+    return (utf8, "utf-8") if mojibake_sequences(utf8) < mojibake_sequences(text) else (text, codec)
 
 
 def _first_decoding(body: bytes, http_charset: str | None) -> tuple[str, str]:
@@ -312,7 +331,7 @@ def prefix_word_counts(text: str, boundary: str | None = None, prepare=None, fir
 def _outside_words_bound(text: str, inner_words: int, unwrap_ratio: float) -> int:
     """The words of ``text`` (markup) or a lower bound of them large enough to show that ``inner_words`` are
     below ``unwrap_ratio`` of all words (see :func:`prefix_word_counts`)."""
-    for words, whole in prefix_word_counts(text, ">", lambda s: _TAG.sub(" ", s)):
+    for words, whole in prefix_word_counts(text, ">", remove_tags):
         if whole or unwrap_ratio * (inner_words + words) > inner_words:
             return words
     raise AssertionError("prefix_word_counts ends with the whole text")
@@ -321,7 +340,7 @@ def _outside_words_bound(text: str, inner_words: int, unwrap_ratio: float) -> in
 def _word_count(markup: str) -> int:
     """Words (:func:`newsclean.transforms.text.count_words`) of ``markup`` with its tags removed (a rough count:
     entities stay as they are)."""
-    return count_words(_TAG.sub(" ", markup))
+    return count_words(remove_tags(markup))
 
 
 def resolve_noscript(text: str, unwrap_ratio: float = NOSCRIPT_UNWRAP_RATIO) -> str:
@@ -475,7 +494,8 @@ _NOFRAMES_END = re.compile(r"</noframes[\t\n\f\r ]*>", re.I | re.A)
 
 
 def _noframes_end(text: str, m: re.Match) -> tuple[int, int] | None:
-    found = _NOFRAMES_END.search(text, m.end())
+    gt = text.find(">", m.end())  # the start tag's end (a find, not a regex: linear on hostile input)
+    found = None if gt < 0 else _NOFRAMES_END.search(text, gt + 1)
     return None if found is None else found.span()
 
 
@@ -487,8 +507,8 @@ def resolve_noframes(text: str) -> str:
     with frames hides it)."""
     if not _NOFRAMES_START.search(text):  # one C scan
         return text
-    spans = [(m.start(), end[1], m.end(), end[0])
-             for m, end in sections_outside_raw_text(text, r"noframes\b[^>]*>", _noframes_end)]
+    spans = [(m.start(), end[1], text.find(">", m.end()) + 1, end[0])
+             for m, end in sections_outside_raw_text(text, r"noframes\b", _noframes_end)]
     if not spans:
         return text
     frameset = next(sections_outside_raw_text(text, r"frameset\b", lambda _text, m: (m.start(), m.end())), None)
@@ -514,7 +534,7 @@ def parse_html(text: str) -> etree._Element:
     try:
         root = lxml.html.document_fromstring(repaired, parser=html_parser())
     except (etree.ParserError, ValueError) as exc:
-        if not _TAG.sub("", repaired).strip():
+        if not remove_tags(repaired, "").strip():
             raise ExtractionError(RejectReason.EMPTY_BODY, "document has markup but no text") from exc
         raise ExtractionError(RejectReason.PARSE_ERROR, f"lxml could not parse: {exc}") from exc
     if root is None:
@@ -522,7 +542,7 @@ def parse_html(text: str) -> etree._Element:
     if _TOO_DEEP(root):
         raise ExtractionError(RejectReason.TOO_DEEP, f"elements nested deeper than {MAX_DEPTH} levels")
     if not any(piece.strip() for piece in root.itertext()):  # root.text_content().strip(), without the join
-        source_text = _TAG.sub("", _RAW_TEXT_SPAN.sub(" ", repaired)).strip()
+        source_text = remove_tags(_join_outside(repaired, raw_text_spans(repaired)), "").strip()
         if source_text:  # the parser lost the text: not the chain's "no content"
             raise ExtractionError(RejectReason.PARSE_ERROR,
                                   f"the parsed tree has none of the document's {len(source_text)} characters of text")
