@@ -45,6 +45,12 @@ class CrawlOptions:
             included; 0 means unlimited. Default 5000: a trap (calendar, faceted search) ends there.
         max_pages_per_host: cap on requests issued per host name over the whole crawl (a per-host
             page budget, as Heritrix's queue budgets); 0 means unlimited.
+        max_pages: cap on pages requested over the whole crawl, start points included (a page's redirects
+            and retries count as that page), for trial runs of a new config; 0 means no limit. The crawl
+            then ends as usual once those pages are done (the links beyond the cap are not requested, and
+            not kept for a later run: the next run finds them again).
+        max_time: the crawl stops after this many seconds (Scrapy ``CLOSESPIDER_TIMEOUT``: requests in flight
+            still finish, and with a ``JOBDIR`` the next run goes on with the same job); 0 means no limit.
         download_maxsize: largest response body accepted, in bytes (Scrapy ``DOWNLOAD_MAXSIZE``;
             0 means no limit). Larger downloads are cancelled and reported as ``too_large``.
         max_header_bytes, max_headers: bounds on a response's header section, in bytes (status
@@ -82,6 +88,8 @@ class CrawlOptions:
     depth_limit: int = 2
     max_pages_per_category: int = 5000
     max_pages_per_host: int = 20000
+    max_pages: int = 0
+    max_time: float = 0.0
     download_maxsize: int = 10 * 1024 * 1024
     max_header_bytes: int = 256 * 1024
     max_headers: int = 500
@@ -329,7 +337,8 @@ def _check_keys(table: Any, known: set[str], source: str, where: str) -> None:
 # "header" (a non-empty HTTP header value: visible ASCII and spaces, RFC 9110 section 5.5).
 _CRAWL_KINDS = {
     "user_agent": "str", "contact_url": "url", "depth_limit": "int", "max_pages_per_category": "int",
-    "max_pages_per_host": "int", "max_header_bytes": "int", "max_headers": "int", "max_crawl_delay": "float",
+    "max_pages_per_host": "int", "max_pages": "int", "max_time": "float", "max_header_bytes": "int",
+    "max_headers": "int", "max_crawl_delay": "float",
     "download_maxsize": "int", "download_timeout": "float", "retry_times": "int",
     "max_retry_after": "float", "max_redirects": "int", "warc_max_bytes": "int",
     "concurrent_requests_per_domain": "int", "download_delay": "float", "autothrottle": "bool",
@@ -498,16 +507,17 @@ def _check_start_url(url: Any, domains: tuple[str, ...], where: str, source: str
 
 
 def with_overrides(config: SitesConfig, *, refetch_after_days: float | None = None,
-                   allow_private_networks: bool | None = None) -> SitesConfig:
+                   allow_private_networks: bool | None = None, max_pages: int | None = None,
+                   max_time: float | None = None) -> SitesConfig:
     """``config`` with ``[crawl]`` options replaced by command-line values (``None`` keeps the file's).
 
-    Raises ``ValueError`` for a negative ``refetch_after_days``.
+    Raises ``ValueError`` for a negative ``refetch_after_days``, ``max_pages`` or ``max_time``.
     """
     changes: dict[str, Any] = {}
-    if refetch_after_days is not None:
-        if refetch_after_days < 0:
-            raise ValueError(f"refetch_after_days must be >= 0, got {refetch_after_days!r}")
-        changes["refetch_after_days"] = float(refetch_after_days)
+    for name, value, kind in (("refetch_after_days", refetch_after_days, "float"), ("max_pages", max_pages, "int"),
+                              ("max_time", max_time, "float")):
+        if value is not None:
+            changes[name] = _typed_value(kind, value, name)
     if allow_private_networks is not None:
         changes["allow_private_networks"] = bool(allow_private_networks)
     if not changes:

@@ -25,13 +25,22 @@ import feedparser
 import lxml.etree
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.linkextractors import LinkExtractor
+from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
 from newsclean.crawler.config import SAFE_NAME, SiteConfig
 
-#: Page kinds :func:`page_kind` tells apart.
-KINDS = ("robots", "sitemap", "feed", "html", "binary", "other")
+#: Page kinds :func:`page_kind` tells apart (``too_large``: a gzip sitemap that unpacks past its size bound).
+KINDS = ("robots", "sitemap", "feed", "html", "binary", "too_large", "other")
+
+#: Bound on an unpacked sitemap, in bytes, when the crawl sets no ``download_maxsize``: the sitemaps.org
+#: protocol's limit of 50 MiB (52,428,800 bytes) uncompressed per sitemap file.
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024
+
+
+class SitemapTooLargeError(ValueError):
+    """A gzip sitemap body unpacks past its size bound (a decompression bomb, or a sitemap over the limit)."""
 
 _A_HREF = LinkExtractor(tags=("a", "area"), attrs=("href",))
 
@@ -56,14 +65,19 @@ def sitemap_body(response: Response, max_size: int = 0) -> bytes | None:
 
     As Scrapy's ``SitemapSpider``: an ``XmlResponse`` as it is; a gzip body (``sitemap.xml.gz``
     served as ``application/x-gzip``) unpacked with :func:`scrapy.utils.gz.gunzip`, at most
-    ``max_size`` bytes (0: no limit); a body at a ``.xml`` / ``.xml.gz`` URL as it is.
+    ``max_size`` bytes (0: :data:`SITEMAP_MAX_BYTES`); a body at a ``.xml`` / ``.xml.gz`` URL as it is.
+
+    Raises :class:`SitemapTooLargeError` when the gzip body unpacks past that bound (a corrupt gzip body is
+    ``None``: not a usable sitemap).
     """
     if isinstance(response, XmlResponse):
         return response.body
     if gzip_magic_number(response):
         try:
-            return gunzip(response.body, max_size=max_size)
-        except Exception:  # noqa: BLE001 (corrupt gzip, or larger than max_size: not a usable sitemap)
+            return gunzip(response.body, max_size=max_size or SITEMAP_MAX_BYTES)
+        except _DecompressionMaxSizeExceeded as exc:
+            raise SitemapTooLargeError(f"{response.url}: {exc}") from exc
+        except Exception:  # noqa: BLE001 (corrupt gzip: not a usable sitemap)
             return None
     path = urlsplit(response.url).path
     if path.endswith((".xml", ".xml.gz")):
@@ -86,12 +100,16 @@ def page_kind(response: Response, *, expect_html: bool, max_size: int = 0) -> tu
     """What ``response`` is (one of :data:`KINDS`) and, for sitemaps and feeds, their XML.
 
     ``expect_html``: the URL was classified as an article, so XML is not looked for (an XML body
-    there is ``other``). robots.txt is recognised by its path.
+    there is ``other``). robots.txt is recognised by its path. ``max_size``: the bound of an unpacked
+    gzip sitemap, in bytes (:func:`sitemap_body`); past it the kind is ``too_large``.
     """
     if not expect_html:
         if urlsplit(response.url).path == "/robots.txt":
             return "robots", None
-        body = sitemap_body(response, max_size)
+        try:
+            body = sitemap_body(response, max_size)
+        except SitemapTooLargeError:
+            return "too_large", None
         if body is not None:
             kind = xml_kind(body)
             if kind:
@@ -276,6 +294,26 @@ def _section_prefix(start_url: str) -> tuple[str, tuple[str, ...]]:
     if segments and "." in segments[-1]:
         segments = segments[:-1]
     return host, segments
+
+
+def in_start_sections(url: str, site: SiteConfig) -> bool:
+    """Whether ``url`` lies in the section of one of ``site``'s start URLs: on the start URL's host, its path
+    starting, in whole segments, with the start URL's section path (:func:`_section_prefix`:
+    ``/politics/2024/x.html`` is in the section of ``/politics/``). A start URL at the root of its host (a
+    home page, ``/robots.txt``, ``/sitemap.xml``) has every path of the host in its section."""
+    host, segments = _path_segments(url)
+    return any(start_host == host and segments[:len(prefix)] == prefix
+               for cat in site.categories for start_host, prefix in map(_section_prefix, cat.start_urls))
+
+
+def followed_from_article(url: str, role: str, site: SiteConfig) -> bool:
+    """Whether a link of an article page, classified ``role`` (:func:`classify_url`), is followed (when the
+    site follows article links at all): a listing, or an article by the site's ``article_allow`` patterns;
+    for a site without ``article_allow``, where any URL counts as an article, only a URL in the section of one
+    of its start URLs (:func:`in_start_sections`). So a minimal config (start URLs, no patterns) follows from
+    article to article within the configured sections, and not into the tag, author, share, comment and
+    static pages every article links to; the depth limit, counted from the start URLs, bounds the rest."""
+    return role == "listing" or bool(site.article_allow) or in_start_sections(url, site)
 
 
 def config_category(url: str, site: SiteConfig, inherited: str) -> str:

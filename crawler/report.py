@@ -131,6 +131,31 @@ class CrawlReport:
         self.categories[key].duration_s = now - self._first.get(key, now)
 
 
+#: Reasons for which the crawler itself refused a page (skipped or failed, :class:`CategoryReport`), each with
+#: the setting that would allow it (``None``: no setting does).
+REFUSAL_SETTINGS: dict[str, str | None] = {
+    "private_address": "allow_private_networks = true in [crawl] (or --allow-private-networks) allows hosts on "
+                       "private, loopback and link-local addresses",
+    "robots_txt": "obey_robots = false in [crawl] ignores robots.txt (only for sites you run or may crawl so)",
+    "robots_unavailable": "robots.txt could not be fetched, which disallows the host (RFC 9309 2.3.1.4); "
+                          "obey_robots = false in [crawl] ignores robots.txt",
+    "offsite": "add the host to the site's allowed_domains",
+    "offsite_redirect": "the start URL redirects to another host: add that host to the site's allowed_domains, "
+                        "or start from the URL it redirects to",
+    "bad_scheme": None,
+}
+
+
+def refusal_message(reasons: dict[str, int]) -> str:
+    """One line naming each refusal reason of ``reasons`` (reason -> pages) with its setting
+    (:data:`REFUSAL_SETTINGS`)."""
+    parts = []
+    for reason, count in sorted(reasons.items()):
+        setting = REFUSAL_SETTINGS.get(reason)
+        parts.append(f"{reason} ({count}): {setting}" if setting else f"{reason} ({count}): no setting allows it")
+    return "; ".join(parts)
+
+
 @dataclass(frozen=True)
 class RecoveredWarc:
     """A ``.open`` WARC leftover repaired at the start of the crawl (see :func:`newsclean.crawler.warc.recover_open_files`)."""
@@ -192,6 +217,19 @@ class CrawlSummary:
         for entry in self.categories.values():
             out.update(getattr(entry, kind))
         return dict(out)
+
+    def start_refusal(self) -> str | None:
+        """Why nothing was fetched, when the crawl got no page at all (no article stored, no listing, feed,
+        sitemap or robots.txt followed) and every page it tried was refused by the crawler itself
+        (:data:`REFUSAL_SETTINGS`: private address, robots.txt, off the site's domains): a message naming the
+        setting that would allow each. ``None`` otherwise (some page was fetched, or a page failed for another
+        reason, e.g. a 404 or a timeout, which no setting of the crawler explains)."""
+        if self.total("stored") or self.total("listings"):
+            return None
+        reasons = dict(Counter(self.reasons("skipped")) + Counter(self.reasons("failed")))
+        if not reasons or any(reason not in REFUSAL_SETTINGS for reason in reasons):
+            return None
+        return "nothing was fetched: every start point was refused: " + refusal_message(reasons)
 
     def to_json(self) -> str:
         """JSON text; :meth:`from_json` reads it back to an equal summary. ``sites`` nests the

@@ -90,6 +90,7 @@ def build_settings(config: SitesConfig, out_dir: str | Path, *, log_level: str =
             "Accept-Language": crawl.accept_language,
             "Accept-Encoding": accept_encoding(),
         },
+        "CLOSESPIDER_TIMEOUT": crawl.max_time,  # crawl.max_pages is the spider's (exact, not responses)
         "RETRY_TIMES": crawl.retry_times,
         "REDIRECT_MAX_TIMES": crawl.max_redirects,
         # The spider enforces depth_limit itself (child sitemaps are not hops); Scrapy's would not know.

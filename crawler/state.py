@@ -258,8 +258,10 @@ class JobDedupMiddleware:
     """Downloader middleware (order 60): each URL is fetched once per job (see the module docstring).
 
     A redirect or retry of a request keeps its claim (same ``PageTask.token``). Refused requests
-    raise :class:`~newsclean.crawler.safety.RefusedRequest` with reason ``duplicate_in_job``, or
-    ``known_article`` for a redirect to an article the store knows (not fetched again).
+    raise :class:`~newsclean.crawler.safety.RefusedRequest` with reason ``redirect_loop`` for a redirect
+    back to a URL of its own redirect chain (:func:`redirects_to_its_chain`: the loop is given up at its
+    first repeated URL, not at ``max_redirects``), ``duplicate_in_job``, or ``known_article`` for a
+    redirect to an article the store knows (not fetched again).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -272,6 +274,9 @@ class JobDedupMiddleware:
 
     def process_request(self, request: Request) -> None:
         """Claim the request's URL for it, or refuse the request."""
+        if redirects_to_its_chain(request):
+            raise RefusedRequest("redirect_loop", f"{request.url} redirects back to itself: "
+                                                  f"{' -> '.join([*request.meta['redirect_urls'], request.url])}")
         task = request.meta.get("newsclean")
         state = self.crawler.get_extension(CrawlState)
         if task is None or state is None:
@@ -281,3 +286,10 @@ class JobDedupMiddleware:
             raise RefusedRequest("known_article", f"{request.url} (a redirect target) is a known article")
         if not state.claim(url, task.token):
             raise RefusedRequest("duplicate_in_job", f"{request.url} was already fetched in this job")
+
+
+def redirects_to_its_chain(request: Request) -> bool:
+    """Whether ``request`` follows a redirect to a URL its redirect chain already requested (Scrapy's
+    ``meta["redirect_urls"]``: the URLs before this one), compared as requested: a redirect loop. A URL that
+    differs only in tracking or session parameters (``?sid=``) is another URL here, as it is to the server."""
+    return request.url in request.meta.get("redirect_urls", ())

@@ -13,7 +13,10 @@ What each response leads to (see :mod:`newsclean.crawler.discovery`):
 - an HTML listing page (start point or ``listing``): its in-site ``<a href>`` links, classified,
   at depth + 1, while depth < ``depth_limit``;
 - an HTML article: stored; its links are followed only when the site follows article links
-  (by default, only a site without URL patterns does);
+  (by default, only a site without URL patterns does), and then only those that look like the site's
+  articles or listings (:func:`~newsclean.crawler.discovery.followed_from_article`: without
+  ``article_allow``, links in the section of a start URL), at depth + 1 while depth < ``depth_limit``;
+- a gzip sitemap that unpacks past ``download_maxsize``: failed ``too_large`` (a decompression bomb);
 - anything else (images, PDFs, binary bodies served as HTML): recorded as skipped with its
   content type, not parsed.
 
@@ -59,6 +62,7 @@ from newsclean.crawler.discovery import (
     classify_url,
     content_type,
     feed_links,
+    followed_from_article,
     html_links,
     in_site_links,
     page_kind,
@@ -126,7 +130,8 @@ class NewsSpider(scrapy.Spider):
 
     Limits: links are followed from pages at depth < ``crawl.depth_limit`` (start points have
     depth 0); with ``crawl.max_pages_per_category`` > 0, at most that many requests are issued
-    per (site, category), start points included (start points are always issued). Without the
+    per (site, category), start points included (start points are always issued); with
+    ``crawl.max_pages`` > 0, at most that many over the whole crawl, start points included (a trial run). Without the
     :class:`~newsclean.crawler.state.CrawlState` extension (unit tests) there is no store: nothing is known.
     """
 
@@ -196,6 +201,8 @@ class NewsSpider(scrapy.Spider):
             return pending
         entries = []
         for site, category, url in self.config.start_points():
+            if self._over_crawl_budget():
+                break
             self._issued[(site, category)] += 1
             self._per_host[_hostname(url)] += 1
             entries.append(FrontierEntry(canonical_url(url), url, site, category, 0, "start"))
@@ -252,7 +259,11 @@ class NewsSpider(scrapy.Spider):
             else:
                 page_type, outcome, reason, follow = "listing", "listing", None, True
             urls = self._classified(html_links(response), site) if follow else []
+            if task.role == "article":
+                urls = [(u, role) for u, role in urls if followed_from_article(u, role, site)]
             urls = [(u, role, task.depth + 1) for u, role in urls] if task.depth < self.config.crawl.depth_limit else []
+        elif kind == "too_large":  # a gzip sitemap that unpacks past download_maxsize: a decompression bomb
+            page_type, outcome, reason, urls = "other", "failed", "too_large", []
         else:
             ctype = content_type(response) or "none"
             page_type, outcome, reason, urls = "other", "skipped", f"{'binary' if kind == 'binary' else 'non_html'}:{ctype}", []
@@ -350,7 +361,7 @@ class NewsSpider(scrapy.Spider):
                 self._seen.add(key)
                 self.report.skipped_known(parent.site, category)
                 return None
-        if self._over_cap(parent.site, category) or self._over_host_budget(url):
+        if self._over_cap(parent.site, category) or self._over_host_budget(url) or self._over_crawl_budget():
             return None
         self._seen.add(key)
         self._issued[(parent.site, category)] += 1
@@ -366,6 +377,16 @@ class NewsSpider(scrapy.Spider):
         if ("host", host) not in self._capped:
             self._capped.add(("host", host))
             self.logger.info("max_pages_per_host=%d reached for %s", budget, host)
+        return True
+
+    def _over_crawl_budget(self) -> bool:
+        """Whether ``crawl.max_pages`` requests were issued over the whole crawl (0: no budget)."""
+        budget = self.config.crawl.max_pages
+        if not budget or sum(self._issued.values()) < budget:
+            return False
+        if ("crawl",) not in self._capped:
+            self._capped.add(("crawl",))
+            self.logger.warning("max_pages=%d reached: no further page is requested", budget)
         return True
 
     def _over_cap(self, site: str, category: str) -> bool:

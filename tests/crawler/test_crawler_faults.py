@@ -2,7 +2,7 @@
 
 Served on 127.0.0.2 (site ``news``) and 127.0.0.3 (site ``beta``) by newsclean.demo.localsite; the crawl runs
 in a child process (``python -m newsclean.crawler.run``). Start points: robots.txt announcing a sitemap index
-(a plain sitemap and a gzip news sitemap), an RSS feed, and a section page with pagination, articles
+(a plain sitemap, a gzip news sitemap and a gzip bomb), an RSS feed, and a section page with pagination, articles
 and fault endpoints: 404, 500, 503 with a short and a long Retry-After, a redirect loop, redirects
 off the site, a slow page past the timeout, an oversized body, a binary body served as text/html,
 a page disallowed by robots.txt and a windows-1251 listing whose charset is only in a meta tag.
@@ -54,7 +54,11 @@ def build_news(base: str, beta: str) -> StaticSite:
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <sitemap><loc>{base}/sitemaps/world.xml</loc></sitemap>
 <sitemap><loc>{base}/sitemaps/news.xml.gz</loc></sitemap>
+<sitemap><loc>{base}/sitemaps/bomb.xml.gz</loc></sitemap>
 </sitemapindex>""", content_type="application/xml")
+    # a gzip bomb: a few hundred bytes that unpack to 4 x download_maxsize
+    bomb = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + b" " * (4 * MAXSIZE)
+    site.add("/sitemaps/bomb.xml.gz", gzip.compress(bomb), content_type="application/x-gzip")
     site.add("/sitemaps/world.xml", f"""<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <url><loc>{base}/world/w1.html</loc><lastmod>2024-05-01</lastmod></url>
@@ -209,7 +213,8 @@ def test_pipeline_reader_sees_one_page_per_response_record(result):
 def test_robots_txt_sitemap_index_and_gzip_news_sitemap(result):
     b = result.base
     world = result.summary.categories[("news", "world")]
-    assert (world.stored, world.listings, world.failed, world.skipped) == (3, 4, {}, {})
+    assert (world.stored, world.listings, world.failed, world.skipped) == (3, 4, {"too_large": 1}, {})
+    assert result.metadata(f"{b}/sitemaps/bomb.xml.gz")["reason"] == "too_large"  # not non_html:application/x-gzip
     for url in (f"{b}/world/w1.html", f"{b}/world/w2.html", f"{b}/world/n1.html"):
         (rec,) = result.responses(url)
         assert rec.headers["WARC-Newsclean-Category"] == "world"
@@ -278,9 +283,11 @@ def test_fault_endpoints_in_the_report_and_the_warcs(result):
     assert statuses == [503, 200] and meta["outcome"] == "stored"
     statuses, meta = fault(result, "/faults/503-long")
     assert statuses == [503] and meta["retry-after"] == "3600" and meta["reason"] == "http_503"
-    statuses, meta = fault(result, "/faults/loop-")
-    assert statuses == [302] * 6 and Counter(r.uri[-1] for r in result.records
-                                              if r.type == "response" and "/faults/loop-" in r.uri) == {"a": 3, "b": 3}
+    statuses, meta = fault(result, "/faults/loop-")  # given up at the first repeated URL, not at max_redirects
+    assert statuses == [302] * 2 and Counter(r.uri[-1] for r in result.records
+                                              if r.type == "response" and "/faults/loop-" in r.uri) == {"a": 1, "b": 1}
+    assert result.metadata(f"{result.base}/faults/loop-b")["reason"] == "redirect_loop"  # its last response
+    assert (result.hits["/faults/loop-a"], result.hits["/faults/loop-b"]) == (1, 1)
     statuses, meta = fault(result, "/faults/offsite")
     assert statuses == [302] and meta["reason"] == "offsite_redirect"
     assert "/start/" in result.beta_hits and result.beta_hits["/start/"] == 1  # beta's own crawl only
