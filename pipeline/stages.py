@@ -68,7 +68,7 @@ from newsclean.transforms.metadata import (
     plausible,
     registered_domain,
 )
-from newsclean.transforms.parse import decode_html, looks_binary
+from newsclean.transforms.parse import decode_html, looks_binary, looks_like_json
 from newsclean.transforms.site_evidence import SiteEvidence, learn_site_evidence, pages_needed
 from newsclean.transforms.text import content_hash
 
@@ -187,8 +187,8 @@ def classify_response(page: Page) -> tuple[RejectReason, str] | None:
     ``WARC-Newsclean-Page-Type``; records without the header, e.g. from other crawlers, and type
     ``other`` go on to the next checks), a ``Content-Type`` that is not HTML (``not_html``; a missing one is
     accepted when the body sniffs as HTML), a body of zero bytes or only whitespace (``empty_body``), and a
-    body that sniffs as binary whatever its Content-Type says (``not_html``,
-    :func:`~newsclean.transforms.parse.looks_binary`).
+    body that sniffs as binary or as a JSON document whatever its Content-Type says (``not_html``,
+    :func:`~newsclean.transforms.parse.looks_binary`, :func:`~newsclean.transforms.parse.looks_like_json`).
     """
     if page.status != 200:
         return RejectReason.HTTP_STATUS, f"HTTP status {page.status}"
@@ -202,6 +202,8 @@ def classify_response(page: Page) -> tuple[RejectReason, str] | None:
         return RejectReason.NOT_HTML, "no Content-Type and the body does not look like HTML"
     if looks_binary(page.html):
         return RejectReason.NOT_HTML, f"Content-Type {page.content_type or 'missing'} but the body is binary data"
+    if looks_like_json(page.html):
+        return RejectReason.NOT_HTML, f"Content-Type {page.content_type or 'missing'} but the body is a JSON document"
     return None
 
 

@@ -29,6 +29,11 @@ def _write_crawl(root: Path) -> None:
     write_warc(root / "alpha" / "politics" / "alpha-politics-20240501T100000Z-00000.warc.gz", "alpha", "politics", pages)
 
 
+def _crawl_summary(text: str, refusal: str | None = None) -> types.SimpleNamespace:
+    """A stand-in for the crawler's report: ``format()`` gives ``text``; ``start_refusal()`` gives ``refusal``."""
+    return types.SimpleNamespace(format=lambda: text, finish_reason="finished", start_refusal=lambda: refusal)
+
+
 def _err_lines(capsys) -> list[str]:
     return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
 
@@ -119,10 +124,10 @@ def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
 
     calls = []
 
-    def fake_run_crawl(config, out_dir, *, log_level="INFO"):
+    def fake_run_crawl(config, out_dir, *, log_level="INFO", settings=None):
         calls.append((config.sites[0].name, Path(out_dir), log_level))
         _write_crawl(Path(out_dir))
-        return types.SimpleNamespace(format=lambda: "crawl finished (fake)", finish_reason="finished")
+        return _crawl_summary("crawl finished (fake)")
 
     monkeypatch.setattr(newsclean.crawler.run, "run_crawl", fake_run_crawl)
     config = tmp_path / "sites.toml"
@@ -138,12 +143,39 @@ def test_run_crawls_into_out_warc_then_cleans(tmp_path, monkeypatch, capsys):
 def test_run_reports_an_empty_crawl(tmp_path, monkeypatch, capsys):
     import newsclean.crawler.run
 
-    monkeypatch.setattr(newsclean.crawler.run, "run_crawl", lambda config, out_dir, *, log_level="INFO":
-                        types.SimpleNamespace(format=lambda: "nothing", finish_reason="finished"))
+    monkeypatch.setattr(newsclean.crawler.run, "run_crawl", lambda config, out_dir, *, log_level="INFO", settings=None:
+                        _crawl_summary("nothing"))
     config = tmp_path / "sites.toml"
     config.write_text(SITES_TOML)
     assert main(["run", "--config", str(config), "--out", str(tmp_path / "job")]) == 1
     assert _err_lines(capsys) == [f"newsclean: error: the crawl wrote no WARC file under {tmp_path / 'job' / 'warc'}"]
+
+
+def test_crawl_passes_scrapy_settings_and_refuses_a_malformed_one(tmp_path, monkeypatch, capsys):
+    import newsclean.crawler.run
+
+    seen = []
+    monkeypatch.setattr(newsclean.crawler.run, "run_crawl", lambda config, out_dir, *, log_level="INFO", settings=None:
+                        seen.append(settings) or _crawl_summary("done"))
+    config = tmp_path / "sites.toml"
+    config.write_text(SITES_TOML)
+    argv = ["crawl", "--config", str(config), "--out", str(tmp_path / "w")]
+    assert main([*argv, "-s", "DOWNLOAD_DELAY=2", "-s", "LOG_LEVEL=ERROR"]) == 0
+    assert seen == [{"DOWNLOAD_DELAY": "2", "LOG_LEVEL": "ERROR"}]
+    assert main([*argv, "-s", "no-equals-sign"]) == 2 and len(seen) == 1  # refused before any crawl
+    assert "expected NAME=VALUE" in capsys.readouterr().err
+
+
+def test_a_crawl_whose_every_start_was_refused_exits_1_naming_the_setting(tmp_path, monkeypatch, capsys):
+    import newsclean.crawler.run
+
+    refusal = "every start URL was refused: private_address (allow with --allow-private-networks)"
+    monkeypatch.setattr(newsclean.crawler.run, "run_crawl", lambda config, out_dir, *, log_level="INFO", settings=None:
+                        _crawl_summary("fetched nothing", refusal))
+    config = tmp_path / "sites.toml"
+    config.write_text(SITES_TOML)
+    assert main(["crawl", "--config", str(config), "--out", str(tmp_path / "w")]) == 1
+    assert _err_lines(capsys) == [f"newsclean: error: {refusal}"]
 
 
 def test_demo_calls_run_demo(tmp_path, monkeypatch):

@@ -190,29 +190,34 @@ def _load_sites_config(path: str, args: argparse.Namespace | None = None):
         raise UsageError(str(exc)) from None
 
 
-def _crawl(config, out, log_level: str, jobdir=None):
+def _crawl(config, out, args: argparse.Namespace):
     """Run the crawl in this process and print its report (also written as JSON next to the WARCs).
 
-    ``jobdir``: Scrapy JOBDIR for pause/resume. Raises NewscleanError when Scrapy fails or stops
-    before running out of work.
+    ``args``: ``--log-level``, ``--jobdir`` (Scrapy JOBDIR for pause/resume) and ``-s NAME=VALUE`` Scrapy settings.
+    Raises UsageError for a malformed ``-s``, NewscleanError when Scrapy fails, stops before running out of work
+    or fetched nothing because every start point was refused (:func:`newsclean.crawler.run.crawl_problem`).
     """
-    from newsclean.crawler.run import run_crawl
+    from newsclean.crawler.run import crawl_problem, parse_setting_overrides, run_crawl
 
     try:
-        extra = {"jobdir": jobdir} if jobdir is not None else {}
-        summary = run_crawl(config, out, log_level=log_level, **extra)
+        settings = parse_setting_overrides(getattr(args, "scrapy_settings", None))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        extra = {"jobdir": args.jobdir} if args.jobdir is not None else {}
+        summary = run_crawl(config, out, log_level=args.log_level, settings=settings, **extra)
     except RuntimeError as exc:  # run_crawl's way of reporting a failed crawl
         raise NewscleanError(str(exc).splitlines()[0] if str(exc) else "crawl failed") from exc
     print(summary.format())
-    reason = getattr(summary, "finish_reason", "finished")
-    if reason != "finished":
-        raise NewscleanError(f"crawl stopped before the end (Scrapy finish reason: {reason})")
+    problem = crawl_problem(summary)
+    if problem:
+        raise NewscleanError(problem)
     return summary
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     """``newsclean crawl``: crawl into ``--out``."""
-    _crawl(_load_sites_config(args.config, args), args.out, args.log_level, args.jobdir)
+    _crawl(_load_sites_config(args.config, args), args.out, args)
     return EXIT_OK
 
 
@@ -260,7 +265,7 @@ def cmd_run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from newsclean.pipeline.errors import NoInputError
 
     warc_dir = Path(args.out) / "warc"
-    _crawl(_load_sites_config(args.config, args), warc_dir, args.log_level, args.jobdir)
+    _crawl(_load_sites_config(args.config, args), warc_dir, args)
     try:
         return _clean(str(warc_dir), args.out, args, beam_args)
     except NoInputError:

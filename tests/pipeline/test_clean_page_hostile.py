@@ -46,3 +46,12 @@ def test_json_served_as_html_is_not_html():
     body = json.dumps({"items": [{"title": "Headline", "body": EN}] * 10}).encode()
     out = clean_page(page(body, charset="utf-8"), None, DEFAULT_CONFIG)
     assert isinstance(out, Reject) and out.reason == "not_html"
+
+
+def test_a_json_body_is_rejected_before_cleaning():
+    from newsclean.pipeline.stages import classify_response
+
+    body = json.dumps({"items": [{"title": "Headline", "body": EN}] * 10}).encode()
+    assert classify_response(page(body, charset="utf-8")) == (
+        "not_html", "Content-Type text/html but the body is a JSON document")
+    assert classify_response(page(b"<html><body><p>[1, 2, 3]</p></body></html>", charset="utf-8")) is None
