@@ -1,12 +1,16 @@
-"""The standalone Flink cluster of ``infra/flink/local-cluster.sh`` on 127.0.0.1, from the pinned packages of
-``infra/flink/versions.env``: it starts with the pinned Flink, one TaskManager with 2 slots and the SDK worker pool,
-and ``stop`` leaves none of its processes; ``newsclean clean --runner FlinkRunner`` on it gives the same article,
-reject and duplicate rows as the local runner.
+"""Beam's real engines on this machine, beside the FnApiRunner that every other test uses.
 
-Marker ``flink``; skipped where there is no Java. Downloads (Flink from PyPI, ~235 MB, SHA-256 checked) are cached
-in ``NEWSCLEAN_INFRA_CACHE`` (default ``~/.cache/newsclean-infra``); each test cluster has its own state folder and
-free ports. The pipeline test also needs Beam's Flink job server jar (``local-cluster.sh fetch-job-server``, Maven
-Central): it is skipped with the fetch's own message where the registry does not serve it.
+Flink (marker ``flink``): the standalone cluster of ``infra/flink/local-cluster.sh`` on 127.0.0.1, from the pinned
+packages of ``infra/flink/versions.env``, starts with the pinned Flink, one TaskManager with 2 slots and the SDK
+worker pool, and ``stop`` leaves none of its processes; ``newsclean clean --runner FlinkRunner`` on it gives the same
+article, reject and duplicate rows as the local runner. Skipped where there is no Java. Downloads (Flink from PyPI,
+~235 MB, SHA-256 checked) are cached in ``NEWSCLEAN_INFRA_CACHE`` (default ``~/.cache/newsclean-infra``); each test
+cluster has its own state folder and free ports. The pipeline test also needs Beam's Flink job server jar
+(``local-cluster.sh fetch-job-server``, Maven Central): it is skipped with the fetch's own message where the
+registry does not serve it.
+
+Prism (marker ``prism``): ``--runner PrismRunner`` gives the same rows as the local runner. Needs the binary that
+``make prism`` builds from the Go module proxy (``$NEWSCLEAN_INFRA_CACHE/bin/prism``); skipped without it.
 """
 
 from __future__ import annotations
@@ -27,8 +31,6 @@ from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.options import CleanConfig
-
-pytestmark = pytest.mark.flink
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "infra" / "flink" / "local-cluster.sh"
@@ -103,6 +105,7 @@ def _needs_java() -> None:
         pytest.skip("no Java (java on PATH or JAVA_HOME): Flink needs Java 11+")
 
 
+@pytest.mark.flink
 def test_cluster_starts_with_the_pinned_flink_and_stop_leaves_no_process(tmp_path):
     _needs_java()
     c = Cluster(tmp_path / "state")
@@ -170,16 +173,56 @@ def _rows(out: Path, name: str) -> list[dict]:
     return sorted(pq.read_table(out / name).to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
 
-def test_flink_runner_rows_equal_the_local_runners(cluster, warc):
-    local = warc / "out-local"
-    run_clean(CleanConfig(warc=str(warc / "warc"), out=str(local)), ["--runner", "DirectRunner"])
-    out = warc / "out-flink"
-    env = {**cluster.env, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+@pytest.fixture(scope="module")
+def local(warc) -> Path:
+    """The crawl cleaned on the local runner (the FnApiRunner, in this process)."""
+    out = warc / "out-local"
+    run_clean(CleanConfig(warc=str(warc / "warc"), out=str(out)), ["--runner", "DirectRunner"])
+    assert [r["reason"] for r in _rows(out, "duplicates")] == ["near_duplicate"] * 2
+    return out
+
+
+def _clean_equals_local(warc: Path, local: Path, name: str, flags: list[str], env: dict) -> None:
+    """``newsclean clean`` with ``flags`` in a child process writes the rows of ``local``."""
+    out = warc / f"out-{name}"
+    env = {**env, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
     proc = subprocess.run([sys.executable, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(warc / "warc"),
-                           "--out", str(out), *cluster.flags()], env=env, capture_output=True, text=True,
-                          timeout=RUN_LIMIT_S)
+                           "--out", str(out), *flags], env=env, capture_output=True, text=True, timeout=RUN_LIMIT_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "10 + 2 + 4 = 16 vs 16 read: ok" in proc.stdout  # 2 exact copies counted, 2 near copies in duplicates/
-    for name in ("articles", "rejects", "duplicates"):
-        assert _rows(out, name) == _rows(local, name), name
-    assert [r["reason"] for r in _rows(local, "duplicates")] == ["near_duplicate"] * 2
+    for rows in ("articles", "rejects", "duplicates"):
+        assert _rows(out, rows) == _rows(local, rows), rows
+
+
+@pytest.mark.flink
+def test_flink_runner_rows_equal_the_local_runners(cluster, warc, local):
+    _clean_equals_local(warc, local, "flink", cluster.flags(), cluster.env)
+
+
+def prism_binary() -> Path:
+    """Where ``make prism`` puts Beam's Prism runner."""
+    cache = os.environ.get("NEWSCLEAN_INFRA_CACHE") or Path.home() / ".cache" / "newsclean-infra"
+    return Path(cache, "bin", "prism")
+
+
+@pytest.mark.prism
+def test_prism_runner_rows_equal_the_local_runners(warc, local):
+    if not prism_binary().exists():
+        pytest.skip(f"no Prism binary at {prism_binary()} (make prism builds it from the Go module proxy)")
+    _clean_equals_local(warc, local, "prism", ["--runner", "PrismRunner", "--prism_location", str(prism_binary())],
+                        dict(os.environ))
+
+
+def test_spilled_article_paths_leave_at_epoch_not_at_the_end_of_time(tmp_path, local):
+    """WriteToParquet emits its paths at the end of time, which Prism never scheduled into ReadSpilled's stage."""
+    import apache_beam as beam
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from newsclean.pipeline.stages import SpillArticles, keyed_article
+    from newsclean.schemas.records import Article, from_row
+
+    articles = [from_row(Article, row) for row in _rows(local, "articles")[:2]]
+    with beam.Pipeline() as p:
+        stamps = (p | beam.Create(articles) | beam.Map(keyed_article) | SpillArticles(str(tmp_path))
+                  | beam.Map(lambda path, ts=beam.DoFn.TimestampParam: ts.micros))
+        assert_that(stamps, equal_to([0]))
