@@ -226,3 +226,20 @@ def test_spilled_article_paths_leave_at_epoch_not_at_the_end_of_time(tmp_path, l
         stamps = (p | beam.Create(articles) | beam.Map(keyed_article) | SpillArticles(str(tmp_path))
                   | beam.Map(lambda path, ts=beam.DoFn.TimestampParam: ts.micros))
         assert_that(stamps, equal_to([0]))
+
+
+def test_the_clusters_flags_are_beam_flags_for_its_flink_and_worker_pool(tmp_path):
+    from apache_beam.options.pipeline_options import FlinkRunnerOptions, PipelineOptions, PortableOptions
+
+    from newsclean.pipeline.options import unknown_beam_flags
+
+    c = Cluster(tmp_path / "state")
+    flags = c.flags()
+    assert unknown_beam_flags(flags) == []
+    options = PipelineOptions(flags)
+    flink, portable = options.view_as(FlinkRunnerOptions), options.view_as(PortableOptions)
+    assert flink.flink_version == versions()["FLINK_MINOR"] and flink.flink_version in flink.PUBLISHED_FLINK_VERSIONS
+    assert flink.flink_master == f"127.0.0.1:{c.rest}"
+    assert flink.flink_job_server_jar.endswith(f"-job-server-{versions()['BEAM_VERSION']}.jar")
+    assert versions()["BEAM_VERSION"] == versions()["PRISM_VERSION"] == __import__("apache_beam").__version__
+    assert (portable.environment_type, portable.environment_config) == ("EXTERNAL", f"127.0.0.1:{c.pool}")
