@@ -96,7 +96,7 @@ fetch_job_server() {
   log="$(mktemp)"
   if ! mvn -B -q -C -U -Dstyle.color=never dependency:copy -Dartifact="$artifact" -DoutputDirectory="$CACHE/jars" >"$log" 2>&1; then
     echo "local-cluster.sh: mvn dependency:copy -Dartifact=$artifact failed:" >&2
-    grep -m1 "ERROR" "$log" >&2 || tail -5 "$log" >&2
+    { grep -m1 "ERROR" "$log" || tail -5 "$log"; } | sed 's/\x1b\[[0-9;]*m//g' >&2  # without Maven's colour codes
     rm -f "$log"
     EXIT=3 die "Beam's Flink job server $artifact is not available"
   fi
