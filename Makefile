@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test eval models lodo clean-venv
+.PHONY: setup demo test eval models lodo clean-venv prism
 
 setup: $(VENV)/.installed
 
@@ -33,6 +33,13 @@ models: setup
 # Leave-one-data-set-out models (one per held-out set, out/lodo/<set>/): the selection protocol (docs/DECISIONS.md).
 lodo: setup
 	$(BIN)/python scripts/train_block_classifier.py --holdout-set all
+
+# Beam's Prism runner from the Go module proxy (go verifies the module against its checksum database), at the Beam
+# version of infra/flink/versions.env, into the cache the tests read (tests/test_engines.py); --runner PrismRunner
+# --prism_location ~/.cache/newsclean-infra/bin/prism uses it.
+INFRA_CACHE ?= $(HOME)/.cache/newsclean-infra
+prism:
+	. infra/flink/versions.env && GOBIN=$(INFRA_CACHE)/bin GOFLAGS=-trimpath go install github.com/apache/beam/sdks/v2/go/cmd/prism@v$$PRISM_VERSION
 
 clean-venv:
 	rm -rf $(VENV)

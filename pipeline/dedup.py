@@ -334,9 +334,20 @@ def spilled_article(row: dict) -> SignedArticle:
     return from_row(Article, row), sig
 
 
+def at_epoch(value):
+    """``value`` with event time 0 (1970-01-01 UTC), in place of the one it came with.
+
+    Beam's ``WriteToParquet`` emits its file names at the end of time (``MAX_TIMESTAMP``, past the global window's
+    last timestamp). Beam's Prism runner (2.77) never schedules such elements into a stage that has side inputs, so
+    :class:`ReadSpilled` never ran there; Prism failed with "nothing in progress and no refreshes with non zero pending
+    elements". The pipeline is a batch pipeline in the global window, and its output does not depend on event time.
+    """
+    return beam.window.TimestampedValue(value, 0)
+
+
 class SpillArticles(beam.PTransform):
     """:data:`KeyedArticle` pairs -> their rows (:func:`spill_row`: the article's row and its MinHash) in
-    ``OUT/_spill/articles/part-*.parquet``; output: the finished files' paths.
+    ``OUT/_spill/articles/part-*.parquet``; output: the finished files' paths, at event time 0 (:func:`at_epoch`).
 
     The articles wait there, on disk instead of in the runner's memory, while dedup decides on their keys; the
     MinHash comes back with each row, so that the index rows (pipeline/incremental.py) need no join with the
@@ -352,7 +363,8 @@ class SpillArticles(beam.PTransform):
                 | "Write" >> beam.io.WriteToParquet(
                     FileSystems.join(self.out, SPILL_DIR, ARTICLES_DIR, "part"), SPILL_SCHEMA, codec="snappy",
                     file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=SPILL_ROW_GROUP_BYTES,
-                    record_batch_size=100))
+                    record_batch_size=100)
+                | "PathsAtEpoch" >> beam.Map(at_epoch))
 
 
 class KeepWinnersFn(beam.DoFn):

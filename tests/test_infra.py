@@ -112,6 +112,12 @@ def test_flink_deployment_has_beams_job_server_and_worker_pool():
     image_flink, image_beam = re.fullmatch(r"apache/beam_flink(\d+\.\d+)_job_server:(\S+)", container["image"]).groups()
     assert "v" + image_flink.replace(".", "_") == spec["flinkVersion"]
     assert image_beam == apache_beam.__version__
+    # The versions infra/flink/local-cluster.sh runs (tests/test_flink_local.py): Flink's image, Beam's job server.
+    pins = dict(line.split("=", 1) for line in (INFRA / "flink" / "versions.env").read_text().splitlines()
+                if line and not line.startswith("#"))
+    assert spec["image"] == f"flink:{pins['FLINK_VERSION']}-java17"
+    assert (image_flink, image_beam) == (pins["FLINK_MINOR"], pins["BEAM_VERSION"])
+    assert spec["flinkConfiguration"]["taskmanager.numberOfTaskSlots"] == "2"
     args = dict(a.lstrip("-").split("=", 1) for a in container["args"])
     assert args["flink-master"] == f"{flink['metadata']['name']}-rest:8081"  # the operator's REST service
     (service,) = _by_kind(docs, "Service")
