@@ -186,7 +186,7 @@ def _clean_equals_local(warc: Path, local: Path, name: str, flags: list[str], en
     """``newsclean clean`` with ``flags`` in a child process writes the rows of ``local``."""
     out = warc / f"out-{name}"
     env = {**env, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "newsclean.pipeline.cli", "clean", "--warc", str(warc / "warc"),
+    proc = subprocess.run([sys.executable, "-m", "newsclean.cli", "clean", "--warc", str(warc / "warc"),
                            "--out", str(out), *flags], env=env, capture_output=True, text=True, timeout=RUN_LIMIT_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "10 + 2 + 4 = 16 vs 16 read: ok" in proc.stdout  # 2 exact copies counted, 2 near copies in duplicates/
