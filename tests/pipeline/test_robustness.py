@@ -164,7 +164,8 @@ def test_skipped_record_types_are_counted(tmp_path):
     fn = ReadWarcFileFn()
     fn.setup()
     counts = dict(o.value for o in fn.process(str(path)) if getattr(o, "tag", None) == "counts")
-    assert counts == {"records_read": 1, "skipped_revisit": 1, "skipped_resource": 1, "skipped_metadata": 1}
+    assert counts == {"records_read": 1, "records_found": 1, "records_missed": 0, "skipped_revisit": 1,
+                      "skipped_resource": 1, "skipped_metadata": 1}
 
 
 # --- case 3: deep nesting ---------------------------------------------------------------------------
