@@ -32,7 +32,14 @@ from newsclean.pipeline.incremental import (
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
 from newsclean.pipeline.output import discard_staging, is_url, new_staging, prepare_output
 from newsclean.pipeline.progress import PROGRESS, CountProgress
-from newsclean.pipeline.runner import BeamArgs, new_pipeline, run_to_completion, runner_options
+from newsclean.pipeline.runner import (
+    BeamArgs,
+    as_options,
+    check_runner,
+    new_pipeline,
+    run_to_completion,
+    runner_options,
+)
 from newsclean.pipeline.stages import (
     CleanPages,
     FilterResponses,
@@ -41,7 +48,7 @@ from newsclean.pipeline.stages import (
     WriteCounts,
     WriteParquet,
 )
-from newsclean.pipeline.summary import RunSummary, check_balanced
+from newsclean.pipeline.summary import RunSummary, check_balanced, check_something_read
 
 log = logging.getLogger(__name__)
 
@@ -92,17 +99,19 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
         beam_args: Beam flags (``["--runner", "DirectRunner", ...]``) or ready ``PipelineOptions``;
             the local DirectRunner when none is given (:func:`~newsclean.pipeline.runner.runner_options`).
         check: raise :class:`~newsclean.pipeline.errors.AccountingError` when articles + rejects + duplicates
-            != records read.
+            != records read, and :class:`~newsclean.pipeline.errors.NothingReadError` when no WARC response
+            record could be read (the output folder is published all the same, with its rejects).
 
     Returns the :class:`RunSummary` read back from the outputs (incremental runs: the whole corpus's).
 
     Raises:
-        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain``.
+        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain`` or ``--runner``.
         NewscleanError: the job did not finish (failed or cancelled), with the runner's message.
         KeyboardInterrupt: Ctrl-C (also when the runner reports it as its own error).
     """
     patterns = resolve_warc_patterns(config.warc)
     resolve_chain_config(config.chain)  # fail before launching when the chain is unavailable
+    check_runner(as_options(beam_args))  # and when the runner is
     out = prepare_output(config.out)
     plan = plan_run(out, patterns, config.incremental)  # pipeline/incremental.py: the manifest of cleaned files
     if config.incremental and not plan.files:
@@ -120,6 +129,8 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
                  line["files_cleaned"], line["files_skipped"], line["articles_added"])
     if check:
         check_balanced(summary)
+        if not (config.incremental and not plan.files):
+            check_something_read(summary)
     return summary
 
 

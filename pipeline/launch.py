@@ -22,9 +22,9 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from newsclean.pipeline.errors import NewscleanError
+from newsclean.pipeline.errors import NewscleanError, NoRunError
 from newsclean.pipeline.incremental import RunPlan, finish_run, nothing_new, plan_run
-from newsclean.pipeline.runner import as_options, new_pipeline
+from newsclean.pipeline.runner import as_options, check_runner, new_pipeline
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,8 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
 
     patterns = clean.resolve_warc_patterns(config.warc)
     clean.resolve_chain_config(config.chain)
+    options = as_options(beam_args)
+    check_runner(options)
     out = prepare_output(config.out)
     plan = plan_run(out, patterns, config.incremental)
     if config.incremental:
@@ -79,7 +81,7 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
         patterns = plan.patterns
     staging = new_staging(out)
     staged = dataclasses.replace(config, out=staging)
-    p = new_pipeline(as_options(beam_args))
+    p = new_pipeline(options)
     clean.build_pipeline(p, patterns, staged)
     try:
         result = p.run()
@@ -100,11 +102,12 @@ def summarize_out(out: str, *, check: bool = True):
 
     Raises:
         NewscleanError: a pending run's job has not written its outputs yet (still running, or failed).
+        NoRunError: ``out`` holds neither a pending run nor a finished one (nothing is written there).
         AccountingError: ``check`` and articles + rejects + duplicates != records read.
     """
     from newsclean.pipeline.output import STAGING_PREFIX
     from newsclean.pipeline.stages import COUNTS_DIR
-    from newsclean.pipeline.summary import check_balanced, summarize_output, write_summary
+    from newsclean.pipeline.summary import SUMMARY_FILE, check_balanced, read_counts, summarize_output, write_summary
 
     out = out.rstrip("/") or "/"
     pending = read_json(FileSystems.join(out, PENDING_FILE))
@@ -121,7 +124,11 @@ def summarize_out(out: str, *, check: bool = True):
                                 pending.get("partition_by"))
         FileSystems.delete([FileSystems.join(out, PENDING_FILE)])
     else:
-        summary = summarize_output(out)
+        previous = read_json(FileSystems.join(out, SUMMARY_FILE))
+        if previous is None and not read_counts(out):
+            raise NoRunError(f"{out} holds no newsclean run (no {SUMMARY_FILE}, {COUNTS_DIR}/ or {PENDING_FILE}): "
+                             "nothing to summarize")
+        summary = summarize_output(out, warc=(previous or {}).get("warc", ""))
         write_summary(summary)
     if check:
         check_balanced(summary)

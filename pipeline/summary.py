@@ -9,7 +9,10 @@ back from what the job wrote: row counts of ``OUT/articles/*.parquet``, reject r
 ``articles`` and ``rejects`` configs, read by ``datasets.load_dataset(OUT)`` and the Hub viewer). All I/O goes through Beam's ``FileSystems``, so ``OUT`` may be a
 ``gs://`` URL as well as a local directory.
 
-The accounting check: ``articles_written + sum(rejects) + duplicates_dropped == records_read``.
+The accounting check: ``articles_written + sum(rejects) + duplicates_dropped == records_read``, where
+``records_read`` counts the reader's pages and rejects plus every intact response record that a second,
+independent pass over each file found and the reader did not read (:func:`newsclean.pipeline.warc_reader.check_read`),
+so that a reader bug fails the check instead of hiding the records it lost.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.errors import AccountingError
+from newsclean.pipeline.errors import AccountingError, NothingReadError
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
-from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION
+from newsclean.pipeline.warc_reader import SKIPPED_PREFIX
+from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION, RejectReason
 
 SUMMARY_FILE = "_summary.json"
 #: Name of the summary before schema version 2 (deleted from an output folder when found there).
@@ -41,12 +45,17 @@ class RunSummary:
     """Counts of one cleaning run.
 
     Attributes:
-        records_read: WARC response records read (plus one per unreadable file remainder).
+        records_read: WARC response records read (plus one per stretch of unreadable bytes, plus the intact
+            records the independent count found and the reader missed).
         articles_written: rows of ``articles/*.parquet``.
         rejects: rows of ``rejects/*.parquet`` by reason code.
-        duplicates_dropped: articles dropped as exact duplicates of a kept one.
+        duplicates_dropped: articles dropped as exact or near duplicates of a kept one.
         articles_by_site: rows of ``articles/*.parquet`` by site.
         warc: the ``--warc`` argument; out: the output directory.
+        records_found: intact response records the independent count found in the files (None: not counted,
+            an output of an older version); records_missed: those the reader did not read (a reader bug).
+        skipped: WARC records that are not responses, by type (``request``, ``metadata``, ``revisit``, ...):
+            read and skipped, not part of the accounting.
     """
 
     records_read: int
@@ -58,6 +67,9 @@ class RunSummary:
     #: ``duplicates_dropped`` by reason: ``exact_duplicate`` (same content hash), ``near_duplicate`` (MinHash LSH).
     duplicates: dict[str, int] = field(default_factory=dict)
     out: str = ""
+    records_found: int | None = None
+    records_missed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
 
     @property
     def rejects_total(self) -> int:
@@ -85,6 +97,9 @@ class RunSummary:
             "duplicates": dict(sorted(self.duplicates.items())),
             "accounted": self.accounted,
             "balanced": self.balanced,
+            "records_found": self.records_found,
+            "records_missed": self.records_missed,
+            "skipped": dict(sorted(self.skipped.items())),
             "articles_by_site": dict(sorted(self.articles_by_site.items(), key=lambda kv: (-kv[1], kv[0]))),
             "warc": self.warc,
             "out": self.out,
@@ -103,11 +118,18 @@ class RunSummary:
         ]
         lines[3:3] = [f"    {reason:<{width}} {n:>7}" for reason, n in sorted(self.duplicates.items()) if n]
         lines += [f"    {reason:<{width}} {n:>7}" for reason, n in sorted(self.rejects.items())]
+        if self.skipped:
+            lines.append("  skipped (not response records): "
+                         + ", ".join(f"{kind} {n}" for kind, n in sorted(self.skipped.items())))
         if self.articles_by_site:
             lines.append("  articles by site: " + top_sites(self.articles_by_site))
         mark = "ok" if self.balanced else "MISMATCH"
+        scan = ""
+        if self.records_found is not None:
+            scan = (f" ({self.records_found} response records found by a second pass over the files, "
+                    f"{self.records_missed} of them missed)")
         lines.append(f"  check: {self.articles_written} + {self.rejects_total} + {self.duplicates_dropped} = "
-                     f"{self.accounted} vs {self.records_read} read: {mark}")
+                     f"{self.accounted} vs {self.records_read} read{scan}: {mark}")
         lines.append(f"  output: {FileSystems.join(self.out, ARTICLES_DIR)}/, "
                      f"{FileSystems.join(self.out, REJECTS_DIR)}/, {FileSystems.join(self.out, SUMMARY_FILE)}")
         return "\n".join(lines)
@@ -120,9 +142,35 @@ def check_balanced(summary: RunSummary) -> None:
         AccountingError: articles + rejects + duplicates != records read (a bug: every record must end as one).
     """
     if not summary.balanced:
+        missed = (f" ({summary.records_missed} intact records found by a second pass over the files were not read)"
+                  if summary.records_missed else "")
         raise AccountingError(
             f"accounting mismatch: {summary.articles_written} articles + {summary.rejects_total} rejects + "
-            f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read")
+            f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read"
+            f"{missed}")
+
+
+#: Reject reasons of bytes that are not (whole) WARC records.
+UNREADABLE_REASONS = frozenset({RejectReason.NOT_WARC.value, RejectReason.TRUNCATED_RECORD.value})
+
+
+def check_something_read(summary: RunSummary) -> None:
+    """Check that the run read at least one WARC response record: a run whose every record is a ``not_warc`` or
+    ``truncated_record`` reject (or that found no response record at all) read no WARC file.
+
+    Raises:
+        NothingReadError: no article, no duplicate and no reject other than unreadable bytes.
+    """
+    unreadable = sum(n for reason, n in summary.rejects.items() if reason in UNREADABLE_REASONS)
+    if summary.records_read > unreadable:
+        return
+    where = f" from {summary.warc}" if summary.warc else ""
+    if summary.records_read == 0:
+        other = sum(summary.skipped.values())
+        raise NothingReadError(f"no WARC response record{where} ({other} records of other types skipped)")
+    raise NothingReadError(f"no WARC record could be read{where}: all {summary.records_read} records read are "
+                           f"unreadable bytes ({', '.join(f'{r} {n}' for r, n in sorted(summary.rejects.items()))}; "
+                           f"see {FileSystems.join(summary.out, REJECTS_DIR)}/)")
 
 
 def top_sites(by_site: dict[str, int], top: int = TOP_SITES) -> str:
@@ -198,7 +246,11 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
     _, reasons = _column_counts(_files(out, REJECTS_DIR, PARQUET_SUFFIX), "reason")
     counts = read_counts(out)
     near = counts.get("near_duplicates_dropped", 0)
+    skipped = {name.removeprefix(SKIPPED_PREFIX): n for name, n in counts.items() if name.startswith(SKIPPED_PREFIX)}
     return RunSummary(
+        records_found=counts.get("records_found"),
+        records_missed=counts.get("records_missed", 0),
+        skipped=skipped,
         duplicates={"exact_duplicate": counts.get("duplicates_dropped", 0) - near, "near_duplicate": near},
         records_read=counts.get("records_read", 0),
         articles_written=n_articles,
