@@ -30,7 +30,7 @@ from newsclean.pipeline.incremental import (
     plan_run,
 )
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
-from newsclean.pipeline.output import discard_staging, is_url, new_staging, prepare_output
+from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
 from newsclean.pipeline.progress import PROGRESS, CountProgress
 from newsclean.pipeline.runner import (
     BeamArgs,
@@ -88,7 +88,9 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
               progress: bool = False) -> RunSummary:
     """Run the cleaning pipeline to completion and publish its output folder (pipeline/output.py).
 
-    The job writes into ``OUT/_staging-<id>/``; only when it finished are ``articles/``, ``rejects/``,
+    The run holds ``OUT/.clean.lock`` throughout (:func:`~newsclean.pipeline.output.hold_output`: another run
+    into ``OUT`` refuses, or waits with ``config.wait_for_lock``). The job writes into ``OUT/_staging-<id>/``; only
+    when it finished are ``articles/``, ``rejects/``,
     ``duplicates/``, ``_counts/``, ``_index/``, ``_summary.json`` and the dataset card ``README.md`` replaced
     (``--partition-by``: articles rewritten Hive-partitioned first), or, with ``--incremental``, the new rows
     appended (:func:`~newsclean.pipeline.incremental.finish_run`). A failed, cancelled or interrupted run leaves
@@ -106,27 +108,28 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
 
     Raises:
         NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain`` or ``--runner``.
+        OutputLockedError: another run holds ``OUT``.
         NewscleanError: the job did not finish (failed or cancelled), with the runner's message.
         KeyboardInterrupt: Ctrl-C (also when the runner reports it as its own error).
     """
     patterns = resolve_warc_patterns(config.warc)
     resolve_chain_config(config.chain)  # fail before launching when the chain is unavailable
     check_runner(as_options(beam_args))  # and when the runner is
-    out = prepare_output(config.out)
-    plan = plan_run(out, patterns, config.incremental)  # pipeline/incremental.py: the manifest of cleaned files
-    if config.incremental and not plan.files:
-        summary, _ = nothing_new(out, plan, config.warc)
-    else:
-        staging = new_staging(out)
-        try:
-            _run_staged(dataclasses.replace(config, out=staging), plan.patterns if config.incremental else patterns,
-                        beam_args, progress)
-            summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
-        except BaseException:
-            discard_staging(staging)
-            raise
-        log.info("run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
-                 line["files_cleaned"], line["files_skipped"], line["articles_added"])
+    with hold_output(config.out, config.wait_for_lock) as out:  # one run at a time (pipeline/output.py)
+        plan = plan_run(out, patterns, config.incremental)  # pipeline/incremental.py: the manifest of cleaned files
+        if config.incremental and not plan.files:
+            summary, _ = nothing_new(out, plan, config.warc)
+        else:
+            staging = new_staging(out)
+            try:
+                _run_staged(dataclasses.replace(config, out=staging),
+                            plan.patterns if config.incremental else patterns, beam_args, progress)
+                summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
+            except BaseException:
+                discard_staging(staging)
+                raise
+            log.info("run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
+                     line["files_cleaned"], line["files_skipped"], line["articles_added"])
     if check:
         check_balanced(summary)
         if not (config.incremental and not plan.files):

@@ -15,9 +15,10 @@ from repo import SHARED_DATA
 from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
-from newsclean.pipeline.clean import globstar_variants, prepare_output, resolve_warc_patterns
+from newsclean.pipeline.clean import globstar_variants, resolve_warc_patterns
 from newsclean.pipeline.dedup import pick_winner
 from newsclean.pipeline.errors import NoInputError
+from newsclean.pipeline.output import prepare_output
 from newsclean.pipeline.stages import (
     article_id,
     classify_response,
