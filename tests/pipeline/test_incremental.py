@@ -120,7 +120,10 @@ def test_dedup_and_versions_against_the_corpus(runs):
     assert s3.articles_written == 6 and s3.records_read == 8 and s3.balanced  # the whole corpus
     dup = pq.read_table(out / "duplicates").to_pylist()
     kept_1 = next(r for r in rows if r["url"] == "http://alpha.test/news/story-1.html")
-    assert [(d["url"], d["cluster_id"]) for d in dup] == [("http://wire.test/near-copy-of-1.html", kept_1["article_id"])]
+    kept_0 = next(r for r in rows if r["url"] == "http://alpha.test/news/story-0.html")
+    assert sorted((d["url"], d["reason"], d["cluster_id"]) for d in dup) == [  # the exact one: before, counted only
+        ("http://wire.test/copy-of-0.html", "exact_duplicate", kept_0["article_id"]),
+        ("http://wire.test/near-copy-of-1.html", "near_duplicate", kept_1["article_id"])]
     assert sorted(read_index(str(out)).column("article_id").to_pylist()) == sorted(r["article_id"] for r in rows)
 
 

@@ -130,6 +130,19 @@ def test_every_record_is_accounted_for_exactly_once(run):
     assert run["article_table"].num_rows == len(run["articles"])  # no URL twice
 
 
+def test_exact_duplicates_are_rows_of_duplicates_too(run):
+    """Every input record can be traced to a row: the article dropped as an exact duplicate is a ``duplicates`` row
+    (before: only counted) with its WARC provenance and the kept row's cluster_id."""
+    exp = run["expected"]
+    dups = pq.read_table(run["out"] / "duplicates").to_pylist()
+    kept = run["articles"][exp["dup_winner"]]
+    assert [(d["url"], d["reason"], d["cluster_id"], d["content_hash"]) for d in dups] == [
+        (exp["dup_loser"], "exact_duplicate", kept["cluster_id"], kept["content_hash"])]
+    assert dups[0]["warc_file"].endswith(".warc.gz") and dups[0]["warc_offset"] > 0
+    assert set(run["articles"]) | set(run["rejects"]) | {d["url"] for d in dups} == (
+        set(exp["good"]) | set(exp["bad"]) | {exp["dup_winner"]})
+
+
 def test_summary_json(run):
     data = json.loads((run["out"] / "_summary.json").read_text())
     s = run["summary"]
