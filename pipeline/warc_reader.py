@@ -57,6 +57,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
+from newsclean.pipeline.progress import PROGRESS
 from newsclean.pipeline.warc_framing import (
     MAX_DAMAGED_SPANS,
     MAX_HEADER_BYTES,
@@ -838,7 +839,8 @@ class ReadWarcFileFn(beam.DoFn):
     and rejects, plus the records the independent count found that it missed: :func:`check_read`),
     ``("records_found", n)`` and ``("records_missed", n)`` of that count, and ``("skipped_<type>", n)`` for each
     skipped WARC record type; increments the ``newsclean`` counters ``records_read``, ``pages_read`` and
-    ``rejects_<reason>``.
+    ``rejects_<reason>``, and the progress tally's ``read`` (:mod:`newsclean.pipeline.progress`) for each record
+    before passing it on.
     """
 
     def setup(self):
@@ -850,6 +852,7 @@ class ReadWarcFileFn(beam.DoFn):
         rows: Counter = Counter()
         for item in iter_warc_file(path, stats=stats):
             rows[item_offset(item)] += 1
+            PROGRESS.add("read")  # before the record goes on to be cleaned and counted again
             if isinstance(item, Page):
                 yield item
             else:
