@@ -28,6 +28,7 @@ from newsclean.pipeline.incremental import (
     matched_files,
     nothing_new,
     plan_run,
+    run_settings,
 )
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
 from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
@@ -70,12 +71,14 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     # Drop exact and near duplicates (incremental runs: also against the corpus already in OUT).
     corpus_index = p | "ReadCorpusIndex" >> ReadIndex(corpus_of(config.out)) if config.incremental else None
     kept = deduplicate(cleaned["articles"], config.out, NearDupParams(), corpus_index=corpus_index)
-    # Write the corpus index, the duplicates, the articles and rejects, and the counts.
+    # Write the corpus index, the duplicates, the articles and rejects (the run's settings in their metadata), and
+    # the counts.
+    settings = run_settings(config)
     _ = kept.articles | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
-    _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out)
+    _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out, settings)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
     articles = kept.articles | "Articles" >> beam.Map(article_of)
-    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
+    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
     _ = (read["counts"], *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
     # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
     # each record as read before it passes it on, so a line never shows more articles than records read).
@@ -116,7 +119,8 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     resolve_chain_config(config.chain)  # fail before launching when the chain is unavailable
     check_runner(as_options(beam_args))  # and when the runner is
     with hold_output(config.out, config.wait_for_lock) as out:  # one run at a time (pipeline/output.py)
-        plan = plan_run(out, patterns, config.incremental)  # pipeline/incremental.py: the manifest of cleaned files
+        # pipeline/incremental.py: the manifest of cleaned files, and the corpus's settings
+        plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
         if config.incremental and not plan.files:
             summary, _ = nothing_new(out, plan, config.warc)
         else:

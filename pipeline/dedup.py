@@ -68,7 +68,7 @@ import numpy as np
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.stages import ARTICLES_DIR, PARQUET_SUFFIX
+from newsclean.pipeline.stages import ARTICLES_DIR, PARQUET_SUFFIX, with_settings
 from newsclean.pipeline.warc_reader import COUNTS_TAG, inc_counter
 from newsclean.schemas.records import SPILL_SCHEMA, SPILL_SIGNATURE, Article, from_row, to_row
 from newsclean.transforms.text import normalize_for_hash, words
@@ -810,15 +810,18 @@ class NearDedup(beam.PTransform):
 
 
 class WriteDuplicates(beam.PTransform):
-    """Write ``duplicates`` row dicts to ``OUT/duplicates/part-*.parquet`` (:data:`DUPLICATE_SCHEMA`, snappy)."""
+    """Write ``duplicates`` row dicts to ``OUT/duplicates/part-*.parquet`` (:data:`DUPLICATE_SCHEMA`, snappy; the
+    run's ``settings`` in the files' metadata, :func:`~newsclean.pipeline.stages.with_settings`)."""
 
-    def __init__(self, out: str):
+    def __init__(self, out: str, settings: dict | None = None):
         super().__init__()
         self.out = out
+        self.settings = settings
 
     def expand(self, rows):
         return rows | "WriteDuplicates" >> beam.io.WriteToParquet(
-            FileSystems.join(self.out, DUPLICATES_DIR, "part"), DUPLICATE_SCHEMA, codec="snappy",
+            FileSystems.join(self.out, DUPLICATES_DIR, "part"), with_settings(DUPLICATE_SCHEMA, self.settings),
+            codec="snappy",
             file_name_suffix=PARQUET_SUFFIX)
 
 

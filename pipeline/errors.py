@@ -25,3 +25,7 @@ class NothingReadError(NewscleanError):
 
 class NoRunError(NewscleanError):
     """An output folder holds no newsclean run (``newsclean summarize`` of a mistyped folder)."""
+
+
+class SettingsMismatchError(NewscleanError):
+    """``--incremental`` into a corpus made with other settings (chain, ``--min-words``, models, ...)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 from collections.abc import Sequence
 
 from apache_beam.io.filesystem import CompressionTypes
@@ -23,8 +24,15 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from newsclean.pipeline.errors import NewscleanError, NoRunError
-from newsclean.pipeline.incremental import RunPlan, finish_run, nothing_new, plan_run
-from newsclean.pipeline.output import PENDING_FILE, output_lock
+from newsclean.pipeline.incremental import (
+    RunPlan,
+    corpus_settings,
+    finish_run,
+    nothing_new,
+    plan_run,
+    run_settings,
+)
+from newsclean.pipeline.output import PENDING_FILE, is_url, output_lock
 from newsclean.pipeline.runner import as_options, check_runner, new_pipeline
 
 log = logging.getLogger(__name__)
@@ -73,7 +81,7 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
     options = as_options(beam_args)
     check_runner(options)
     with hold_output(config.out) as out:
-        plan = plan_run(out, patterns, config.incremental)
+        plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
         if config.incremental:
             if not plan.files:
                 nothing_new(out, plan, config.warc)
@@ -90,7 +98,8 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
             raise NewscleanError(f"the runner did not accept the job: {type(exc).__name__}: {exc}") from exc
         job_id = job_id_of(result)
         _write_json(FileSystems.join(out, PENDING_FILE), {
-            "job_id": job_id, "staging": staging, "warc": config.warc, "partition_by": config.partition_by,
+            "job_id": job_id, "staging": staging, "partition_by": config.partition_by,
+            "warc": config.warc if is_url(config.warc) else os.path.abspath(config.warc),
             "plan": plan.to_dict(),
         })
     return job_id
@@ -130,7 +139,11 @@ def summarize_out(out: str, *, check: bool = True):
                                     pending.get("partition_by"))
             FileSystems.delete([FileSystems.join(out, PENDING_FILE)])
         else:
-            summary = summarize_output(out, warc=(previous or {}).get("warc", ""))
+            warc = (previous or {}).get("warc", "")  # written relative to OUT
+            if warc and not is_url(warc) and not is_url(out) and not os.path.isabs(warc):
+                warc = os.path.normpath(os.path.join(out, warc))
+            summary = summarize_output(out, warc=warc)
+            summary.settings = (previous or {}).get("settings") or corpus_settings(out) or {}
             write_summary(summary)
     if check:
         check_balanced(summary)

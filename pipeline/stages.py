@@ -30,10 +30,12 @@ Parallelism is per WARC file (the files are spread; pages of one file are cleane
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from datetime import UTC, datetime
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam.io.fileio import EmptyMatchTreatment, MatchAll
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -542,6 +544,20 @@ class CleanPages(beam.PTransform):
 # --------------------------------------------------------------------------------------------
 
 
+#: Key of the run's settings (JSON, ``pipeline.incremental.run_settings``) in the metadata of every Parquet file a
+#: run writes (``pq.read_schema(path).metadata``): rows appended by runs with other settings keep their own.
+SETTINGS_METADATA_KEY = b"newsclean.settings"
+
+
+def with_settings(schema: pa.Schema, settings: dict | None) -> pa.Schema:
+    """``schema`` with ``settings`` (JSON, sorted keys) under :data:`SETTINGS_METADATA_KEY` in its metadata; as
+    it is when ``settings`` is None."""
+    if settings is None:
+        return schema
+    return schema.with_metadata({**(schema.metadata or {}),
+                                 SETTINGS_METADATA_KEY: json.dumps(settings, sort_keys=True).encode()})
+
+
 def output_prefix(out: str, name: str) -> str:
     """File prefix of output ``name`` under ``out``: ``OUT/<name>/part``."""
     return FileSystems.join(out, name, "part")
@@ -553,30 +569,30 @@ class WriteParquet(beam.PTransform):
 
     An empty PCollection still
     gives one Parquet file with the schema and no rows (Beam writes an empty shard), which
-    pyarrow, pandas and DuckDB read as an empty table.
+    pyarrow, pandas and DuckDB read as an empty table. ``settings``: the run's, in each file's metadata
+    (:func:`with_settings`).
     """
 
-    def __init__(self, out: str):
+    def __init__(self, out: str, settings: dict | None = None):
         super().__init__()
         self.out = out
+        self.settings = settings
 
     def expand(self, pcolls):
         rejects = pcolls["rejects"]
         a = (pcolls["articles"] | "ArticleRows" >> beam.Map(to_row)
              | "WriteArticles" >> beam.io.WriteToParquet(
-                 output_prefix(self.out, ARTICLES_DIR), ARTICLE_SCHEMA, codec="snappy",
+                 output_prefix(self.out, ARTICLES_DIR), with_settings(ARTICLE_SCHEMA, self.settings), codec="snappy",
                  file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=ARTICLE_ROW_GROUP_BYTES,
                  record_batch_size=ARTICLE_RECORD_BATCH))
         r = (rejects | "RejectRows" >> beam.Map(to_row)
              | "WriteRejects" >> beam.io.WriteToParquet(
-                 output_prefix(self.out, REJECTS_DIR), REJECT_SCHEMA, codec="snappy",
+                 output_prefix(self.out, REJECTS_DIR), with_settings(REJECT_SCHEMA, self.settings), codec="snappy",
                  file_name_suffix=PARQUET_SUFFIX))
         return {"articles": a, "rejects": r}
 
 
 def _json_line(kv) -> str:
-    import json
-
     return json.dumps({"name": kv[0], "value": kv[1]}, sort_keys=True)
 
 

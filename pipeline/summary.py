@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -27,6 +28,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.errors import AccountingError, NothingReadError
+from newsclean.pipeline.output import is_url
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
 from newsclean.pipeline.warc_reader import SKIPPED_PREFIX
 from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION, RejectReason
@@ -56,6 +58,9 @@ class RunSummary:
             an output of an older version); records_missed: those the reader did not read (a reader bug).
         skipped: WARC records that are not responses, by type (``request``, ``metadata``, ``revisit``, ...):
             read and skipped, not part of the accounting.
+        articles_by_language: rows of ``articles/*.parquet`` by identified language (``""``: none).
+        settings: the run's settings (``pipeline.incremental.run_settings``: chain, ``--min-words``,
+            ``--neighbour-sample``, model digests, versions); ``{}`` when unknown.
     """
 
     records_read: int
@@ -70,6 +75,8 @@ class RunSummary:
     records_found: int | None = None
     records_missed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    articles_by_language: dict[str, int] = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
 
     @property
     def rejects_total(self) -> int:
@@ -87,7 +94,8 @@ class RunSummary:
         return self.accounted == self.records_read
 
     def to_dict(self) -> dict:
-        """The JSON object written to ``_summary.json`` (``articles_by_site``: every site, most articles first)."""
+        """The JSON object written to ``_summary.json`` (``articles_by_site``: every site, most articles first).
+        No path of the machine that ran: ``warc`` is relative to the output folder (:func:`relative_to`)."""
         return {
             "records_read": self.records_read,
             "articles_written": self.articles_written,
@@ -101,8 +109,9 @@ class RunSummary:
             "records_missed": self.records_missed,
             "skipped": dict(sorted(self.skipped.items())),
             "articles_by_site": dict(sorted(self.articles_by_site.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "warc": self.warc,
-            "out": self.out,
+            "articles_by_language": dict(sorted(self.articles_by_language.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "warc": relative_to(self.warc, self.out),
+            "settings": self.settings,
             "pipeline_version": PIPELINE_VERSION,
             "schema_version": SCHEMA_VERSION,
         }
@@ -127,12 +136,21 @@ class RunSummary:
         scan = ""
         if self.records_found is not None:
             scan = (f" ({self.records_found} response records found by a second pass over the files, "
-                    f"{self.records_missed} of them missed)")
+                    f"{self.records_missed} of them not read)")
         lines.append(f"  check: {self.articles_written} + {self.rejects_total} + {self.duplicates_dropped} = "
-                     f"{self.accounted} vs {self.records_read} read{scan}: {mark}")
+                     f"{self.accounted} vs {self.records_read} read: {mark}{scan}")
         lines.append(f"  output: {FileSystems.join(self.out, ARTICLES_DIR)}/, "
                      f"{FileSystems.join(self.out, REJECTS_DIR)}/, {FileSystems.join(self.out, SUMMARY_FILE)}")
         return "\n".join(lines)
+
+
+def relative_to(path: str, out: str) -> str:
+    """``path`` (a ``--warc`` argument: a file, folder or glob) relative to the output folder ``out``, so that
+    ``_summary.json`` and the dataset card hold no path of the machine that ran; a URL (``gs://...``), or a path
+    when ``out`` is a URL, is returned as it is."""
+    if not path or not out or is_url(path) or is_url(out):
+        return path
+    return os.path.relpath(os.path.abspath(os.path.expanduser(path)), os.path.abspath(out))
 
 
 def check_balanced(summary: RunSummary) -> None:
@@ -242,7 +260,9 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
     Raises ``OSError``/``BeamIOError`` when the outputs cannot be read, ``ValueError`` on a
     malformed counts file.
     """
-    n_articles, by_site = _column_counts(_files(out, ARTICLES_DIR, PARQUET_SUFFIX), "site")
+    article_files = _files(out, ARTICLES_DIR, PARQUET_SUFFIX)
+    n_articles, by_site = _column_counts(article_files, "site")
+    _, by_language = _column_counts(article_files, "language")
     _, reasons = _column_counts(_files(out, REJECTS_DIR, PARQUET_SUFFIX), "reason")
     counts = read_counts(out)
     near = counts.get("near_duplicates_dropped", 0)
@@ -257,6 +277,7 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
         rejects=dict(reasons),
         duplicates_dropped=counts.get("duplicates_dropped", 0),
         articles_by_site=dict(by_site),
+        articles_by_language={lang or "": n for lang, n in by_language.items()},
         warc=warc,
         out=out,
     )
@@ -272,34 +293,57 @@ def write_summary(summary: RunSummary, folder: str | None = None) -> str:
     return path
 
 
-def dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
+#: The card's ``license`` until the user sets one (Hugging Face's value for "a license not in the list").
+DEFAULT_LICENSE = "other"
+#: Languages named in the card's ``language`` field, most articles first.
+CARD_LANGUAGES = 50
+
+
+def dataset_card(summary: RunSummary, partition_by: str | None = None, license_id: str = DEFAULT_LICENSE) -> str:
     """The text of ``OUT/README.md``: a Hugging Face dataset card (``huggingface_hub.DatasetCard``) whose YAML
-    header (``DatasetCardData``) declares the configs ``articles`` (default) and ``rejects`` (Hugging Face Hub docs,
-    "Manual configuration"), then the columns of both tables with their descriptions (the Arrow field metadata)
-    and the run's counts. Made offline: nothing is fetched from the Hub."""
+    header (``DatasetCardData``) declares the configs ``articles`` (default), ``rejects`` and ``duplicates``
+    (Hugging Face Hub docs, "Manual configuration"), the ``license`` (``license_id``: ``other`` until the user sets
+    it, said in a sentence) and the ``language`` codes of the articles, then the run's counts and settings and the
+    columns of the tables with their descriptions (the Arrow field metadata). No path of the machine that ran
+    (:func:`relative_to`). Made offline: nothing is fetched from the Hub."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
+    from newsclean.pipeline.dedup import DUPLICATE_SCHEMA, DUPLICATES_DIR
     from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
 
     glob = "**/*.parquet" if partition_by else "*.parquet"
+    languages = [lang for lang, _ in sorted(summary.articles_by_language.items(), key=lambda kv: (-kv[1], kv[0]))
+                 if lang][:CARD_LANGUAGES]
     data = DatasetCardData(configs=[
         {"config_name": "articles", "data_files": f"{ARTICLES_DIR}/{glob}", "default": True},
         {"config_name": "rejects", "data_files": f"{REJECTS_DIR}/*.parquet"},
-    ], tags=["newsclean"])
+        {"config_name": "duplicates", "data_files": f"{DUPLICATES_DIR}/*.parquet"},
+    ], license=license_id, language=languages or None, tags=["newsclean"])
+    warc = relative_to(summary.warc, summary.out)
     lines = [
         "# newsclean output",
         "",
         f"Cleaned news articles written by newsclean {PIPELINE_VERSION} (schema version {SCHEMA_VERSION}) from "
-        f"`{summary.warc}`: {summary.articles_written} articles, {summary.rejects_total} rejects, "
+        f"`{warc}`: {summary.articles_written} articles, {summary.rejects_total} rejects, "
         f"{summary.duplicates_dropped} duplicates dropped, {summary.records_read} WARC response records read.",
         "",
         "Open it with `datasets.load_dataset(\"<this folder>\", \"articles\")`, `pandas.read_parquet(\"articles\")`, "
         "`pyarrow.dataset.dataset(\"articles\")` or DuckDB `read_parquet('articles/**/*.parquet')`. "
         "Run counts are in `_summary.json`.",
+        "",
+        f"License: `{license_id}`. " + ("The articles' text belongs to their publishers: set `license` in the YAML "
+                                         "header above to the terms under which you may share them (it is kept when "
+                                         "a later run rewrites this card)." if license_id == DEFAULT_LICENSE else
+                                         "Set by the owner of this folder."),
     ]
     if partition_by:
         lines += ["", f"`articles/` is Hive-partitioned by `{partition_by}` (folders `{partition_by}=<value>/`)."]
-    for title, schema in (("articles", ARTICLE_SCHEMA), ("rejects", REJECT_SCHEMA)):
+    if summary.settings:
+        lines += ["", "## Run settings", "", "| setting | value |", "|---|---|"]
+        for name, value in summary.settings.items():
+            shown = ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict) else value
+            lines.append(f"| `{name}` | {shown if shown != '' else '(none)'} |")
+    for title, schema in (("articles", ARTICLE_SCHEMA), ("rejects", REJECT_SCHEMA), ("duplicates", DUPLICATE_SCHEMA)):
         lines += ["", f"## `{title}` columns", "", "| column | type | description |", "|---|---|---|"]
         for f in schema:
             desc = (f.metadata or {}).get(b"description", b"").decode()
@@ -307,11 +351,29 @@ def dataset_card(summary: RunSummary, partition_by: str | None = None) -> str:
     return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines) + "\n"))
 
 
+def card_license(path: str) -> str:
+    """The ``license`` of the dataset card at ``path`` (the user may have set it), :data:`DEFAULT_LICENSE` when
+    there is no card or it names none."""
+    from huggingface_hub import DatasetCard
+
+    if not FileSystems.exists(path):
+        return DEFAULT_LICENSE
+    try:
+        with _open(path) as f:
+            card = DatasetCard(f.read().decode("utf-8"))
+    except Exception:  # noqa: BLE001 - a card the user broke: fall back, the run still writes a new one
+        return DEFAULT_LICENSE
+    value = card.data.license
+    return (value[0] if isinstance(value, list) and value else value) or DEFAULT_LICENSE
+
+
 def write_dataset_card(summary: RunSummary, partition_by: str | None = None, folder: str | None = None) -> str:
     """Write :func:`dataset_card` to ``FOLDER/README.md`` (``folder``: default ``summary.out``, as for
-    :func:`write_summary`); returns that path."""
+    :func:`write_summary`), keeping the ``license`` of the card already published in ``summary.out``
+    (:func:`card_license`); returns that path."""
+    text = dataset_card(summary, partition_by, card_license(FileSystems.join(summary.out, CARD_FILE)))
     path = FileSystems.join(folder or summary.out, CARD_FILE)
     with FileSystems.create(path, mime_type="text/markdown",
                             compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        f.write(dataset_card(summary, partition_by).encode("utf-8"))
+        f.write(text.encode("utf-8"))
     return path

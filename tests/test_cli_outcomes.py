@@ -174,4 +174,97 @@ def test_summary_counts_skipped_types_and_the_independent_count(tmp_path, capsys
     assert summary["skipped"] == {"metadata": 3, "request": 3}
     assert summary["records_found"] == 3 and summary["records_missed"] == 0
     assert "skipped (not response records): metadata 3, request 3" in stdout  # before: only in _counts/
-    assert "3 response records found by a second pass over the files, 0 of them missed): ok" in stdout
+    assert "vs 3 read: ok (3 response records found by a second pass over the files, 0 of them not read)" in stdout
+
+
+# --- runs a user can reproduce ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """One clean run (default chain) into ``out``, with an exact duplicate among its pages."""
+    tmp = tmp_path_factory.mktemp("settings")
+    pages = [Response(f"http://alpha.test/politics/{i}.html",
+                      article_page("alpha", "politics", f"Story {i}", [paragraph(10 * i + j) for j in range(3)]).encode())
+             for i in range(3)]
+    pages.append(Response("http://alpha.test/politics/copy.html", pages[0].body))
+    write_warc(tmp / "warc" / "alpha" / "politics" / "a.warc.gz", "alpha", "politics", pages)
+    out = tmp / "out"
+    assert main(["clean", "--warc", str(tmp / "warc"), "--out", str(out), *RUNNER]) == 0
+    return tmp, out
+
+
+def _file_settings(files) -> list[dict]:
+    """The run settings in the metadata of each Parquet file of ``files`` (a folder: its files, sorted)."""
+    import pyarrow.parquet as pq
+
+    from newsclean.pipeline.stages import SETTINGS_METADATA_KEY
+
+    files = sorted(files.glob("*.parquet")) if isinstance(files, Path) else files
+    return [json.loads(pq.read_schema(p).metadata[SETTINGS_METADATA_KEY]) for p in files]
+
+
+def test_run_settings_are_recorded_everywhere(corpus):
+    import apache_beam
+
+    from newsclean.transforms.chain import CONFIGS
+
+    _, out = corpus
+    settings = json.loads((out / "_summary.json").read_text())["settings"]  # before: none anywhere
+    assert {k: settings[k] for k in ("chain", "min_words", "neighbour_sample")} == {
+        "chain": "default", "min_words": 10, "neighbour_sample": 10}
+    assert sorted(settings["models"]) == sorted(p.name for p in CONFIGS["default"].model_files())
+    assert all(v.startswith("sha256:") and len(v) == 71 for v in settings["models"].values())
+    assert settings["apache_beam"] == apache_beam.__version__ and settings["newsclean"]
+    runs = [json.loads(line) for line in (out / "_manifest" / "runs.jsonl").read_text().splitlines()]
+    assert runs[-1]["settings"] == settings
+    for folder in ("articles", "rejects", "duplicates"):
+        assert _file_settings(out / folder) and all(s == settings for s in _file_settings(out / folder)), folder
+    card = (out / "README.md").read_text()
+    assert "## Run settings" in card and "| `chain` | default |" in card and settings["models"][
+        "block_classifier.txt.gz"] in card
+
+
+def test_incremental_into_a_corpus_of_other_settings_refuses_unless_allowed(corpus, tmp_path, capsys):
+    import shutil
+
+    tmp, out0 = corpus
+    out = tmp_path / "out"
+    shutil.copytree(out0, out)
+    more = tmp_path / "more"
+    write_warc(more / "alpha" / "politics" / "b.warc.gz", "alpha", "politics",
+               [Response("http://alpha.test/politics/new.html",
+                         article_page("alpha", "politics", "New", [paragraph(900 + j) for j in range(4)]).encode())])
+    argv = ["clean", "--incremental", "--warc", str(more), "--out", str(out), "--min-words", "20", *RUNNER]
+    capsys.readouterr()
+    assert main(argv) == 1  # before: appended rows made with --min-words 20 to a corpus made with 10
+    err = _err(capsys)
+    assert len(err) == 1 and "min_words 10 there, 20 now" in err[0] and "--allow-mixed-settings" in err[0], err
+    assert main([*argv, "--allow-mixed-settings"]) == 0
+    runs = [json.loads(line) for line in (out / "_manifest" / "runs.jsonl").read_text().splitlines()]
+    assert [r["settings"]["min_words"] for r in runs] == [10, 20]
+    files = sorted((out / "articles").glob("*.parquet"), key=lambda p: p.name.startswith("run-"))
+    assert [s["min_words"] for s in _file_settings(files)] == [10, 20]  # each run's rows keep their settings
+
+
+def test_card_and_summary_hold_no_local_path_and_describe_the_data(corpus):
+    tmp, out = corpus
+    card = (out / "README.md").read_text()
+    summary = (out / "_summary.json").read_text()
+    assert str(tmp) not in card and str(tmp) not in summary  # before: the run's absolute paths
+    assert json.loads(summary)["warc"] == "../warc"
+    header = card.split("---")[1]
+    assert "config_name: duplicates" in header and "license: other" in header and "language:\n- en" in header
+    assert "set `license` in the YAML header" in card
+
+
+def test_a_license_the_user_set_is_kept(corpus, tmp_path):
+    import shutil
+
+    tmp, out0 = corpus
+    out = tmp_path / "out"
+    shutil.copytree(out0, out)
+    card = out / "README.md"
+    card.write_text(card.read_text().replace("license: other", "license: cc-by-4.0"))
+    assert main(["clean", "--warc", str(tmp / "warc"), "--out", str(out), *RUNNER]) == 0
+    assert "license: cc-by-4.0" in (out / "README.md").read_text()

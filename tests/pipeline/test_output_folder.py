@@ -102,7 +102,7 @@ def test_hf_datasets_loads_both_configs(fresh, tmp_path):
     datasets = pytest.importorskip("datasets")
     _, out = fresh
     card = (out / "README.md").read_text()
-    assert card.startswith("---\nconfigs:\n- config_name: articles") and "| `authors` |" in card
+    assert card.startswith("---\n") and "\nconfigs:\n- config_name: articles" in card and "| `authors` |" in card
     summary = json.loads((out / "_summary.json").read_text())
     articles = datasets.load_dataset(str(out), "articles", split="train", cache_dir=str(tmp_path / "hf"))
     rejects = datasets.load_dataset(str(out), "rejects", split="train", cache_dir=str(tmp_path / "hf"))

@@ -24,6 +24,7 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from newsclean.pipeline.clean import build_pipeline, run_clean
 from newsclean.pipeline.options import CleanConfig
+from newsclean.pipeline.stages import with_settings
 from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
 from newsclean.transforms.text import content_hash
 
@@ -151,7 +152,8 @@ def test_summary_json(run):
     assert data["rejects"] == s.rejects and data["duplicates_dropped"] == 1
     assert sum(data["articles_by_site"].values()) == data["articles_written"]
     assert "check:" in s.format() and "ok" in s.format()
-    assert data["out"] == str(run["out"]) == s.out  # the published folder, not the run's staging folder
+    assert s.out == str(run["out"])  # the published folder, not the run's staging folder
+    assert "out" not in data and data["warc"] == "../warc/**/*.warc.gz"  # no path of the machine that ran
 
 
 def test_good_pages_become_articles(run):
@@ -215,8 +217,9 @@ def test_provenance_points_at_the_record(run):
 
 def test_parquet_opens_in_pyarrow_pandas_duckdb(run):
     out = run["out"]
-    assert run["article_table"].schema.equals(ARTICLE_SCHEMA, check_metadata=True)
-    assert run["reject_table"].schema.equals(REJECT_SCHEMA, check_metadata=True)
+    settings = json.loads((out / "_summary.json").read_text())["settings"]  # the run's, in each file's metadata
+    assert run["article_table"].schema.equals(with_settings(ARTICLE_SCHEMA, settings), check_metadata=True)
+    assert run["reject_table"].schema.equals(with_settings(REJECT_SCHEMA, settings), check_metadata=True)
     df = pd.read_parquet(out / "articles")
     assert len(df) == run["summary"].articles_written and str(df["fetched_at"].dtype) == "datetime64[us, UTC]"
     n, sites = duckdb.sql(f"SELECT count(*), count(DISTINCT site) FROM '{out}/articles/*.parquet'").fetchall()[0]
@@ -233,7 +236,8 @@ def test_empty_output_is_a_readable_parquet_file(tmp_path):
     files = sorted((tmp_path / "out" / "articles").glob("*.parquet"))
     assert len(files) == 1
     table = pq.read_table(files[0])
-    assert table.num_rows == 0 and table.schema.equals(ARTICLE_SCHEMA, check_metadata=True)
+    assert table.num_rows == 0 and table.schema.equals(with_settings(ARTICLE_SCHEMA, summary.settings),
+                                                       check_metadata=True)
     assert len(pd.read_parquet(files[0])) == 0
     assert duckdb.sql(f"SELECT count(*) FROM '{files[0]}'").fetchall()[0] == (0,)
 
