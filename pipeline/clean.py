@@ -44,6 +44,7 @@ from newsclean.pipeline.runner import (
 from newsclean.pipeline.stages import (
     CleanPages,
     FilterResponses,
+    FindWarcFiles,
     LearnSiteEvidence,
     ReadWarc,
     WriteCounts,
@@ -61,10 +62,13 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     folder; the articles wait in ``config.out/_spill/`` while dedup decides). No page HTML or article text crosses
     a shuffle or a side input (:mod:`newsclean.pipeline.stages`, :mod:`newsclean.pipeline.dedup`).
     """
+    # Learn each (site, category)'s evidence from a sample of its pages (StaDyNoT §3.1; a side input below), and
+    # which URL sections of other crawlers' files have pages enough to be a category.
+    paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
+    learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
+    evidence = learnt["evidence"]
     # Read the WARC response records: pages, and a reject for each record that cannot be one.
-    read = p | "ReadWarc" >> ReadWarc(patterns)
-    # Learn each (site, category)'s evidence from a sample of its pages (StaDyNoT §3.1; a side input below).
-    evidence = read["paths"] | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
+    read = paths | "ReadWarc" >> ReadWarc(learnt["sections"])
     # Keep the HTML 200 responses; clean each page into an article or a reject.
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)

@@ -222,23 +222,28 @@ def _partition_value(path: str, column: str) -> str | None:
     return None
 
 
-def _column_counts(paths: list[str], column: str) -> tuple[int, collections.Counter]:
-    """Total rows of the Parquet files ``paths`` and the value counts of ``column`` (read from the
-    partition path where the files are partitioned by it)."""
-    rows, counts = 0, collections.Counter()
+def _column_counts(paths: list[str], *columns: str) -> tuple[int, dict[str, collections.Counter]]:
+    """Total rows of the Parquet files ``paths`` and the value counts of each of ``columns`` (read from the
+    partition path where the files are partitioned by it; a file without the column counts its rows under None),
+    in one read of each file."""
+    rows, counts = 0, {column: collections.Counter() for column in columns}
     for path in paths:
         with _open(path) as f:
-            value = _partition_value(path, column)
-            if value is not None:
-                n = pq.read_metadata(f).num_rows
-                rows += n
-                counts[value] += n
-                continue
+            n = pq.read_metadata(f).num_rows
+            f.seek(0)
+            names = set(pq.read_schema(f).names)
+            f.seek(0)
+            stored = [c for c in columns if _partition_value(path, c) is None and c in names]
             # use_threads=False: Arrow's thread pool after reading a Python file object aborts the
             # interpreter at exit now and then (exit 134, apache/arrow#34314)
-            table = pq.read_table(f, columns=[column], use_threads=False)
-        rows += table.num_rows
-        counts.update(table.column(column).to_pylist())
+            table = pq.read_table(f, columns=stored, use_threads=False) if stored else None
+        rows += n
+        for column in columns:
+            value = _partition_value(path, column)
+            if column in stored:
+                counts[column].update(table.column(column).to_pylist())
+            else:
+                counts[column][value] += n
     return rows, counts
 
 
@@ -260,10 +265,9 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
     Raises ``OSError``/``BeamIOError`` when the outputs cannot be read, ``ValueError`` on a
     malformed counts file.
     """
-    article_files = _files(out, ARTICLES_DIR, PARQUET_SUFFIX)
-    n_articles, by_site = _column_counts(article_files, "site")
-    _, by_language = _column_counts(article_files, "language")
-    _, reasons = _column_counts(_files(out, REJECTS_DIR, PARQUET_SUFFIX), "reason")
+    n_articles, by = _column_counts(_files(out, ARTICLES_DIR, PARQUET_SUFFIX), "site", "language")
+    by_site, by_language = by["site"], by["language"]
+    reasons = _column_counts(_files(out, REJECTS_DIR, PARQUET_SUFFIX), "reason")[1]["reason"]
     counts = read_counts(out)
     near = counts.get("near_duplicates_dropped", 0)
     skipped = {name.removeprefix(SKIPPED_PREFIX): n for name, n in counts.items() if name.startswith(SKIPPED_PREFIX)}

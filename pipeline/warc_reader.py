@@ -29,25 +29,25 @@ yields one ``truncated_record`` reject. Each such unit counts as one record read
 held back until then (the crawler writes response, request, metadata), so file order is kept.
 
 Site and category come, in order of preference, from the record's ``WARC-Newsclean-Site`` /
-``WARC-Newsclean-Category`` headers, from the same headers on the file's ``warcinfo`` record,
-else (a WARC from another crawler: Common Crawl, wget, Heritrix, ...) from the record's URL:
-site = the registered domain (tldextract with its bundled Public Suffix List snapshot, no
-network), category = the first segment of the URL path when the path has more than one segment,
-else the page's ``article:section`` meta tag (Open Graph), else ``"unknown"`` (docs/CONTRACTS.md).
+``WARC-Newsclean-Category`` headers, from the same headers on the file's ``warcinfo`` record, else (a WARC from
+another crawler: Common Crawl, wget, Heritrix, ...): site = the URL's host; category = the crawler's folder layout
+``<site>/<category>/<site>-<category>-...warc.gz`` when the file is laid out so, else the section the URL's first
+path segment names when that section has enough pages to fill a neighbour sample of its own (the pipeline counts
+them first: ``stages.LearnSiteEvidence``), else ``"unknown"`` (the host's pages form one group). docs/CONTRACTS.md.
 """
 
 from __future__ import annotations
 
 import gzip
+import html
 import io
 import logging
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
@@ -98,8 +98,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 #: Parsing and cleaning cost grows with the page (a 31 MB page took 85 s and 1.25 GB); real news article pages
 #: are well under 5 MB.
 MAX_BODY_BYTES = 10 * 1024 * 1024
-#: Bytes at the start of a body searched for an ``article:section`` meta tag.
-SECTION_SNIFF_BYTES = 64 * 1024
 
 #: Bytes of a metadata record read for its fields (newsclean's are a few hundred bytes).
 MAX_METADATA_BYTES = 64 * 1024
@@ -341,22 +339,18 @@ def decode_http_body(body: bytes, transfer_encoding: str | None, content_encodin
     return decode_content_encoding(body, content_encoding)
 
 
-def site_category_from_path(path: str) -> tuple[str, str]:
-    """``(site, category)`` from a path ``.../<site>/<category>/<file>``; ``"unknown"`` where missing.
-
-    Works for local paths and URLs (``gs://bucket/warc/site/cat/f.warc.gz``): the two directory
-    names right above the file are taken, never a URL scheme or bucket-less root.
-    """
-    _, _, rest = path.rpartition("://")
-    parts = [p for p in rest.replace("\\", "/").split("/") if p]
-    dirs = parts[:-1]
-    if "://" in path and dirs:
-        dirs = dirs[1:]  # the bucket / host is not a site directory
-    site = dirs[-2] if len(dirs) >= 2 else UNKNOWN
-    category = dirs[-1] if len(dirs) >= 1 else UNKNOWN
-    if site == UNKNOWN:
-        category = UNKNOWN  # a lone parent directory is not enough to say which level it is
-    return site, category
+def folder_category(path: str) -> str | None:
+    """The category of the crawler's folder layout ``.../<site>/<category>/<site>-<category>-<stamp>-<serial>.warc.gz``
+    (docs/CONTRACTS.md), HTML entities decoded; None when ``path`` is not laid out so (the file's name must start
+    with ``<site>-<category>-``: a WARC file of another crawler in some folder says nothing by its folder names).
+    Works for local paths and URLs (``gs://bucket/warc/site/cat/f.warc.gz``)."""
+    parts = [p for p in path.rpartition("://")[2].replace("\\", "/").split("/") if p]
+    if len(parts) < 3:
+        return None
+    site, category, name = parts[-3:]
+    if not name.startswith(f"{site}-{category}-"):
+        return None
+    return html.unescape(category)
 
 
 def parse_warc_date(value: str | None) -> datetime | None:
@@ -377,69 +371,71 @@ def parse_warc_date(value: str | None) -> datetime | None:
     return dt.astimezone(UTC)
 
 
-@lru_cache(maxsize=1)
-def _tld_extract():
-    """A tldextract extractor on the Public Suffix List snapshot bundled with the package (no network, no cache
-    dir), private suffixes included: ``a.blogspot.com`` and ``b.blogspot.com`` are two sites."""
-    import tldextract
-
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
-
-
 def site_from_url(url: str) -> str:
-    """The registered domain of ``url`` (``https://www.bbc.co.uk/news/x`` -> ``bbc.co.uk``), lower-cased.
+    """The host of ``url``, lower-cased, without port or trailing dot (``https://www.bbc.co.uk:443/news/x`` ->
+    ``www.bbc.co.uk``): the site of a page whose crawler recorded none. A host is one site, so blogs that share a
+    registered domain (``a.typepad.com``, ``b.typepad.com``) stay apart. ``"unknown"`` when the URL has no host."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:  # an invalid port or IPv6 literal
+        host = ""
+    return host.strip(".").lower() or UNKNOWN
 
-    Uses the Public Suffix List (tldextract's bundled snapshot), so ``foo.blogspot.com`` is its
-    own site. A host without a public suffix (an IP address, ``localhost``) is its own site;
-    ``"unknown"`` when the URL has no host.
-    """
-    host = (urlsplit(url).hostname or "").strip(".").lower()
-    if not host:
+
+_SEGMENT_OK = re.compile(r"^[\w][\w.&+-]{0,79}$")
+
+
+def url_section(url: str) -> str | None:
+    """The section a URL's path names: its first segment, percent- and HTML-entity-decoded and lower-cased, when
+    the path has at least two segments and the first is a word, not a number or a file name
+    (``/politics/2024/story.html`` -> ``politics``; ``/arts-&amp;-entertainment/x`` -> ``arts-&-entertainment``;
+    ``/2024/05/x``, ``/story.html`` -> None)."""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return None
+    segments = [html.unescape(unquote(seg)) for seg in path.split("/") if seg]
+    if len(segments) < 2:
+        return None
+    first = segments[0].strip().lower()
+    if not _SEGMENT_OK.match(first) or first.replace("-", "").replace("_", "").isdigit() or "." in first:
+        return None
+    return first
+
+
+#: ``sections`` argument of the reader meaning "every section the URLs name counts" (no page counts known yet).
+ANY_SECTION = None
+
+
+def category_from_url(url: str, site: str, sections: Container[tuple[str, str]] | None = ANY_SECTION) -> str:
+    """The category of a page whose crawler recorded none and whose file is not in the crawler's folder layout:
+    the section its URL names (:func:`url_section`) when ``(site, section)`` is one of ``sections`` (the pipeline's
+    sections with enough pages to fill a neighbour sample of their own: ``stages.LearnSiteEvidence``), else
+    ``"unknown"``: the page is grouped with its host's other pages. With ``sections`` :data:`ANY_SECTION` every
+    section counts.
+
+    The category is half of the ``(site, category)`` key under which neighbour pages are sampled and the site
+    evidence learnt before any page is parsed, so it comes from the URL, not from the page's markup."""
+    section = url_section(url)
+    if section is None or (sections is not ANY_SECTION and (site, section) not in sections):
         return UNKNOWN
-    ext = _tld_extract()(host)
-    domain = getattr(ext, "top_domain_under_public_suffix", None)
-    if domain is None:  # tldextract < 5.3
-        domain = ext.registered_domain
-    return domain or host
+    return section
 
 
-_SECTION_META = re.compile(
-    rb"""<meta\b[^>]*?\bproperty\s*=\s*["']?article:section["']?[^>]*?\bcontent\s*=\s*["']([^"'<>]{1,80})["']"""
-    rb"""|<meta\b[^>]*?\bcontent\s*=\s*["']([^"'<>]{1,80})["'][^>]*?\bproperty\s*=\s*["']?article:section\b""",
-    re.I,
-)
-_SEGMENT_OK = re.compile(r"^[\w][\w.-]{0,79}$")
-
-
-def _slug(text: str) -> str:
-    return "-".join(text.strip().lower().split())[:80]
-
-
-def category_from_url(url: str, body: bytes = b"") -> str:
-    """A category for a page whose crawler did not record one (a WARC file of another crawler).
-
-    The first segment of the URL path when the path has at least two segments and the first is a
-    word, not a number (``/politics/2024/story.html`` -> ``politics``; ``/2024/05/x`` has none),
-    else the page's Open Graph ``article:section`` (searched in its first
-    :data:`SECTION_SNIFF_BYTES` bytes, lower-cased, spaces to ``-``), else ``"unknown"``.
-
-    The section is sniffed from the raw bytes, not taken from the parsed metadata
-    (:attr:`newsclean.transforms.metadata.Metadata.section`), because the category is needed before any page is
-    parsed: it is half of the ``(site, category)`` key under which the neighbour sample is drawn and the site
-    evidence learnt (``stages.LearnSiteEvidence``) before a page is cleaned, and every reject of the reader and of
-    ``FilterResponses`` carries it. Parsing each such page in the reader for it would add an lxml parse per page.
-    """
-    segments = [unquote(seg) for seg in urlsplit(url).path.split("/") if seg]
-    if len(segments) >= 2:
-        first = segments[0].lower()
-        if _SEGMENT_OK.match(first) and not first.replace("-", "").replace("_", "").isdigit() and "." not in first:
-            return first[:80]
-    m = _SECTION_META.search(body[:SECTION_SNIFF_BYTES]) if body else None
-    if m:
-        section = _slug((m.group(1) or m.group(2)).decode("utf-8", "replace"))
-        if section:
-            return section
-    return UNKNOWN
+def site_and_category(url: str, path: str, site: str | None, category: str | None,
+                      sections: Container[tuple[str, str]] | None = ANY_SECTION) -> tuple[str, str, bool]:
+    """``(site, category, category from the URL)`` of a record of ``path`` at ``url`` whose headers (or warcinfo)
+    give ``site`` and ``category`` (None where they do not): site = the header, else the URL's host
+    (:func:`site_from_url`); category = the header, else the crawler's folder layout (:func:`folder_category`),
+    else :func:`category_from_url` over ``sections`` (the third value True: the pipeline re-keys such pages once
+    it knows how many pages each section has)."""
+    site = site or site_from_url(url)
+    if category:
+        return site, category, False
+    category = folder_category(path)
+    if category:
+        return site, category, False
+    return site, category_from_url(url, site, sections), True
 
 
 # --------------------------------------------------------------------------------------------
@@ -461,28 +457,27 @@ def _reject(url: str, site: str, category: str, prov: Provenance, stage: Stage, 
     return Reject.of(url, site, category, prov, stage, reason, message)
 
 
-def record_to_page(record, path: str, default_site: str | None = None,
-                   default_category: str | None = None, offset: int | None = None) -> Page | Reject:
+def record_to_page(record, path: str, default_site: str | None = None, default_category: str | None = None,
+                   offset: int | None = None,
+                   sections: Container[tuple[str, str]] | None = ANY_SECTION) -> Page | Reject:
     """Turn one fastwarc response record (HTTP already parsed) into a Page, or a Reject.
 
     ``default_site`` / ``default_category`` (from the file's warcinfo record) are used when the
-    record lacks the ``WARC-Newsclean-*`` headers; when both are missing too, site and category
-    come from the URL (:func:`site_from_url`, :func:`category_from_url`). Reads the record's
+    record lacks the ``WARC-Newsclean-*`` headers; when they are missing too, site and category
+    come from the URL and the folder layout (:func:`site_and_category`, over ``sections``). Reads the record's
     payload (consumes its reader), at most :data:`MAX_BODY_BYTES` + 1 bytes. ``offset``: the record's byte offset
     in the file (the offset of its gzip member), FastWARC's ``stream_pos`` when None.
     Rejects: ``too_large``, ``truncated_record`` (stage ``read``), ``decode_error`` (``read``/``decode``).
     """
     headers = record.headers
     url = (headers.get("WARC-Target-URI") or "").strip().strip("<>")
-    site = headers.get(SITE_HEADER) or default_site
-    category = headers.get(CATEGORY_HEADER) or default_category
+    site, category, from_url = site_and_category(url, path, headers.get(SITE_HEADER) or default_site,
+                                                 headers.get(CATEGORY_HEADER) or default_category, sections)
     prov = Provenance(warc_file=path, record_id=record.record_id or "",
                       offset=int(record.stream_pos) if offset is None else offset)
-    from_url = not site or not category
 
     def reject(stage: Stage, message: str, reason: RejectReason = RejectReason.DECODE_ERROR) -> Reject:
-        return _reject(url, site or site_from_url(url), category or category_from_url(url), prov, stage,
-                       message, reason)
+        return _reject(url, site, category, prov, stage, message, reason)
 
     if not url:
         if block_is_short(record, MAX_BODY_BYTES):  # a header cut before its WARC-Target-URI line
@@ -512,9 +507,6 @@ def record_to_page(record, path: str, default_site: str | None = None,
     except ContentDecodingError as exc:
         return reject(Stage.DECODE, str(exc))
     mime, charset = parse_content_type(http.get("Content-Type"))
-    if from_url:
-        site = site or site_from_url(url)
-        category = category or category_from_url(url, body)
     return Page(
         url=url,
         site=site,
@@ -526,6 +518,7 @@ def record_to_page(record, path: str, default_site: str | None = None,
         html=body,
         provenance=prov,
         page_type=(headers.get(PAGE_TYPE_HEADER) or "").strip().lower() or None,
+        category_from_url=from_url,
     )
 
 
@@ -576,8 +569,9 @@ class _FileReading:
     """The state of one :func:`iter_warc_file` call: the warcinfo's site and category, the page held back for
     its metadata record, the counts, and the records of one stretch of the file (:meth:`records`)."""
 
-    def __init__(self, path: str, stream: BinaryIO, stats: ReadStats):
-        self.path, self.stream, self.stats = path, stream, stats
+    def __init__(self, path: str, stream: BinaryIO, stats: ReadStats,
+                 sections: Container[tuple[str, str]] | None = ANY_SECTION):
+        self.path, self.stream, self.stats, self.sections = path, stream, stats, sections
         self.info_site: str | None = None
         self.info_category: str | None = None
         self.held: Page | None = None
@@ -656,7 +650,7 @@ class _FileReading:
                 self.stats.skipped[kind] = self.stats.skipped.get(kind, 0) + 1
                 continue
             self.stats.records_read += 1
-            out = record_to_page(record, self.path, self.info_site, self.info_category, offset)
+            out = record_to_page(record, self.path, self.info_site, self.info_category, offset, self.sections)
             if isinstance(out, Page):
                 self.stats.pages += 1
                 self.held = out
@@ -760,8 +754,8 @@ def _plain_tail(reading: _FileReading, pos: int, last: int | None, bounds, end: 
         yield reading.unit(RejectReason.TRUNCATED_RECORD, f"the file ends inside a WARC record after offset {last}")
 
 
-def iter_warc_file(path: str, stream: BinaryIO | None = None,
-                   stats: ReadStats | None = None) -> Iterator[Page | Reject]:
+def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats | None = None,
+                   sections: Container[tuple[str, str]] | None = ANY_SECTION) -> Iterator[Page | Reject]:
     """Yield one :class:`~schemas.Page` or :class:`~schemas.Reject` per WARC response record of ``path``.
 
     Args:
@@ -770,6 +764,8 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
         stream: an open binary stream of the raw (still compressed) file, read from its current position; opened
             with Beam's ``FileSystems`` (no transparent decompression, so offsets are file offsets) when None.
         stats: if given, updated with the counts while iterating.
+        sections: the ``(site, section)`` pairs a page of another crawler may take as its category
+            (:func:`category_from_url`); :data:`ANY_SECTION`: every section its URL names.
 
     Yields pages and rejects in file order, plus one ``not_warc`` or ``truncated_record`` reject for each
     stretch of bytes that are not (complete) WARC records, after which reading goes on at the next record
@@ -787,7 +783,7 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None,
         if end is None:  # a stream that cannot seek: read it into memory (tests, pipes)
             stream = io.BytesIO(stream.read())
             start, end = 0, len(stream.getbuffer())
-        reading = _FileReading(path, stream, stats)
+        reading = _FileReading(path, stream, stats, sections)
         read = _read_gzip if is_gzip(stream, start, path) else _read_plain
         yield from read(reading, start, end)
         yield from reading.release()
@@ -833,7 +829,8 @@ def check_read(path: str, stats: ReadStats, rows: Counter, stream: BinaryIO | No
 
 
 class ReadWarcFileFn(beam.DoFn):
-    """Beam ``DoFn``: WARC file path (``str``) -> pages (main output) and rejects (``REJECTS_TAG``).
+    """Beam ``DoFn``: WARC file path (``str``) -> pages (main output) and rejects (``REJECTS_TAG``); ``sections``
+    (a side input): the ``(site, section)`` pairs a page of another crawler may take as its category.
 
     Also emits, once per file, on ``COUNTS_TAG`` for the run summary: ``("records_read", n)`` (the reader's pages
     and rejects, plus the records the independent count found that it missed: :func:`check_read`),
@@ -847,10 +844,10 @@ class ReadWarcFileFn(beam.DoFn):
         self._records = Metrics.counter(METRICS_NAMESPACE, "records_read")
         self._pages = Metrics.counter(METRICS_NAMESPACE, "pages_read")
 
-    def process(self, path: str):
+    def process(self, path: str, sections=ANY_SECTION):
         stats = ReadStats()
         rows: Counter = Counter()
-        for item in iter_warc_file(path, stats=stats):
+        for item in iter_warc_file(path, stats=stats, sections=sections):
             rows[item_offset(item)] += 1
             PROGRESS.add("read")  # before the record goes on to be cleaned and counted again
             if isinstance(item, Page):

@@ -67,6 +67,9 @@ class Page:
     sitemap_publication_date: str | None = None
     sitemap_title: str | None = None
     sitemap_lastmod: str | None = None
+    # True when the category came from the URL (a WARC of another crawler: neither a header nor the folder layout
+    # gave one); the pipeline keeps it only for a section with enough pages (pipeline/stages.py).
+    category_from_url: bool = False
 
 
 @dataclass(frozen=True)
