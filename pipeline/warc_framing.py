@@ -26,6 +26,7 @@ import io
 import re
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -50,7 +51,19 @@ _CONTENT_LENGTH = re.compile(rb"(?im)^content-length:[ \t]*(\d{1,18})[ \t]*\r?$"
 _WARC_TYPE = re.compile(rb"(?im)^warc-type:[ \t]*([!-~]+)")
 
 
-class ByteRange(io.RawIOBase):
+class _Reader(io.RawIOBase):
+    """A read-only raw file object whose ``read`` does the work (``readinto`` reads through it)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class ByteRange(_Reader):
     """A read-only file object over bytes ``[start, end)`` of ``stream``; ``tell()`` is the offset in ``stream``.
 
     Each read seeks ``stream`` first, so other code may read ``stream`` between two reads (FastWARC reads a
@@ -61,9 +74,6 @@ class ByteRange(io.RawIOBase):
         super().__init__()
         self.stream, self.start, self.end, self.pos = stream, start, end, start
 
-    def readable(self) -> bool:
-        return True
-
     def read(self, size: int = -1) -> bytes:
         n = self.end - self.pos if size is None or size < 0 else min(size, self.end - self.pos)
         if n <= 0:
@@ -72,11 +82,6 @@ class ByteRange(io.RawIOBase):
         data = self.stream.read(n)
         self.pos += len(data)
         return data
-
-    def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
 
     def tell(self) -> int:
         return self.pos
@@ -119,7 +124,7 @@ def is_padding(stream: BinaryIO, start: int, end: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-class MemberInflater(io.RawIOBase):
+class MemberInflater(_Reader):
     """The inflated data of the one gzip member at byte ``start`` of ``stream`` (file bytes up to ``end``).
 
     ``read(n)`` gives the member's data and ``b""`` at its end. Once :meth:`finish` (or reading to the end) has
@@ -143,9 +148,6 @@ class MemberInflater(io.RawIOBase):
         first = read_at(stream, start, len(GZIP_MAGIC))
         if first != GZIP_MAGIC:
             self._fail("no gzip member starts here", cut=GZIP_MAGIC.startswith(first) and start + len(first) >= end)
-
-    def readable(self) -> bool:
-        return True
 
     def _fail(self, error: str, cut: bool = False) -> None:
         self.error, self.cut, self._done = error, cut, True
@@ -183,11 +185,6 @@ class MemberInflater(io.RawIOBase):
         data, self._out = self._out[:size], self._out[size:]
         return data
 
-    def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
     def finish(self) -> MemberInflater:
         """Inflate (and drop) the rest of the member, so that :attr:`end` and :attr:`error` are known; returns self."""
         self._out = b""
@@ -219,21 +216,25 @@ def starts_warc_member(stream: BinaryIO, offset: int) -> bool:
     return out == WARC_MAGIC
 
 
-def find_warc_member(stream: BinaryIO, start: int, end: int) -> int | None:
-    """The offset of the first gzip member at or after ``start`` (before ``end``) that inflates to a WARC record
-    (:func:`starts_warc_member`), or None. Reads the bytes in between in :data:`READ_CHUNK` pieces."""
+def find_all(stream: BinaryIO, needle: bytes, start: int, end: int) -> Iterator[int]:
+    """The offsets of ``needle`` in bytes ``[start, end)`` of ``stream``, in order, read in :data:`READ_CHUNK`
+    pieces (overlapping by ``len(needle) - 1`` bytes, so that none is missed at a piece's edge)."""
     pos = start
     while pos < end:
-        chunk = read_at(stream, pos, min(READ_CHUNK + len(GZIP_MAGIC) - 1, end - pos))
-        if not chunk:
-            return None
-        i = chunk.find(GZIP_MAGIC)
+        chunk = read_at(stream, pos, min(READ_CHUNK + len(needle) - 1, end - pos))
+        if len(chunk) < len(needle):
+            return
+        i = chunk.find(needle)
         while i >= 0:
-            if starts_warc_member(stream, pos + i):
-                return pos + i
-            i = chunk.find(GZIP_MAGIC, i + 1)
-        pos += max(len(chunk) - len(GZIP_MAGIC) + 1, 1)
-    return None
+            yield pos + i
+            i = chunk.find(needle, i + 1)
+        pos += len(chunk) - len(needle) + 1
+
+
+def find_warc_member(stream: BinaryIO, start: int, end: int) -> int | None:
+    """The offset of the first gzip member at or after ``start`` (before ``end``) that inflates to a WARC record
+    (:func:`starts_warc_member`), or None."""
+    return next((pos for pos in find_all(stream, GZIP_MAGIC, start, end) if starts_warc_member(stream, pos)), None)
 
 
 def is_gzip(stream: BinaryIO, offset: int, name: str) -> bool:
@@ -255,20 +256,10 @@ def is_gzip(stream: BinaryIO, offset: int, name: str) -> bool:
 def find_warc_header(stream: BinaryIO, start: int, end: int) -> int | None:
     """The offset of the first ``WARC/1.`` at the start of a line, at or after ``start`` (before ``end``), or
     None. A line starts at ``start`` itself only when ``start`` is 0 or follows a line feed."""
-    pos = start
-    needle = b"\n" + WARC_MAGIC
     if start == 0 or read_at(stream, start - 1, 1) == b"\n":
         if read_at(stream, start, len(WARC_MAGIC)) == WARC_MAGIC:
             return start
-    while pos < end:
-        chunk = read_at(stream, pos, min(READ_CHUNK + len(needle) - 1, end - pos))
-        if not chunk:
-            return None
-        i = chunk.find(needle)
-        if i >= 0:
-            return pos + i + 1
-        pos += max(len(chunk) - len(needle) + 1, 1)
-    return None
+    return next((pos + 1 for pos in find_all(stream, b"\n" + WARC_MAGIC, start, end)), None)
 
 
 @dataclass(frozen=True)

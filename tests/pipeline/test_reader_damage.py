@@ -24,38 +24,31 @@ from newsclean.schemas.records import Page, Reject
 N = 10
 
 
+def _records(data: bytes) -> list[tuple[int, int, str]]:
+    """Each record of WARC ``data`` (warcio): ``(start, end, URL of a response or the record type)``."""
+    it = WarcioIterator(io.BytesIO(data))
+    records = []
+    for rec in it:
+        start = it.get_record_offset()
+        url = rec.rec_headers.get_header("WARC-Target-URI") if rec.rec_type == "response" else rec.rec_type
+        records.append((start, start + it.get_record_length(), url))
+    return records
+
+
 def _ten(tmp_path: Path) -> tuple[bytes, list[tuple[int, int, str]]]:
-    """A per-record ``.warc.gz`` of 10 pages: its bytes and each record's ``(start, end, URL or type)``."""
+    """A per-record ``.warc.gz`` of 10 pages: its bytes and its records (:func:`_records`)."""
     path = write_warc(tmp_path / "s" / "c" / "ten.warc.gz", "s", "c",
                       [Response(f"http://s.test/c/{i}.html",
                                 article_page("s", "c", f"Story {i}", [paragraph(10 * i + j) for j in range(3)]).encode())
                        for i in range(N)])
     data = path.read_bytes()
-    it = WarcioIterator(io.BytesIO(data))
-    records = []
-    for rec in it:
-        start = it.get_record_offset()
-        url = rec.rec_headers.get_header("WARC-Target-URI") if rec.rec_type == "response" else rec.rec_type
-        records.append((start, start + it.get_record_length(), url))
-    return data, records
+    return data, _records(data)
 
 
 def _plain(data: bytes) -> tuple[bytes, list[tuple[int, int, str]]]:
-    """The uncompressed form of a per-record ``.warc.gz`` and its records' ``(start, end, URL or type)``."""
-    plain = b"".join(gzip.decompress(data[s:e]) for s, e, _ in _ten_bounds(data))
-    it = WarcioIterator(io.BytesIO(plain))
-    records = []
-    for rec in it:
-        start = it.get_record_offset()
-        url = rec.rec_headers.get_header("WARC-Target-URI") if rec.rec_type == "response" else rec.rec_type
-        records.append((start, start + it.get_record_length(), url))
-    return plain, records
-
-
-def _ten_bounds(data: bytes):
-    it = WarcioIterator(io.BytesIO(data))
-    for rec in it:
-        yield it.get_record_offset(), it.get_record_offset() + it.get_record_length(), rec.rec_type
+    """The uncompressed form of a per-record ``.warc.gz`` and its records."""
+    plain = b"".join(gzip.decompress(data[s:e]) for s, e, _ in _records(data))
+    return plain, _records(plain)
 
 
 def _read(data: bytes, name: str) -> tuple[list, ReadStats]:
@@ -174,8 +167,8 @@ def test_a_reader_that_stops_early_fails_the_accounting(tmp_path, monkeypatch):
     path.write_bytes(data)
     real = warc_reader.iter_warc_file
 
-    def gives_up(p, stream=None, stats=None):
-        for n, item in enumerate(real(p, stream, stats)):
+    def gives_up(p, stream=None, stats=None, **kwargs):
+        for n, item in enumerate(real(p, stream, stats, **kwargs)):
             if n == 3:
                 return
             yield item
