@@ -256,28 +256,45 @@ def sample_ref(page: Page) -> tuple[SiteKey, SampleRef]:
     """``((site, category), (sha1(url), WARC file, offset))``: the hash orders a deterministic sample, the file
     and offset find the page again (:func:`read_pages_at`)."""
     prov = page.provenance
-    return site_key(page), (hashlib.sha1(page.url.encode("utf-8")).hexdigest(), prov.warc_file, prov.offset)
+    return site_key(page), (url_hash(page.url), prov.warc_file, prov.offset)
 
 
-def read_pages_at(path: str, offsets: list[int]) -> dict[int, Page]:
-    """The pages of the WARC response records that start at byte ``offsets`` of ``path``.
+def url_hash(url: str) -> str:
+    """Hex SHA-1 of a URL: the sort key of the neighbour sample."""
+    return hashlib.sha1(url.encode("utf-8")).hexdigest()
 
-    ``offsets`` are record starts as the reader records them (``Provenance.offset``: the gzip member's start
-    in a ``.warc.gz``, the record's first byte in a ``.warc``). The file is opened once, uncompressed (Beam's
-    ``FileSystems``: local paths or any filesystem URL), and read from each offset with
-    :func:`~newsclean.pipeline.warc_reader.iter_warc_file` until its first item. Returns ``{offset: Page}``;
-    an offset whose first item is not a page starting there (a reject, another record type) is absent. Raises ``OSError`` when the file cannot be opened.
+
+def read_pages_at(path: str, wanted: list[tuple[int, str]]) -> dict[tuple[int, str], Page]:
+    """The pages of ``wanted`` ``(offset, URL hash)`` pairs of ``path``: the response records at byte ``offset``
+    whose URL has that :func:`url_hash`.
+
+    Offsets are as the reader records them (``Provenance.offset``: the start of the gzip member holding the record
+    in a ``.warc.gz``, the record's first byte in a ``.warc``); the URL hash tells apart the records of one gzip
+    member (a ``.warc.gz`` compressed whole holds every record in one). The file is opened once, uncompressed
+    (Beam's ``FileSystems``: local paths or any filesystem URL), and read from each offset with
+    :func:`~newsclean.pipeline.warc_reader.iter_warc_file` while the items lie at that offset and pages are still
+    wanted there. Returns ``{(offset, hash): Page}``; a pair found nowhere is absent. Raises ``OSError`` when the
+    file cannot be opened.
     """
-    found: dict[int, Page] = {}
+    by_offset: dict[int, set[str]] = {}
+    for offset, digest in wanted:
+        by_offset.setdefault(offset, set()).add(digest)
+    found: dict[tuple[int, str], Page] = {}
     with FileSystems.open(path, mime_type="application/octet-stream",
                           compression_type=CompressionTypes.UNCOMPRESSED) as stream:
-        for offset in sorted(set(offsets)):
+        for offset, digests in sorted(by_offset.items()):
             stream.seek(offset)
             items = iter_warc_file(path, stream=stream)
-            first = next(items, None)
+            for item in items:
+                if (item.provenance.offset if isinstance(item, Page) else item.warc_offset) != offset:
+                    break  # a later record's
+                digest = url_hash(item.url)
+                if isinstance(item, Page) and digest in digests:
+                    found[(offset, digest)] = item
+                    digests.discard(digest)
+                    if not digests:
+                        break
             items.close()
-            if isinstance(first, Page) and first.provenance.offset == offset:  # not a later record's page
-                found[offset] = first
     return found
 
 
@@ -291,12 +308,12 @@ def read_sample(refs: list[SampleRef]) -> list[SampleEntry]:
     entries = []
     for path, file_refs in sorted(by_file.items()):
         try:
-            pages = read_pages_at(path, [offset for _, _, offset in file_refs])
+            pages = read_pages_at(path, [(offset, key) for key, _, offset in file_refs])
         except OSError:
             log.warning("cannot re-read %s for the neighbour sample", path)
             continue
-        entries.extend((key, pages[offset].html, pages[offset].charset)
-                       for key, _, offset in file_refs if offset in pages)
+        entries.extend((key, pages[offset, key].html, pages[offset, key].charset)
+                       for key, _, offset in file_refs if (offset, key) in pages)
     return sorted(entries)
 
 
