@@ -712,8 +712,8 @@ def _read_plain(reading: _FileReading, start: int, end: int) -> Iterator[Page | 
         last = reading.last_offset if reading.records_seen > seen else None
         bounds = record_bounds(stream, last) if last is not None else None
         if reading.error is None:
-            if reading.last_truncated and bounds is not None and bounds.block_end > end:
-                nxt = find_warc_header(stream, bounds.header_end, end)  # a Content-Length too long, not a cut
+            if bounds is not None and bounds.block_end > end:  # cut, or a Content-Length too long
+                nxt = find_warc_header(stream, bounds.header_end, end)  # the latter hides the records after it
                 if nxt is not None:
                     pos = nxt
                     continue

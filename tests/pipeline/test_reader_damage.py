@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def _responses(records):
     return [(s, e, url) for s, e, url in records if url.startswith("http")]
 
 
-# --- item 1: a damaged gzip member in the middle ---------------------------------------------------
+# --- a damaged gzip member in the middle ---------------------------------------------------
 
 
 @pytest.mark.parametrize("damage", ["flipped_bytes", "bad_magic", "bad_crc"])
@@ -96,7 +97,7 @@ def test_an_uncompressed_file_resumes_at_the_next_header(tmp_path):
     assert stats.records_read == stats.pages + stats.rejects == len(items) and stats.rejects == 1
 
 
-# --- item 2: a Content-Length past the end of its gzip member --------------------------------------
+# --- a Content-Length past the end of its gzip member --------------------------------------
 
 
 def test_a_record_ends_where_its_member_ends(tmp_path):
@@ -114,7 +115,22 @@ def test_a_record_ends_where_its_member_ends(tmp_path):
     assert stats == ReadStats(records_read=N, pages=N - 1, rejects=1)
 
 
-# --- item 3: the independent count -----------------------------------------------------------------
+def test_a_content_length_past_the_end_of_an_uncompressed_file_hides_no_record(tmp_path):
+    """A ``.warc`` whose first record declares 10**9 bytes: FastWARC reads the rest of the file as its block; the
+    records after it are read all the same (found by a bench/fuzz_clean.py run: the second pass counted them)."""
+    data, _ = _ten(tmp_path)
+    plain, records = _plain(data)
+    start, end, _ = _responses(records)[0]
+    head, sep, rest = plain[start:end].partition(b"\r\n\r\n")
+    length = re.search(rb"Content-Length: (\d+)", head).group(1)
+    damaged = plain[:start] + head.replace(b"Content-Length: " + length, b"Content-Length: 1000000000") + sep + rest \
+        + plain[end:]
+    items, stats = _read(damaged, "ten.warc")
+    assert sum(isinstance(i, Page) for i in items) == N - 1  # before: 0 pages
+    assert stats.records_read == stats.pages + stats.rejects == len(items)
+
+
+# --- the independent count -----------------------------------------------------------------
 
 
 def _damaged(data: bytes, offset: int, kind: str, rng: random.Random) -> tuple[bytes, tuple[int, int]]:
