@@ -28,20 +28,29 @@ from newsclean.pipeline.incremental import (
     matched_files,
     nothing_new,
     plan_run,
+    run_settings,
 )
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
-from newsclean.pipeline.output import discard_staging, is_url, new_staging, prepare_output
+from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
 from newsclean.pipeline.progress import PROGRESS, CountProgress
-from newsclean.pipeline.runner import BeamArgs, new_pipeline, run_to_completion, runner_options
+from newsclean.pipeline.runner import (
+    BeamArgs,
+    as_options,
+    check_runner,
+    new_pipeline,
+    run_to_completion,
+    runner_options,
+)
 from newsclean.pipeline.stages import (
     CleanPages,
     FilterResponses,
+    FindWarcFiles,
     LearnSiteEvidence,
     ReadWarc,
     WriteCounts,
     WriteParquet,
 )
-from newsclean.pipeline.summary import RunSummary, check_balanced
+from newsclean.pipeline.summary import RunSummary, check_balanced, check_something_read
 
 log = logging.getLogger(__name__)
 
@@ -53,26 +62,31 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     folder; the articles wait in ``config.out/_spill/`` while dedup decides). No page HTML or article text crosses
     a shuffle or a side input (:mod:`newsclean.pipeline.stages`, :mod:`newsclean.pipeline.dedup`).
     """
+    # Learn each (site, category)'s evidence from a sample of its pages (StaDyNoT §3.1; a side input below), and
+    # which URL sections of other crawlers' files have pages enough to be a category.
+    paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
+    learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
+    evidence = learnt["evidence"]
     # Read the WARC response records: pages, and a reject for each record that cannot be one.
-    read = p | "ReadWarc" >> ReadWarc(patterns)
-    # Learn each (site, category)'s evidence from a sample of its pages (StaDyNoT §3.1; a side input below).
-    evidence = read["paths"] | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
+    read = paths | "ReadWarc" >> ReadWarc(learnt["sections"])
     # Keep the HTML 200 responses; clean each page into an article or a reject.
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)
     # Drop exact and near duplicates (incremental runs: also against the corpus already in OUT).
     corpus_index = p | "ReadCorpusIndex" >> ReadIndex(corpus_of(config.out)) if config.incremental else None
     kept = deduplicate(cleaned["articles"], config.out, NearDupParams(), corpus_index=corpus_index)
-    # Write the corpus index, the duplicates, the articles and rejects, and the counts.
+    # Write the corpus index, the duplicates, the articles and rejects (the run's settings in their metadata), and
+    # the counts.
+    settings = run_settings(config)
     _ = kept.articles | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
-    _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out)
+    _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out, settings)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
     articles = kept.articles | "Articles" >> beam.Map(article_of)
-    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out)
+    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
     _ = (read["counts"], *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
-    # Progress on stderr (pipeline/progress.py): side branches that count and output nothing.
-    for label, pcoll, what in (("ProgressRead", read["pages"], "read"), ("ProgressReadRejects", read["rejects"], "read"),
-                               ("ProgressArticles", cleaned["articles"], "articles"),
+    # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
+    # each record as read before it passes it on, so a line never shows more articles than records read).
+    for label, pcoll, what in (("ProgressArticles", cleaned["articles"], "articles"),
                                ("ProgressRejects", rejects, "rejects")):
         _ = pcoll | label >> beam.ParDo(CountProgress(what))
 
@@ -81,7 +95,9 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
               progress: bool = False) -> RunSummary:
     """Run the cleaning pipeline to completion and publish its output folder (pipeline/output.py).
 
-    The job writes into ``OUT/_staging-<id>/``; only when it finished are ``articles/``, ``rejects/``,
+    The run holds ``OUT/.clean.lock`` throughout (:func:`~newsclean.pipeline.output.hold_output`: another run
+    into ``OUT`` refuses, or waits with ``config.wait_for_lock``). The job writes into ``OUT/_staging-<id>/``; only
+    when it finished are ``articles/``, ``rejects/``,
     ``duplicates/``, ``_counts/``, ``_index/``, ``_summary.json`` and the dataset card ``README.md`` replaced
     (``--partition-by``: articles rewritten Hive-partitioned first), or, with ``--incremental``, the new rows
     appended (:func:`~newsclean.pipeline.incremental.finish_run`). A failed, cancelled or interrupted run leaves
@@ -92,34 +108,40 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
         beam_args: Beam flags (``["--runner", "DirectRunner", ...]``) or ready ``PipelineOptions``;
             the local DirectRunner when none is given (:func:`~newsclean.pipeline.runner.runner_options`).
         check: raise :class:`~newsclean.pipeline.errors.AccountingError` when articles + rejects + duplicates
-            != records read.
+            != records read, and :class:`~newsclean.pipeline.errors.NothingReadError` when no WARC response
+            record could be read (the output folder is published all the same, with its rejects).
 
     Returns the :class:`RunSummary` read back from the outputs (incremental runs: the whole corpus's).
 
     Raises:
-        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain``.
+        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain`` or ``--runner``.
+        OutputLockedError: another run holds ``OUT``.
         NewscleanError: the job did not finish (failed or cancelled), with the runner's message.
         KeyboardInterrupt: Ctrl-C (also when the runner reports it as its own error).
     """
     patterns = resolve_warc_patterns(config.warc)
     resolve_chain_config(config.chain)  # fail before launching when the chain is unavailable
-    out = prepare_output(config.out)
-    plan = plan_run(out, patterns, config.incremental)  # pipeline/incremental.py: the manifest of cleaned files
-    if config.incremental and not plan.files:
-        summary, _ = nothing_new(out, plan, config.warc)
-    else:
-        staging = new_staging(out)
-        try:
-            _run_staged(dataclasses.replace(config, out=staging), plan.patterns if config.incremental else patterns,
-                        beam_args, progress)
-            summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
-        except BaseException:
-            discard_staging(staging)
-            raise
-        log.info("run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
-                 line["files_cleaned"], line["files_skipped"], line["articles_added"])
+    check_runner(as_options(beam_args))  # and when the runner is
+    with hold_output(config.out, config.wait_for_lock) as out:  # one run at a time (pipeline/output.py)
+        # pipeline/incremental.py: the manifest of cleaned files, and the corpus's settings
+        plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
+        if config.incremental and not plan.files:
+            summary, _ = nothing_new(out, plan, config.warc)
+        else:
+            staging = new_staging(out)
+            try:
+                _run_staged(dataclasses.replace(config, out=staging),
+                            plan.patterns if config.incremental else patterns, beam_args, progress)
+                summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
+            except BaseException:
+                discard_staging(staging)
+                raise
+            log.info("run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
+                     line["files_cleaned"], line["files_skipped"], line["articles_added"])
     if check:
         check_balanced(summary)
+        if not (config.incremental and not plan.files):
+            check_something_read(summary)
     return summary
 
 

@@ -68,7 +68,7 @@ import numpy as np
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.stages import ARTICLES_DIR, PARQUET_SUFFIX
+from newsclean.pipeline.stages import ARTICLES_DIR, PARQUET_SUFFIX, with_settings
 from newsclean.pipeline.warc_reader import COUNTS_TAG, inc_counter
 from newsclean.schemas.records import SPILL_SCHEMA, SPILL_SIGNATURE, Article, from_row, to_row
 from newsclean.transforms.text import normalize_for_hash, words
@@ -117,6 +117,8 @@ class NearDupParams:
 
 #: Reason recorded for an article dropped as a near-duplicate of a kept one.
 NEAR_DUPLICATE = "near_duplicate"
+#: Reason recorded for an article dropped because a kept one (or one of the corpus) has the same normalised text.
+EXACT_DUPLICATE = "exact_duplicate"
 #: Count names in ``OUT/_counts``: every dropped article is part of ``duplicates_dropped`` (the accounting total);
 #: near-duplicates and articles already in the corpus are also counted on their own.
 DUPLICATES_DROPPED, NEAR_DUPLICATES_DROPPED = "duplicates_dropped", "near_duplicates_dropped"
@@ -126,6 +128,8 @@ DUPLICATES_DIR = "duplicates"
 DUPLICATE_TAG = "duplicates"
 #: Tag of :class:`DedupExact`'s output of dropped records ``((warc_file, offset), True)``.
 LOSERS_TAG = "losers"
+#: Tag of :class:`DedupExact`'s output of ``(dropped ArticleKey, the kept article's id)`` pairs.
+DROPPED_TAG = "dropped"
 #: Folder under ``--out`` (the run's staging folder) where cleaned articles wait for the dedup decisions.
 SPILL_DIR = "_spill"
 #: Parquet row group of the spill, in bytes: what :class:`ReadSpilled` turns into Python rows at once.
@@ -411,15 +415,15 @@ def pick_winner(a, b):
     return a if fetch_rank(a) <= fetch_rank(b) else b
 
 
-def first_fetched(keys) -> tuple[ArticleKey, int, tuple[tuple[str, int], ...]]:
+def first_fetched(keys) -> tuple[ArticleKey, int, tuple[ArticleKey, ...]]:
     """The :class:`ArticleKey` records of one content hash (any order, at least one) -> ``(winner, number of keys,
-    records of the others)``; the winner is the one :func:`pick_winner` keeps (smallest :func:`fetch_rank`)."""
+    the others' keys)``; the winner is the one :func:`pick_winner` keeps (smallest :func:`fetch_rank`)."""
     best, n, losers = None, 0, []
     for key in keys:
         n += 1
         winner = pick_winner(best, key)
         if best is not None:
-            losers.append((key if winner is best else best).record)
+            losers.append(key if winner is best else best)
         best = winner
     return best, n, tuple(losers)
 
@@ -451,8 +455,9 @@ def _by_hash(key: ArticleKey):
 
 
 class EmitWinnerFn(beam.DoFn):
-    """``(hash, (winner, n, losers))`` -> the winner's key; ``("duplicates_dropped", n - 1)`` on ``COUNTS_TAG``
-    and ``(record, True)`` per dropped record on :data:`LOSERS_TAG`."""
+    """``(hash, (winner, n, losers))`` -> the winner's key; ``("duplicates_dropped", n - 1)`` on ``COUNTS_TAG``,
+    ``(record, True)`` per dropped record on :data:`LOSERS_TAG` and ``(dropped key, winner's article id)`` on
+    :data:`DROPPED_TAG`."""
 
     def process(self, kv):
         _, (winner, n, losers) = kv
@@ -461,15 +466,17 @@ class EmitWinnerFn(beam.DoFn):
         if n > 1:
             inc_counter("duplicates", n - 1)
             yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, n - 1))
-            for record in losers:
-                yield beam.pvalue.TaggedOutput(LOSERS_TAG, (record, True))
+            for key in losers:
+                yield beam.pvalue.TaggedOutput(LOSERS_TAG, (key.record, True))
+                yield beam.pvalue.TaggedOutput(DROPPED_TAG, (key, winner.near.article_id))
 
 
 class DedupExact(beam.PTransform):
     """Exact duplicates (same normalised text, i.e. same ``content_hash``), decided on :class:`ArticleKey` records.
 
     Input: :data:`KeyedArticle` pairs (:func:`keyed_article`). Output: ``{"keys": ArticleKey of each winner,
-    "losers": ((warc_file, offset), True) of each dropped article, "counts": ("duplicates_dropped", int)}``. The
+    "losers": ((warc_file, offset), True) of each dropped article, "dropped": (ArticleKey of each dropped article,
+    the winner's article id), "counts": ("duplicates_dropped", int)}``. The
     winner is the earliest fetch, then the smallest URL, so the result does not depend on the runner's order. Only
     the keys cross the shuffle; :class:`ReadSpilled` drops the losers' rows.
     """
@@ -480,9 +487,23 @@ class DedupExact(beam.PTransform):
             | "Keys" >> beam.Map(_key_of)
             | "KeyByContentHash" >> beam.Map(_by_hash)
             | "KeepFirstFetched" >> KeepFirstFetched()
-            | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, main="keys")
+            | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, DROPPED_TAG,
+                                                                        main="keys")
         )
-        return {"keys": out.keys, "losers": out[LOSERS_TAG], "counts": out[COUNTS_TAG]}
+        return {"keys": out.keys, "losers": out[LOSERS_TAG], "dropped": out[DROPPED_TAG], "counts": out[COUNTS_TAG]}
+
+
+def exact_duplicate_row(dropped: tuple[ArticleKey, str], clusters: dict[str, str],
+                        corpus_ids: dict[str, str] | None = None) -> dict:
+    """The ``OUT/duplicates`` row (:data:`DUPLICATE_SCHEMA`, reason ``exact_duplicate``) of an article dropped by
+    exact dedup: ``(its key, the kept article's id)``. ``cluster_id`` is the ``cluster_id`` of the row that stands
+    for its text: the kept article's near-duplicate cluster (``clusters``: :class:`NearDedup`'s ``{id: kept id}``),
+    or, in an incremental run, the corpus article with the same text (``corpus_ids``: content hash -> article id)."""
+    key, winner = dropped
+    cluster = (corpus_ids or {}).get(key.content_hash) or clusters.get(winner, winner)
+    fetched, url, warc_file, warc_offset = key.rank
+    return {"article_id": key.near.article_id, "url": url, "cluster_id": cluster, "reason": EXACT_DUPLICATE,
+            "content_hash": key.content_hash, "warc_file": warc_file, "warc_offset": warc_offset}
 
 
 # --------------------------------------------------------------------------------------------
@@ -505,12 +526,16 @@ def url_history(rows: Iterable[dict]) -> tuple[int, datetime | None]:
 
 
 class CorpusFilterFn(beam.DoFn):
-    """New :data:`SignedArticle` -> dropped when the corpus has its text (a count on :data:`COUNTS_TAG`), else
-    the same with ``version``/``first_seen`` continued from the URL's corpus rows."""
+    """New :data:`SignedArticle` -> dropped when the corpus has its text (two counts on :data:`COUNTS_TAG` and an
+    ``exact_duplicate`` row on :data:`DUPLICATE_TAG` whose ``cluster_id`` is the corpus article's id), else the
+    same with ``version``/``first_seen`` continued from the URL's corpus rows. Side inputs: ``hashes``
+    (content hash -> corpus article id) and ``history`` (URL -> :func:`url_history`)."""
 
     def process(self, signed: SignedArticle, hashes, history):
         article, sig = signed
-        if article.content_hash in hashes:
+        corpus_id = hashes.get(article.content_hash)
+        if corpus_id is not None:
+            yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, duplicate_row(article, corpus_id, EXACT_DUPLICATE))
             yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
             yield beam.pvalue.TaggedOutput(COUNTS_TAG, (CORPUS_DUPLICATES, 1))
             return
@@ -521,8 +546,8 @@ class CorpusFilterFn(beam.DoFn):
         yield article, sig
 
 
-def _hash_seen(row: dict) -> tuple[str, bool]:
-    return row["content_hash"], True
+def _hash_id(row: dict) -> tuple[str, str]:
+    return row["content_hash"], row["article_id"]
 
 
 def _by_url(row: dict) -> tuple[str, dict]:
@@ -541,20 +566,21 @@ def dedup_against_corpus(articles, index, keys):
     """Filter new ``articles`` (:data:`SignedArticle`) against the corpus whose index rows are ``index`` (a
     PCollection of ``pipeline.incremental.INDEX_SCHEMA`` dicts); ``keys``: the articles' :class:`ArticleKey`.
 
-    Returns ``(articles, counts, corpus entries, keys)``: the articles whose text is not in the corpus (versions
-    continued, :class:`CorpusFilterFn`), their count pairs, the corpus's :class:`SignatureEntry` PCollection for
-    near-dedup (:func:`corpus_entry`) and the keys of the articles left.
+    Returns ``(articles, counts, duplicates, corpus entries, keys, corpus ids)``: the articles whose text is not
+    in the corpus (versions continued, :class:`CorpusFilterFn`), their count pairs, the ``duplicates`` rows of the
+    others, the corpus's :class:`SignatureEntry` PCollection for near-dedup (:func:`corpus_entry`), the keys of
+    the articles left and the ``(content hash, corpus article id)`` pairs.
     """
-    hashes = index | "CorpusHashes" >> beam.Map(_hash_seen)
+    hashes = index | "CorpusHashes" >> beam.Map(_hash_id)
     history = (index | "CorpusUrls" >> beam.Map(_by_url)
                | "UrlRows" >> beam.GroupByKey()
                | "UrlHistory" >> beam.MapTuple(_url_history_of))
     out = articles | "NotInCorpus" >> beam.ParDo(
         CorpusFilterFn(), beam.pvalue.AsDict(hashes), beam.pvalue.AsDict(history)).with_outputs(
-        COUNTS_TAG, main="articles")
+        COUNTS_TAG, DUPLICATE_TAG, main="articles")
     entries = index | "CorpusEntries" >> beam.Map(corpus_entry)
     keys = keys | "KeysNotInCorpus" >> beam.Filter(_not_in, beam.pvalue.AsDict(hashes))
-    return out.articles, out[COUNTS_TAG], entries, keys
+    return out.articles, out[COUNTS_TAG], out[DUPLICATE_TAG], entries, keys, hashes
 
 
 # --------------------------------------------------------------------------------------------
@@ -746,7 +772,8 @@ class NearDedup(beam.PTransform):
 
     Input: PCollection of :data:`SignedArticle` (after exact dedup).
     Output: ``{"articles": SignedArticle of each kept article (with cluster_id), "duplicates": duplicates row
-    dict, "counts": (name, int), "signatures": SignatureEntry of the kept and dropped new articles}``.
+    dict, "counts": (name, int), "signatures": SignatureEntry of the kept and dropped new articles, "clusters":
+    the one ``{article id: kept member's id}`` dict of :class:`ClusterFn`}``.
 
     Args:
         params: :class:`NearDupParams` (threshold 0.8, 5-word shingles, 128 permutations).
@@ -791,19 +818,22 @@ class NearDedup(beam.PTransform):
             AssignClusterFn(), beam.pvalue.AsSingleton(clusters)).with_outputs(
             DUPLICATE_TAG, COUNTS_TAG, main="articles")
         return {"articles": out.articles, "duplicates": out[DUPLICATE_TAG], "counts": out[COUNTS_TAG],
-                "signatures": entries}
+                "signatures": entries, "clusters": clusters}
 
 
 class WriteDuplicates(beam.PTransform):
-    """Write ``duplicates`` row dicts to ``OUT/duplicates/part-*.parquet`` (:data:`DUPLICATE_SCHEMA`, snappy)."""
+    """Write ``duplicates`` row dicts to ``OUT/duplicates/part-*.parquet`` (:data:`DUPLICATE_SCHEMA`, snappy; the
+    run's ``settings`` in the files' metadata, :func:`~newsclean.pipeline.stages.with_settings`)."""
 
-    def __init__(self, out: str):
+    def __init__(self, out: str, settings: dict | None = None):
         super().__init__()
         self.out = out
+        self.settings = settings
 
     def expand(self, rows):
         return rows | "WriteDuplicates" >> beam.io.WriteToParquet(
-            FileSystems.join(self.out, DUPLICATES_DIR, "part"), DUPLICATE_SCHEMA, codec="snappy",
+            FileSystems.join(self.out, DUPLICATES_DIR, "part"), with_settings(DUPLICATE_SCHEMA, self.settings),
+            codec="snappy",
             file_name_suffix=PARQUET_SUFFIX)
 
 
@@ -814,7 +844,8 @@ class WriteDuplicates(beam.PTransform):
 
 class Deduplicated(NamedTuple):
     """What :func:`deduplicate` gives: ``articles``: the kept :data:`SignedArticle` pairs (``cluster_id`` set);
-    ``duplicates``: ``OUT/duplicates`` row dicts; ``counts``: the PCollections of ``(name, int)`` count pairs."""
+    ``duplicates``: ``OUT/duplicates`` row dicts, one per dropped article (exact and near duplicates, and new
+    articles whose text the corpus holds); ``counts``: the PCollections of ``(name, int)`` count pairs."""
 
     articles: beam.PCollection
     duplicates: beam.PCollection
@@ -834,10 +865,13 @@ def deduplicate(articles, out: str, params: NearDupParams = NearDupParams(), cor
     spilled = keyed | "SpillArticles" >> SpillArticles(out)
     exact = keyed | "DedupExact" >> DedupExact()
     kept = spilled | "ReadSpilled" >> ReadSpilled(exact["losers"])
-    keys, corpus_counts, corpus = exact["keys"], (), None
+    keys, corpus_counts, corpus_rows, corpus, corpus_ids = exact["keys"], (), (), None, None
     if corpus_index is not None:
-        kept, counts, corpus, keys = dedup_against_corpus(kept, corpus_index, keys)
-        corpus_counts = (counts,)
+        kept, counts, rows, corpus, keys, ids = dedup_against_corpus(kept, corpus_index, keys)
+        corpus_counts, corpus_rows, corpus_ids = (counts,), (rows,), beam.pvalue.AsDict(ids)
     entries = keys | "NearEntries" >> beam.Map(_near_entry)
     near = kept | "NearDedup" >> NearDedup(params, existing=corpus, entries=entries)
-    return Deduplicated(near["articles"], near["duplicates"], (exact["counts"], near["counts"], *corpus_counts))
+    exact_rows = exact["dropped"] | "ExactDuplicateRows" >> beam.Map(
+        exact_duplicate_row, beam.pvalue.AsSingleton(near["clusters"]), *((corpus_ids,) if corpus_ids else ()))
+    duplicates = (near["duplicates"], exact_rows, *corpus_rows) | "DuplicateRows" >> beam.Flatten()
+    return Deduplicated(near["articles"], duplicates, (exact["counts"], near["counts"], *corpus_counts))

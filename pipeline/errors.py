@@ -17,3 +17,15 @@ class NoInputError(NewscleanError):
 
 class AccountingError(NewscleanError):
     """Articles + rejects + duplicates differ from the WARC response records read (a bug: report it)."""
+
+
+class NothingReadError(NewscleanError):
+    """The WARC files hold no readable WARC response record (all bytes unreadable, or no response records)."""
+
+
+class NoRunError(NewscleanError):
+    """An output folder holds no newsclean run (``newsclean summarize`` of a mistyped folder)."""
+
+
+class SettingsMismatchError(NewscleanError):
+    """``--incremental`` into a corpus made with other settings (chain, ``--min-words``, models, ...)."""

@@ -33,6 +33,7 @@ Limits: rows are immutable, so an unchanged text fetched again is counted as a d
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -48,6 +49,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.dedup import DUPLICATES_DIR, SignedArticle
+from newsclean.pipeline.errors import SettingsMismatchError
+from newsclean.pipeline.options import CleanConfig, resolve_chain_config
 from newsclean.pipeline.output import discard_staging, partition_articles, publish_output
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
 from newsclean.pipeline.summary import (
@@ -58,7 +61,7 @@ from newsclean.pipeline.summary import (
     write_dataset_card,
     write_summary,
 )
-from newsclean.schemas.records import Article
+from newsclean.schemas.records import PIPELINE_VERSION, Article
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,39 @@ def file_digest(path: str, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+#: The settings two runs must share to append to one corpus (``--incremental``): all of :func:`run_settings` but the
+#: Beam version, which changes no row.
+OUTPUT_SETTINGS = ("chain", "min_words", "neighbour_sample", "models", "newsclean")
+
+
+@functools.lru_cache(maxsize=16)
+def model_digest(path: str) -> str:
+    """``"sha256:<hex>"`` of a model file (:func:`file_digest`, cached per process)."""
+    return "sha256:" + file_digest(path)
+
+
+def run_settings(config: CleanConfig) -> dict:
+    """What a run's rows depend on besides its WARC files, as JSON-ready values: ``chain`` (``--chain``),
+    ``min_words``, ``neighbour_sample``, ``models`` (file name -> :func:`model_digest` of each model and lexicon file
+    the chain reads, :meth:`~newsclean.transforms.chain.ChainConfig.model_files`), ``newsclean`` (the version that
+    writes the rows' ``pipeline_version``) and ``apache_beam`` (its version). Recorded in ``_summary.json``, the
+    manifest, the dataset card and the Parquet files' metadata; :data:`OUTPUT_SETTINGS` must match to append.
+
+    Raises:
+        UsageError: an unknown chain. OSError: a model file cannot be read.
+    """
+    chain = resolve_chain_config(config.chain)
+    return {"chain": config.chain, "min_words": config.min_words, "neighbour_sample": config.neighbour_sample,
+            "models": {path.name: model_digest(str(path)) for path in chain.model_files()},
+            "newsclean": PIPELINE_VERSION, "apache_beam": beam.__version__}
+
+
+def settings_differ(a: dict, b: dict) -> list[str]:
+    """The names of :data:`OUTPUT_SETTINGS` whose values differ between two :func:`run_settings` (a name missing
+    from either, as in an output folder of an older version, differs)."""
+    return [name for name in OUTPUT_SETTINGS if a.get(name) != b.get(name)]
+
+
 def _read_jsonl(path: str) -> list[dict]:
     if not FileSystems.exists(path):
         return []
@@ -124,12 +160,14 @@ def read_runs(out: str) -> list[dict]:
 @dataclasses.dataclass
 class RunPlan:
     """What one run cleans: ``files`` ``[{path, size, sha256}]`` (new ones), ``skipped`` (paths already
-    cleaned into the output), ``incremental`` and the run id (12 hex digits)."""
+    cleaned into the output), ``incremental``, the run id (12 hex digits) and the run's settings
+    (:func:`run_settings`)."""
 
     files: list[dict]
     skipped: list[str]
     incremental: bool
     run_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
+    settings: dict = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON form (``_pending.json`` of a ``--no-wait`` run)."""
@@ -138,7 +176,7 @@ class RunPlan:
     @classmethod
     def from_dict(cls, obj: dict) -> RunPlan:
         """Inverse of :meth:`to_dict`."""
-        return cls(obj["files"], obj["skipped"], obj["incremental"], obj["run_id"])
+        return cls(obj["files"], obj["skipped"], obj["incremental"], obj["run_id"], obj.get("settings", {}))
 
     @property
     def patterns(self) -> list[str]:
@@ -153,12 +191,22 @@ def matched_files(patterns: list[str]) -> list[tuple[str, int]]:
     return sorted(found.items())
 
 
-def plan_run(out: str, patterns: list[str], incremental: bool) -> RunPlan:
+def plan_run(out: str, patterns: list[str], incremental: bool, settings: dict | None = None,
+             allow_mixed: bool = False) -> RunPlan:
     """The files a run cleans. Not incremental: every matched file. Incremental: those whose path is not
-    in the manifest with the same size and whose SHA-256 is not in it either (see the module docstring)."""
+    in the manifest with the same size and whose SHA-256 is not in it either (see the module docstring).
+    ``settings``: the run's (:func:`run_settings`), recorded with it.
+
+    Raises:
+        SettingsMismatchError: incremental, the corpus in ``out`` was made with other settings
+            (:func:`check_same_settings`) and not ``allow_mixed``.
+    """
+    settings = settings or {}
     matched = matched_files(patterns)
     if not incremental:
-        return RunPlan([{"path": p, "size": s, "sha256": None} for p, s in matched], [], False)
+        return RunPlan([{"path": p, "size": s, "sha256": None} for p, s in matched], [], False, settings=settings)
+    if not allow_mixed:
+        check_same_settings(out, settings)
     manifest = read_manifest(out)
     by_path = {(e["path"], e["size"]) for e in manifest}
     digests = {e["sha256"] for e in manifest if e.get("sha256")}
@@ -172,7 +220,28 @@ def plan_run(out: str, patterns: list[str], incremental: bool) -> RunPlan:
             skipped.append(path)
         else:
             new.append({"path": path, "size": size, "sha256": digest})
-    return RunPlan(new, skipped, True)
+    return RunPlan(new, skipped, True, settings=settings)
+
+
+def corpus_settings(out: str) -> dict | None:
+    """The settings of the last run that wrote the corpus in ``out`` (its ``_manifest/runs.jsonl`` line); ``{}``
+    for a corpus of a version that did not record them, None when ``out`` holds no corpus."""
+    runs = read_runs(out)
+    return runs[-1].get("settings", {}) if runs else None
+
+
+def check_same_settings(out: str, settings: dict) -> None:
+    """Raises :class:`SettingsMismatchError` when ``out`` holds a corpus made with other :data:`OUTPUT_SETTINGS`
+    than ``settings`` (one line naming each that differs)."""
+    corpus = corpus_settings(out)
+    if corpus is None:
+        return
+    differ = settings_differ(corpus, settings)
+    if differ:
+        what = "; ".join(f"{name} {json.dumps(corpus.get(name))} there, {json.dumps(settings.get(name))} now"
+                         for name in differ)
+        raise SettingsMismatchError(f"--incremental: the corpus in {out} was made with other settings ({what}); "
+                                    "pass --allow-mixed-settings to append to it anyway")
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,7 +358,7 @@ def record_run(out: str, plan: RunPlan, summary) -> dict:
             if FileSystems.exists(path):
                 FileSystems.delete([path])
     _append_jsonl(manifest, files)
-    line = {"run": plan.run_id, "finished_at": stamp, "incremental": plan.incremental,
+    line = {"run": plan.run_id, "finished_at": stamp, "incremental": plan.incremental, "settings": plan.settings,
             "files_cleaned": len(plan.files), "files_skipped": len(plan.skipped),
             "records_read": summary.records_read if summary else 0,
             "articles_added": summary.articles_written if summary else 0,
@@ -323,13 +392,13 @@ def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: s
     corpus's (every run's counts); otherwise the published outputs are replaced by the staged ones
     (:func:`~newsclean.pipeline.output.publish_output`). Returns ``(corpus RunSummary, this run's manifest line)``.
     """
-    run = summarize_output(staging, warc=warc)
+    run = dataclasses.replace(summarize_output(staging, warc=warc), settings=plan.settings)
     if partition_by:
         partition_articles(FileSystems.join(staging, ARTICLES_DIR), partition_by)
     if plan.incremental:
         publish_append(staging, out, (ARTICLES_DIR, REJECTS_DIR, DUPLICATES_DIR, INDEX_DIR, COUNTS_DIR), plan)
         discard_staging(staging)
-        summary = summarize_output(out, warc=warc)
+        summary = dataclasses.replace(summarize_output(out, warc=warc), settings=plan.settings)
         write_summary(summary)
         write_dataset_card(summary, partition_by)
     else:
@@ -344,4 +413,4 @@ def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: s
 def nothing_new(out: str, plan: RunPlan, warc: str):
     """An incremental run with no new WARC file: record it and return the corpus summary (nothing runs)."""
     log.info("no new WARC file: %d already cleaned into %s", len(plan.skipped), out)
-    return summarize_output(out, warc=warc), record_run(out, plan, None)
+    return dataclasses.replace(summarize_output(out, warc=warc), settings=plan.settings), record_run(out, plan, None)

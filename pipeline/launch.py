@@ -16,19 +16,27 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 from collections.abc import Sequence
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from newsclean.pipeline.errors import NewscleanError
-from newsclean.pipeline.incremental import RunPlan, finish_run, nothing_new, plan_run
-from newsclean.pipeline.runner import as_options, new_pipeline
+from newsclean.pipeline.errors import NewscleanError, NoRunError
+from newsclean.pipeline.incremental import (
+    RunPlan,
+    corpus_settings,
+    finish_run,
+    nothing_new,
+    plan_run,
+    run_settings,
+)
+from newsclean.pipeline.output import PENDING_FILE, is_url, output_lock
+from newsclean.pipeline.runner import as_options, check_runner, new_pipeline
 
 log = logging.getLogger(__name__)
 
-PENDING_FILE = "_pending.json"
 
 
 def job_id_of(result) -> str:
@@ -66,31 +74,34 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
     and :class:`NewscleanError` when the runner refuses the job.
     """
     from newsclean.pipeline import clean
-    from newsclean.pipeline.output import discard_staging, new_staging, prepare_output
+    from newsclean.pipeline.output import discard_staging, hold_output, new_staging
 
     patterns = clean.resolve_warc_patterns(config.warc)
     clean.resolve_chain_config(config.chain)
-    out = prepare_output(config.out)
-    plan = plan_run(out, patterns, config.incremental)
-    if config.incremental:
-        if not plan.files:
-            nothing_new(out, plan, config.warc)
-            return "none (no new WARC file)"
-        patterns = plan.patterns
-    staging = new_staging(out)
-    staged = dataclasses.replace(config, out=staging)
-    p = new_pipeline(as_options(beam_args))
-    clean.build_pipeline(p, patterns, staged)
-    try:
-        result = p.run()
-    except Exception as exc:
-        discard_staging(staging)
-        raise NewscleanError(f"the runner did not accept the job: {type(exc).__name__}: {exc}") from exc
-    job_id = job_id_of(result)
-    _write_json(FileSystems.join(out, PENDING_FILE), {
-        "job_id": job_id, "staging": staging, "warc": config.warc, "partition_by": config.partition_by,
-        "plan": plan.to_dict(),
-    })
+    options = as_options(beam_args)
+    check_runner(options)
+    with hold_output(config.out) as out:
+        plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
+        if config.incremental:
+            if not plan.files:
+                nothing_new(out, plan, config.warc)
+                return "none (no new WARC file)"
+            patterns = plan.patterns
+        staging = new_staging(out)
+        staged = dataclasses.replace(config, out=staging)
+        p = new_pipeline(options)
+        clean.build_pipeline(p, patterns, staged)
+        try:
+            result = p.run()
+        except Exception as exc:
+            discard_staging(staging)
+            raise NewscleanError(f"the runner did not accept the job: {type(exc).__name__}: {exc}") from exc
+        job_id = job_id_of(result)
+        _write_json(FileSystems.join(out, PENDING_FILE), {
+            "job_id": job_id, "staging": staging, "partition_by": config.partition_by,
+            "warc": config.warc if is_url(config.warc) else os.path.abspath(config.warc),
+            "plan": plan.to_dict(),
+        })
     return job_id
 
 
@@ -100,29 +111,40 @@ def summarize_out(out: str, *, check: bool = True):
 
     Raises:
         NewscleanError: a pending run's job has not written its outputs yet (still running, or failed).
+        NoRunError: ``out`` holds neither a pending run nor a finished one (nothing is written there).
         AccountingError: ``check`` and articles + rejects + duplicates != records read.
     """
     from newsclean.pipeline.output import STAGING_PREFIX
     from newsclean.pipeline.stages import COUNTS_DIR
-    from newsclean.pipeline.summary import check_balanced, summarize_output, write_summary
+    from newsclean.pipeline.summary import SUMMARY_FILE, check_balanced, read_counts, summarize_output, write_summary
 
     out = out.rstrip("/") or "/"
     pending = read_json(FileSystems.join(out, PENDING_FILE))
-    if pending is not None:
-        staging = pending["staging"]
-        counts = FileSystems.join(staging, COUNTS_DIR, "counts.jsonl")
-        temp = [m.path for r in FileSystems.match([FileSystems.join(staging, "beam-temp-*")]) for m in r.metadata_list]
-        if not FileSystems.exists(counts) or temp:
-            raise NewscleanError(f"job {pending['job_id']} has not finished writing {staging} "
-                                 "(still running, or failed: see the runner's job page)")
-        if STAGING_PREFIX not in staging:
-            raise NewscleanError(f"{PENDING_FILE} names {staging!r}, not a staging folder of {out}")
-        summary, _ = finish_run(staging, out, RunPlan.from_dict(pending["plan"]), pending.get("warc", ""),
-                                pending.get("partition_by"))
-        FileSystems.delete([FileSystems.join(out, PENDING_FILE)])
-    else:
-        summary = summarize_output(out)
-        write_summary(summary)
+    previous = read_json(FileSystems.join(out, SUMMARY_FILE))
+    if pending is None and previous is None and not read_counts(out):
+        raise NoRunError(f"{out} holds no newsclean run (no {SUMMARY_FILE}, {COUNTS_DIR}/ or {PENDING_FILE}): "
+                         "nothing to summarize")
+    with output_lock(out):
+        if pending is not None:
+            staging = pending["staging"]
+            counts = FileSystems.join(staging, COUNTS_DIR, "counts.jsonl")
+            temp = [m.path for r in FileSystems.match([FileSystems.join(staging, "beam-temp-*")])
+                    for m in r.metadata_list]
+            if not FileSystems.exists(counts) or temp:
+                raise NewscleanError(f"job {pending['job_id']} has not finished writing {staging} "
+                                     "(still running, or failed: see the runner's job page)")
+            if STAGING_PREFIX not in staging:
+                raise NewscleanError(f"{PENDING_FILE} names {staging!r}, not a staging folder of {out}")
+            summary, _ = finish_run(staging, out, RunPlan.from_dict(pending["plan"]), pending.get("warc", ""),
+                                    pending.get("partition_by"))
+            FileSystems.delete([FileSystems.join(out, PENDING_FILE)])
+        else:
+            warc = (previous or {}).get("warc", "")  # written relative to OUT
+            if warc and not is_url(warc) and not is_url(out) and not os.path.isabs(warc):
+                warc = os.path.normpath(os.path.join(out, warc))
+            summary = summarize_output(out, warc=warc)
+            summary.settings = (previous or {}).get("settings") or corpus_settings(out) or {}
+            write_summary(summary)
     if check:
         check_balanced(summary)
     return summary

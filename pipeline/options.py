@@ -95,6 +95,16 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         help="clean only WARC files not yet listed in OUT/_manifest, append to the corpus and dedup (exact and "
              "near) against it; the same URL with changed text becomes a new version")
     parser.add_argument(
+        "--allow-mixed-settings", "--allow_mixed_settings", dest="allow_mixed_settings", type=_flag_value,
+        nargs="?", const=True, default=False,
+        help="with --incremental: append to a corpus made with other settings (chain, --min-words, "
+             "--neighbour-sample, model files, newsclean version); each run's files and manifest line keep its own")
+    parser.add_argument(
+        "--wait-for-lock", "--wait_for_lock", dest="wait_for_lock", type=_flag_value, nargs="?", const=True,
+        default=False,
+        help="when another run is writing into --out (its lock OUT/.clean.lock), wait for it to end instead of "
+             "refusing to start")
+    parser.add_argument(
         "--no-wait", "--no_wait", dest="no_wait", type=_flag_value, nargs="?", const=True, default=False,
         help="submit the job, print its id and exit; 'newsclean summarize OUT' publishes the outputs afterwards")
 
@@ -140,6 +150,8 @@ class CleanConfig:
     min_words: int = MIN_ARTICLE_WORDS
     partition_by: str | None = None  # None, "crawl_date" or "site" (pipeline/output.py)
     incremental: bool = False  # --incremental: pipeline/incremental.py
+    wait_for_lock: bool = False  # --wait-for-lock: pipeline/output.py
+    allow_mixed_settings: bool = False  # --allow-mixed-settings: pipeline/incremental.py
 
     def __post_init__(self):
         if not self.warc:
@@ -162,7 +174,9 @@ def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
     return CleanConfig(warc=view.warc or "", out=view.out or "",
                        neighbour_sample=view.neighbour_sample, chain=view.chain, min_words=view.min_words,
                        partition_by=getattr(view, "partition_by", None),
-                       incremental=bool(getattr(view, "incremental", False)))
+                       incremental=bool(getattr(view, "incremental", False)),
+                       wait_for_lock=bool(getattr(view, "wait_for_lock", False)),
+                       allow_mixed_settings=bool(getattr(view, "allow_mixed_settings", False)))
 
 
 def resolve_chain_config(name: str) -> ChainConfig:

@@ -15,23 +15,39 @@ local folders by ``os.replace`` (one rename per folder), other filesystems file 
 before that leaves the earlier output as it was; its staging folder starts with ``_`` (skipped by Spark,
 pandas, ``pyarrow.dataset``, DuckDB globs of ``articles/`` and HF ``datasets``) and the next run deletes it
 (:func:`prepare_output`).
+
+One run at a time: a run holds ``OUT/.clean.lock`` (:func:`hold_output`, an exclusive ``flock``, with the
+holder's pid, host and start time written in it) from before it deletes stale staging folders until it has
+published, so a second run into the same folder never deletes the first's live staging folder: it refuses,
+naming the holder, or waits. The kernel releases the lock of a killed run; the next run takes it over and says
+whose it was. Output folders on object stores (``gs://``) are not locked (they have no lock primitive).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import logging
 import os
 import re
 import shutil
+import socket
 import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.errors import UsageError
+from newsclean.pipeline.errors import NewscleanError, UsageError
 
 log = logging.getLogger(__name__)
 
 STAGING_PREFIX = "_staging-"
+#: The lock file of a cleaning run in ``OUT`` (a dot file: data tools and ``**/*.warc.gz`` globs skip it).
+LOCK_FILE = ".clean.lock"
+#: A ``--no-wait`` run's job id and staging folder, until ``newsclean summarize OUT`` publishes it.
+PENDING_FILE = "_pending.json"
 #: ``--partition-by`` values: the Hive partition column and how it is derived from an article row.
 PARTITION_KEYS = ("crawl_date", "site")
 
@@ -47,8 +63,13 @@ def _entries(out: str, pattern: str) -> list[str]:
     return [m.path for r in FileSystems.match([FileSystems.join(out, pattern)]) for m in r.metadata_list]
 
 
+class OutputLockedError(NewscleanError):
+    """Another run holds the output folder (or a ``--no-wait`` run is pending there)."""
+
+
 def prepare_output(out: str) -> str:
-    """Check and create the output folder ``out`` and delete staging folders of killed earlier runs.
+    """Check and create the output folder ``out`` and delete staging folders of killed earlier runs (call it
+    under :func:`hold_output`'s lock, which does both).
 
     Earlier outputs (``articles/``, ``rejects/``, summary) stay until a new run succeeds. Local paths
     become absolute. Returns the output path.
@@ -56,23 +77,117 @@ def prepare_output(out: str) -> str:
     Raises:
         UsageError: ``out`` names an existing file, or cannot be created (exit status 2 in the CLI).
     """
+    out = create_output(out)
+    discard_stale_staging(out)
+    return out
+
+
+def create_output(out: str) -> str:
+    """``out`` checked and created (local paths: made absolute); returns it. Raises :class:`UsageError` as
+    :func:`prepare_output` does."""
+    if is_url(out):
+        return out
+    out = os.path.abspath(os.path.expanduser(out))
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out!r} is a file, not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out!r}: cannot create the directory: {exc.strerror or exc}") from None
+    return out
+
+
+def discard_stale_staging(out: str) -> None:
+    """Delete the staging folders left in ``out`` by runs that were killed (no run may be live there: the caller
+    holds the lock)."""
     if not is_url(out):
-        out = os.path.abspath(os.path.expanduser(out))
-        if os.path.exists(out) and not os.path.isdir(out):
-            raise UsageError(f"--out {out!r} is a file, not a directory")
-        try:
-            os.makedirs(out, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"--out {out!r}: cannot create the directory: {exc.strerror or exc}") from None
         for name in os.listdir(out):
             if name.startswith(STAGING_PREFIX):
                 log.info("deleting %s left by an interrupted run", name)
                 shutil.rmtree(os.path.join(out, name), ignore_errors=True)
-        return out
+        return
     stale = _entries(out, STAGING_PREFIX + "*/**")
     if stale:
         FileSystems.delete(stale)
-    return out
+
+
+def _holder(text: str) -> dict:
+    """The holder recorded in a lock file's text (``{}`` when none or unreadable)."""
+    try:
+        holder = json.loads(text)
+    except ValueError:
+        return {}
+    return holder if isinstance(holder, dict) else {}
+
+
+def describe_holder(holder: dict) -> str:
+    """``"pid 123 on host h, started 2024-05-01T12:00:00+00:00"`` of a lock file's holder."""
+    return (f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}, "
+            f"started {holder.get('started', '?')}")
+
+
+@contextlib.contextmanager
+def output_lock(out: str, wait: bool = False) -> Iterator[None]:
+    """Hold the exclusive lock ``OUT/.clean.lock`` (``fcntl.flock``) while the block runs; ``out`` exists.
+
+    The lock file records the holder (pid, host, start time). A held lock makes this raise
+    :class:`OutputLockedError` naming the holder, or, with ``wait``, block until it is released. A lock file
+    that names a holder but is not locked was left by a run that was killed (the kernel released its lock): it
+    is taken over, with a warning naming that run. Object-store folders (``gs://``) are not locked.
+    """
+    if is_url(out):
+        log.info("%s is not on a local filesystem: no lock (run one job at a time into it)", out)
+        yield
+        return
+    path = os.path.join(out, LOCK_FILE)
+    with open(path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = describe_holder(_holder(fh.read()))
+            if not wait:
+                raise OutputLockedError(f"another newsclean run is writing into {out} ({holder}; lock {path}): "
+                                        "wait for it to end, or pass --wait-for-lock") from None
+            log.warning("waiting for the newsclean run writing into %s (%s)", out, holder)
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        fh.seek(0)
+        stale = _holder(fh.read())
+        if stale:
+            log.warning("taking over the lock of a newsclean run that ended without releasing it (%s)",
+                        describe_holder(stale))
+        fh.seek(0)
+        fh.truncate()
+        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                             "started": datetime.now(UTC).isoformat(timespec="seconds")}) + "\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.seek(0)
+            fh.truncate()
+            fh.flush()
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def hold_output(out: str, wait: bool = False) -> Iterator[str]:
+    """Make ``out`` ready for one run and hold it for the block: created (:func:`create_output`), locked
+    (:func:`output_lock`), no ``--no-wait`` run pending there, stale staging folders deleted. Yields the output
+    path (local paths absolute).
+
+    Raises:
+        UsageError: ``out`` cannot be created. OutputLockedError: another run holds it (and not ``wait``), or a
+            ``--no-wait`` run is pending there (``OUT/_pending.json``).
+    """
+    out = create_output(out)
+    with output_lock(out, wait):
+        pending = FileSystems.join(out, PENDING_FILE)
+        if FileSystems.exists(pending):
+            raise OutputLockedError(f"a --no-wait run is pending in {out} ({pending}): run 'newsclean summarize "
+                                    f"{out}' once its job finished (or delete {PENDING_FILE} if the job failed)")
+        discard_stale_staging(out)
+        yield out
 
 
 def new_staging(out: str) -> str:

@@ -27,9 +27,9 @@ from collections.abc import Iterator, Sequence
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
-from apache_beam.runners.runner import PipelineState
+from apache_beam.runners.runner import PipelineState, create_runner
 
-from newsclean.pipeline.errors import NewscleanError
+from newsclean.pipeline.errors import NewscleanError, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -168,8 +168,27 @@ def direct_fn_api_runner(options: PipelineOptions):
         beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded)))
 
 
+def check_runner(options: PipelineOptions) -> None:
+    """Check that ``options``' ``--runner`` names a runner Beam can build (a name it knows or a runner class's
+    dotted path, with its extras installed), before anything is written.
+
+    Raises:
+        UsageError: an unknown runner, or one whose module cannot be imported (Beam's message, first line).
+    """
+    name = options.get_all_options().get("runner")
+    if not name or not isinstance(name, str) or _runner_name(options) in ("DirectRunner", "SwitchingDirectRunner"):
+        return
+    try:
+        create_runner(name)
+    except (ValueError, ImportError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UsageError(f"--runner {name}: {first}") from None
+
+
 def new_pipeline(options: PipelineOptions) -> beam.Pipeline:
-    """An empty ``beam.Pipeline`` for ``options``, on :func:`direct_fn_api_runner` where that applies."""
+    """An empty ``beam.Pipeline`` for ``options``, on :func:`direct_fn_api_runner` where that applies.
+    Raises :class:`UsageError` for an unknown ``--runner`` (:func:`check_runner`)."""
+    check_runner(options)
     return beam.Pipeline(runner=direct_fn_api_runner(options), options=options)
 
 

@@ -1,8 +1,9 @@
 """The cleaning pipeline's stages before and after dedup: one composite ``PTransform`` per stage, stable labels.
 
-    ReadWarc (paths) ─┬─► LearnSiteEvidence: refs (key, SHA-1 of URL, file, offset) ─► sample ─► re-read ─► learn
-                      │                                                                      │ (side input)
-                      └─► ReadRecords ─► FilterResponses ─► CleanPages ◄─────────────────────┘
+    FindWarcFiles ─┬─► LearnSiteEvidence: refs (key, SHA-1 of URL, file, offset) ─► sample ─► re-read ─► learn
+                   │        └─► sections of other crawlers' URLs (side input) ─┐              │ (side input)
+                   └─► ReadWarc ◄──────────────────────────────────────────────┘              │
+                          └─► FilterResponses ─► CleanPages ◄─────────────────────────────────┘
                                                                │
                                                    (dedup: pipeline/dedup.py) ─► WriteParquet, WriteCounts
 
@@ -30,10 +31,12 @@ Parallelism is per WARC file (the files are spread; pages of one file are cleane
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from datetime import UTC, datetime
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam.io.fileio import EmptyMatchTreatment, MatchAll
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -47,7 +50,7 @@ from newsclean.pipeline.warc_reader import (
     inc_counter,
     iter_warc_file,
 )
-from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES
+from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES, UNKNOWN
 from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     REJECT_SCHEMA,
@@ -88,7 +91,7 @@ ARTICLE_ROW_GROUP_BYTES, ARTICLE_RECORD_BATCH = 16 << 20, 100
 PARQUET_SUFFIX = ".parquet"
 
 __all__ = [
-    "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "WriteParquet", "WriteCounts",
+    "FindWarcFiles", "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "WriteParquet", "WriteCounts",
     "classify_response", "looks_like_html", "evidence_for_key", "clean_page", "build_article", "make_reject",
     "article_id", "read_pages_at",
 ]
@@ -125,12 +128,27 @@ def _metadata_path(metadata) -> str:
     return metadata.path
 
 
-class ReadWarc(beam.PTransform):
-    """Match WARC files and read their response records.
+class FindWarcFiles(beam.PTransform):
+    """The distinct WARC file paths the file patterns match, not yet spread over workers.
 
-    Input: the pipeline (``PBegin``). Output: a dict of PCollections
-    ``{"paths": str, "pages": Page, "rejects": Reject, "counts": (str, int)}`` (``paths``: the distinct WARC
-    files before they are spread; :class:`LearnSiteEvidence` reads them a second time, after its own spread).
+    Input: the pipeline (``PBegin``). Args: ``patterns``: file patterns for Beam's ``FileSystems.match`` (``*``:
+    within a directory, ``**``: across directories); :func:`newsclean.pipeline.clean.resolve_warc_patterns` turns a
+    user's glob or directory into these. Files matched by several patterns are read once.
+    """
+
+    def __init__(self, patterns: list[str]):
+        super().__init__()
+        self.patterns = list(patterns)
+
+    def expand(self, pbegin):
+        return distinct_paths(pbegin, self.patterns)
+
+
+class ReadWarc(beam.PTransform):
+    """Read the response records of WARC files.
+
+    Input: WARC file paths (:class:`FindWarcFiles`). Output: a dict of PCollections ``{"pages": Page, "rejects":
+    Reject, "counts": (str, int)}``.
 
     Pages are not reshuffled: a runner would hold every page's HTML at that shuffle. Work
     spreads per file; one file's pages are read and cleaned in one fused step, streaming. The two reads
@@ -139,21 +157,21 @@ class ReadWarc(beam.PTransform):
     step), and would hold every page between reading and cleaning.
 
     Args:
-        patterns: file patterns for Beam's ``FileSystems.match`` (``*``: within a directory,
-            ``**``: across directories); :func:`newsclean.pipeline.clean.resolve_warc_patterns` turns a user's
-            glob or directory into these. Files matched by several patterns are read once.
+        sections: PCollection of ``((site, section), pages)`` (:class:`LearnSiteEvidence`'s ``sections``): the
+            URL sections a page of another crawler may take as its category (a side input); None: every section.
     """
 
-    def __init__(self, patterns: list[str]):
+    def __init__(self, sections=None):
         super().__init__()
-        self.patterns = list(patterns)
+        self.sections = sections
 
-    def expand(self, pbegin):
-        distinct = distinct_paths(pbegin, self.patterns)
-        paths = distinct | "SpreadFiles" >> beam.Reshuffle()
-        read = paths | "ReadRecords" >> beam.ParDo(ReadWarcFileFn()).with_outputs(
-            REJECTS_TAG, COUNTS_TAG, main="pages")
-        return {"paths": distinct, "pages": read.pages, "rejects": read[REJECTS_TAG], "counts": read[COUNTS_TAG]}
+    def expand(self, paths):
+        sections = () if self.sections is None else (beam.pvalue.AsDict(self.sections),)
+        read = (paths
+                | "SpreadFiles" >> beam.Reshuffle()
+                | "ReadRecords" >> beam.ParDo(ReadWarcFileFn(), *sections).with_outputs(
+                    REJECTS_TAG, COUNTS_TAG, main="pages"))
+        return {"pages": read.pages, "rejects": read[REJECTS_TAG], "counts": read[COUNTS_TAG]}
 
 
 def distinct_paths(pbegin, patterns: list[str]):
@@ -240,28 +258,45 @@ def sample_ref(page: Page) -> tuple[SiteKey, SampleRef]:
     """``((site, category), (sha1(url), WARC file, offset))``: the hash orders a deterministic sample, the file
     and offset find the page again (:func:`read_pages_at`)."""
     prov = page.provenance
-    return site_key(page), (hashlib.sha1(page.url.encode("utf-8")).hexdigest(), prov.warc_file, prov.offset)
+    return site_key(page), (url_hash(page.url), prov.warc_file, prov.offset)
 
 
-def read_pages_at(path: str, offsets: list[int]) -> dict[int, Page]:
-    """The pages of the WARC response records that start at byte ``offsets`` of ``path``.
+def url_hash(url: str) -> str:
+    """Hex SHA-1 of a URL: the sort key of the neighbour sample."""
+    return hashlib.sha1(url.encode("utf-8")).hexdigest()
 
-    ``offsets`` are record starts as the reader records them (``Provenance.offset``: the gzip member's start
-    in a ``.warc.gz``, the record's first byte in a ``.warc``). The file is opened once, uncompressed (Beam's
-    ``FileSystems``: local paths or any filesystem URL), and read from each offset with
-    :func:`~newsclean.pipeline.warc_reader.iter_warc_file` until its first item. Returns ``{offset: Page}``;
-    an offset whose first item is not a page starting there (a reject, another record type) is absent. Raises ``OSError`` when the file cannot be opened.
+
+def read_pages_at(path: str, wanted: list[tuple[int, str]]) -> dict[tuple[int, str], Page]:
+    """The pages of ``wanted`` ``(offset, URL hash)`` pairs of ``path``: the response records at byte ``offset``
+    whose URL has that :func:`url_hash`.
+
+    Offsets are as the reader records them (``Provenance.offset``: the start of the gzip member holding the record
+    in a ``.warc.gz``, the record's first byte in a ``.warc``); the URL hash tells apart the records of one gzip
+    member (a ``.warc.gz`` compressed whole holds every record in one). The file is opened once, uncompressed
+    (Beam's ``FileSystems``: local paths or any filesystem URL), and read from each offset with
+    :func:`~newsclean.pipeline.warc_reader.iter_warc_file` while the items lie at that offset and pages are still
+    wanted there. Returns ``{(offset, hash): Page}``; a pair found nowhere is absent. Raises ``OSError`` when the
+    file cannot be opened.
     """
-    found: dict[int, Page] = {}
+    by_offset: dict[int, set[str]] = {}
+    for offset, digest in wanted:
+        by_offset.setdefault(offset, set()).add(digest)
+    found: dict[tuple[int, str], Page] = {}
     with FileSystems.open(path, mime_type="application/octet-stream",
                           compression_type=CompressionTypes.UNCOMPRESSED) as stream:
-        for offset in sorted(set(offsets)):
+        for offset, digests in sorted(by_offset.items()):
             stream.seek(offset)
             items = iter_warc_file(path, stream=stream)
-            first = next(items, None)
+            for item in items:
+                if (item.provenance.offset if isinstance(item, Page) else item.warc_offset) != offset:
+                    break  # a later record's
+                digest = url_hash(item.url)
+                if isinstance(item, Page) and digest in digests:
+                    found[(offset, digest)] = item
+                    digests.discard(digest)
+                    if not digests:
+                        break
             items.close()
-            if isinstance(first, Page) and first.provenance.offset == offset:  # not a later record's page
-                found[offset] = first
     return found
 
 
@@ -275,23 +310,48 @@ def read_sample(refs: list[SampleRef]) -> list[SampleEntry]:
     entries = []
     for path, file_refs in sorted(by_file.items()):
         try:
-            pages = read_pages_at(path, [offset for _, _, offset in file_refs])
+            pages = read_pages_at(path, [(offset, key) for key, _, offset in file_refs])
         except OSError:
             log.warning("cannot re-read %s for the neighbour sample", path)
             continue
-        entries.extend((key, pages[offset].html, pages[offset].charset)
-                       for key, _, offset in file_refs if offset in pages)
+        entries.extend((key, pages[offset, key].html, pages[offset, key].charset)
+                       for key, _, offset in file_refs if (offset, key) in pages)
     return sorted(entries)
 
 
 class SampleRefsFn(beam.DoFn):
-    """WARC file path -> ``((site, category), SampleRef)`` for each page that :func:`classify_response` lets
-    through (the first of the two reads; rejects and counts are left to ``ReadWarc``'s read)."""
+    """WARC file path -> ``(category from the URL?, ((site, category), SampleRef))`` for each page that
+    :func:`classify_response` lets through (the first of the two reads; rejects and counts are left to
+    ``ReadWarc``'s read). A page of another crawler has its URL's section as category here, flagged
+    (``Page.category_from_url``), until :func:`section_key` knows the section's size."""
 
     def process(self, path: str):
         for item in iter_warc_file(path):
             if isinstance(item, Page) and classify_response(item) is None:
-                yield sample_ref(item)
+                yield item.category_from_url, sample_ref(item)
+
+
+def _section_page(flagged) -> bool:
+    from_url, (key, _) = flagged
+    return from_url and key[1] != UNKNOWN
+
+
+def _one_page(flagged) -> tuple[SiteKey, int]:
+    return flagged[1][0], 1
+
+
+def _has_pages(kv: tuple[SiteKey, int], n: int) -> bool:
+    return kv[1] >= n
+
+
+def section_key(flagged, sections: dict[SiteKey, int]) -> tuple[SiteKey, SampleRef]:
+    """The sample key of a page: its ``(site, category)``, except that a category taken from the URL stays only
+    for one of ``sections`` (sections with enough pages); other such pages go to ``(site, "unknown")``, the host's
+    group (:func:`~newsclean.pipeline.warc_reader.category_from_url` gives the pages the same category)."""
+    from_url, (key, ref) = flagged
+    if from_url and key not in sections:
+        return (key[0], UNKNOWN), ref
+    return key, ref
 
 
 class _ChainFn(beam.DoFn):
@@ -367,7 +427,8 @@ class LearnSiteEvidenceFn(_ChainFn):
 
 
 class LearnSiteEvidence(beam.PTransform):
-    """WARC file paths -> ``((site, category), SiteEvidence | None)``, one per key.
+    """WARC file paths -> ``{"evidence": ((site, category), SiteEvidence | None) one per key, "sections":
+    ((site, section), pages) of each URL section with at least ``neighbour_sample`` pages}``.
 
     StaDyNoT §3.1 learns static noise from neighbour pages of the same site; here from a bounded,
     deterministic sample of at most ``neighbour_sample`` pages per (site, category): the pages
@@ -375,13 +436,19 @@ class LearnSiteEvidence(beam.PTransform):
     :class:`FilterResponses` keeps. Deterministic rather than ``Sample.FixedSizePerKey`` so that
     two runs over the same WARC files give the same articles.
 
+    Pages of another crawler (no category header, no folder layout) are grouped by their host and the section
+    their URL names only when that section alone fills the neighbour sample (``neighbour_sample`` pages or more);
+    the pages of smaller sections, and those whose URL names none, form their host's group ``(host, "unknown")``,
+    so that a site split into many small sections still learns from a full sample. ``sections`` is a side input
+    of :class:`ReadWarc`, which gives each page the same category.
+
     Only references cross the shuffle (:data:`SampleRef`, about 150 bytes a page); the sampled pages'
     HTML is then read again by offset (:func:`read_sample`, N pages per key), unless the key has fewer pages
     than the chain learns from (:func:`needs_reading`: a (site, category) of one page learns nothing, so its
     page is not read or parsed twice). Among pages with the same URL in one key, the tie is broken by (file, offset).
 
     Args:
-        neighbour_sample: N, pages sampled per key (>= 1).
+        neighbour_sample: N, pages sampled per key (>= 1), and the pages a URL section needs to be a key.
         chain: ``--chain`` name; its static-noise parameters are used.
     """
 
@@ -391,14 +458,20 @@ class LearnSiteEvidence(beam.PTransform):
         self.chain = chain
 
     def expand(self, paths):
-        return (
-            paths
-            | "SpreadFiles" >> beam.Reshuffle()  # its own, see ReadWarc
-            | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn())
-            | "SampleNeighbours" >> beam.combiners.Top.SmallestPerKey(self.neighbour_sample)
-            | "ReadSample" >> beam.ParDo(ReadSampleFn(self.chain))
-            | "Learn" >> beam.ParDo(LearnSiteEvidenceFn(self.chain))
-        )
+        refs = (paths
+                | "SpreadFiles" >> beam.Reshuffle()  # its own, see ReadWarc
+                | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn()))
+        sections = (refs
+                    | "SectionPages" >> beam.Filter(_section_page)
+                    | "OnePage" >> beam.Map(_one_page)
+                    | "CountSectionPages" >> beam.CombinePerKey(sum)
+                    | "LargeSections" >> beam.Filter(_has_pages, self.neighbour_sample))
+        evidence = (refs
+                    | "KeyBySection" >> beam.Map(section_key, beam.pvalue.AsDict(sections))
+                    | "SampleNeighbours" >> beam.combiners.Top.SmallestPerKey(self.neighbour_sample)
+                    | "ReadSample" >> beam.ParDo(ReadSampleFn(self.chain))
+                    | "Learn" >> beam.ParDo(LearnSiteEvidenceFn(self.chain)))
+        return {"evidence": evidence, "sections": sections}
 
 
 # --------------------------------------------------------------------------------------------
@@ -544,6 +617,20 @@ class CleanPages(beam.PTransform):
 # --------------------------------------------------------------------------------------------
 
 
+#: Key of the run's settings (JSON, ``pipeline.incremental.run_settings``) in the metadata of every Parquet file a
+#: run writes (``pq.read_schema(path).metadata``): rows appended by runs with other settings keep their own.
+SETTINGS_METADATA_KEY = b"newsclean.settings"
+
+
+def with_settings(schema: pa.Schema, settings: dict | None) -> pa.Schema:
+    """``schema`` with ``settings`` (JSON, sorted keys) under :data:`SETTINGS_METADATA_KEY` in its metadata; as
+    it is when ``settings`` is None."""
+    if settings is None:
+        return schema
+    return schema.with_metadata({**(schema.metadata or {}),
+                                 SETTINGS_METADATA_KEY: json.dumps(settings, sort_keys=True).encode()})
+
+
 def output_prefix(out: str, name: str) -> str:
     """File prefix of output ``name`` under ``out``: ``OUT/<name>/part``."""
     return FileSystems.join(out, name, "part")
@@ -555,30 +642,30 @@ class WriteParquet(beam.PTransform):
 
     An empty PCollection still
     gives one Parquet file with the schema and no rows (Beam writes an empty shard), which
-    pyarrow, pandas and DuckDB read as an empty table.
+    pyarrow, pandas and DuckDB read as an empty table. ``settings``: the run's, in each file's metadata
+    (:func:`with_settings`).
     """
 
-    def __init__(self, out: str):
+    def __init__(self, out: str, settings: dict | None = None):
         super().__init__()
         self.out = out
+        self.settings = settings
 
     def expand(self, pcolls):
         rejects = pcolls["rejects"]
         a = (pcolls["articles"] | "ArticleRows" >> beam.Map(to_row)
              | "WriteArticles" >> beam.io.WriteToParquet(
-                 output_prefix(self.out, ARTICLES_DIR), ARTICLE_SCHEMA, codec="snappy",
+                 output_prefix(self.out, ARTICLES_DIR), with_settings(ARTICLE_SCHEMA, self.settings), codec="snappy",
                  file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=ARTICLE_ROW_GROUP_BYTES,
                  record_batch_size=ARTICLE_RECORD_BATCH))
         r = (rejects | "RejectRows" >> beam.Map(to_row)
              | "WriteRejects" >> beam.io.WriteToParquet(
-                 output_prefix(self.out, REJECTS_DIR), REJECT_SCHEMA, codec="snappy",
+                 output_prefix(self.out, REJECTS_DIR), with_settings(REJECT_SCHEMA, self.settings), codec="snappy",
                  file_name_suffix=PARQUET_SUFFIX))
         return {"articles": a, "rejects": r}
 
 
 def _json_line(kv) -> str:
-    import json
-
     return json.dumps({"name": kv[0], "value": kv[1]}, sort_keys=True)
 
 

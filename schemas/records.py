@@ -67,6 +67,9 @@ class Page:
     sitemap_publication_date: str | None = None
     sitemap_title: str | None = None
     sitemap_lastmod: str | None = None
+    # True when the category came from the URL (a WARC of another crawler: neither a header nor the folder layout
+    # gave one); the pipeline keeps it only for a section with enough pages (pipeline/stages.py).
+    category_from_url: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,8 +167,9 @@ class Reject:
 DESCRIPTIONS: dict[str, str] = {
     "article_id": "Stable row id: hex SHA-1 of url + newline + content_hash (40 characters).",
     "url": "URL the page was fetched from (WARC-Target-URI).",
-    "site": "Site name from the crawl config (WARC-Newsclean-Site), else derived from the WARC path or URL.",
-    "category": "Category of the site from the crawl config (WARC-Newsclean-Category), else from the path.",
+    "site": "Site name from the crawl config (WARC-Newsclean-Site), else the URL's host (other crawlers' files).",
+    "category": "Category from the crawl config (WARC-Newsclean-Category), else the crawler's folder layout, else the "
+                "URL's first path segment when that section has enough pages, else 'unknown' (docs/CONTRACTS.md).",
     "fetched_at": "When the crawler fetched the page (WARC-Date), UTC.",
     "title": "Headline: og:title / twitter:title / dc.title meta, JSON-LD headline, <title> or first <h1>.",
     "published_at": "First publication time, UTC: JSON-LD datePublished or article:published_time meta "

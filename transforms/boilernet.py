@@ -91,6 +91,10 @@ class BoilerNetParams:
     model_path: str | None = None
     threshold: float = 0.5
 
+    def model_files(self) -> tuple[Path, ...]:
+        """The model file inference reads (the shipped one when ``model_path`` is None)."""
+        return (Path(self.model_path or DEFAULT_BOILERNET_MODEL),)
+
 
 @dataclass(frozen=True)
 class Vocabulary:

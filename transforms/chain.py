@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 
 import lxml.html
 from lxml import etree
@@ -119,6 +120,16 @@ class ChainConfig:
     learned: LearnedParams | None = None
     refine: tuple[RefineStep, ...] = ()
     boilernet: BoilerNetParams | None = None
+
+    def model_files(self) -> tuple[Path, ...]:
+        """The model and lexicon files this configuration reads (the learned classifier's or BoilerNet's; none for
+        the papers' decision), e.g. to record their digests with a run's settings."""
+        files: tuple[Path, ...] = ()
+        if self.learned is not None:
+            files += self.learned.model_files()
+        if self.boilernet is not None:
+            files += self.boilernet.model_files()
+        return files
 
     def __post_init__(self) -> None:
         for problem in config_problems(self):

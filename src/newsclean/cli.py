@@ -11,8 +11,9 @@
 Beam options are any flags of Beam's ``PipelineOptions`` (``--runner DataflowRunner
 --project P --region R --temp_location gs://...``, ``--direct_running_mode multi_processing``,
 ...); the default runner is DirectRunner. Exit status: 0 success; 1 failure (a one-line message
-on stderr, e.g. a ``--warc`` glob that matches nothing; ``--verbose`` adds the traceback);
-2 usage error (bad flags, a missing or invalid sites.toml); 130 interrupted.
+on stderr, e.g. a ``--warc`` glob that matches nothing, WARC files of which no record could be read, an output
+folder that cannot be written or a full disk, another run holding the output folder; ``--verbose`` adds the
+traceback); 2 usage error (bad flags, an unknown ``--runner``, a missing or invalid sites.toml); 130 interrupted.
 
 This module is the application layer: it is the one place that reaches the crawler
 (:mod:`newsclean.crawler`), the pipeline (:mod:`newsclean.pipeline`), the demo (:mod:`newsclean.demo`) and,
@@ -239,7 +240,8 @@ def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) 
     from newsclean.pipeline.options import CleanConfig
 
     config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain,
-                         min_words=args.min_words, partition_by=args.partition_by, incremental=args.incremental)
+                         min_words=args.min_words, partition_by=args.partition_by, incremental=args.incremental,
+                         wait_for_lock=args.wait_for_lock, allow_mixed_settings=args.allow_mixed_settings)
     beam_args = quiet_workers(beam_args, args.verbose)
     if args.no_wait:  # pipeline/launch.py: submit, print the job id, exit
         from newsclean.pipeline.launch import launch_clean
@@ -474,8 +476,22 @@ def _main(argv: list[str]) -> int:
             traceback.print_exc()
         print(f"newsclean: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except OSError as exc:  # a full disk, a read-only or missing folder, a filesystem's error (BeamIOError)
+        if args.verbose:
+            traceback.print_exc()
+        print(f"newsclean: error: {os_error_line(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
     except KeyboardInterrupt:
         return _interrupted()
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line on an ``OSError``: ``"<file>: <strerror>"`` (``"No space left on device"``, ``"Permission
+    denied"``, ...) where the error names them, else the first line of its message (at most 300 characters)."""
+    if exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    text = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text[:300]
 
 
 def _interrupted() -> int:

@@ -17,7 +17,7 @@ import pytest
 from bench_modules import bench_module
 
 from newsclean.pipeline import stages
-from newsclean.pipeline.warc_reader import ReadStats, iter_warc_file
+from newsclean.pipeline.warc_reader import ReadStats, check_read, item_offset, iter_warc_file
 from newsclean.schemas.records import Page, Reject
 from newsclean.transforms.chain import DEFAULT_CONFIG
 from newsclean.transforms.parse import decode_html
@@ -67,11 +67,14 @@ def _decodes(page: Page) -> bool:
 
 def test_mutated_warc_streams_are_accounted_for():
     kinds: Counter = Counter()
-    for seed in range(120):
+    for seed in range(300):
         kind, data = fuzz.mutated_warc(random.Random(seed))
         kinds[kind] += 1
-        items, stats = _read(data, "f.warc" if kind.endswith("_plain") else "f.warc.gz")
+        name = "f.warc" if kind.endswith("_plain") else "f.warc.gz"
+        items, stats = _read(data, name)
         assert stats.records_read == stats.pages + stats.rejects == len(items), (seed, kind, stats)
+        check_read(name, stats, Counter(item_offset(i) for i in items), io.BytesIO(data))
+        assert stats.missed == 0, (seed, kind, stats)  # the independent count finds nothing the reader missed
         outcome = _clean_all(items)
         assert sum(outcome.values()) == stats.records_read, (seed, kind, outcome)
     assert len(kinds) == 9, kinds  # every kind of damage was drawn

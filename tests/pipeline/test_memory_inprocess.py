@@ -40,7 +40,7 @@ def test_the_earliest_fetch_wins_in_any_order_and_the_others_are_losers():
     for order in ([late, early_z, early_a], [early_a, late, early_z], [early_z, early_a, late]):
         winner, n, losers = first_fetched(order)
         assert winner is early_a and n == 3
-        assert sorted(losers) == [("a.warc.gz", 10), ("a.warc.gz", 20)]
+        assert sorted(loser.record for loser in losers) == [("a.warc.gz", 10), ("a.warc.gz", 20)]
     assert first_fetched([late]) == (late, 1, ())
 
 

@@ -65,7 +65,7 @@ def test_layout_has_no_stray_file(fresh):
     _, out = fresh
     names = sorted(p.name for p in out.iterdir())
     assert {"_index", "_manifest"} <= set(names)  # incremental-run state (pipeline/incremental.py)
-    names = [n for n in names if n not in ("_index", "_manifest")]
+    names = [n for n in names if n not in ("_index", "_manifest", ".clean.lock")]  # the lock: pipeline/output.py
     assert names == ["README.md", "_counts", "_summary.json", "articles", "duplicates", "rejects"] or \
         names == ["README.md", "_counts", "_summary.json", "articles", "rejects"]
     assert not list(out.rglob("beam-temp*")) and not list(out.glob("_staging-*"))
@@ -102,7 +102,7 @@ def test_hf_datasets_loads_both_configs(fresh, tmp_path):
     datasets = pytest.importorskip("datasets")
     _, out = fresh
     card = (out / "README.md").read_text()
-    assert card.startswith("---\nconfigs:\n- config_name: articles") and "| `authors` |" in card
+    assert card.startswith("---\n") and "\nconfigs:\n- config_name: articles" in card and "| `authors` |" in card
     summary = json.loads((out / "_summary.json").read_text())
     articles = datasets.load_dataset(str(out), "articles", split="train", cache_dir=str(tmp_path / "hf"))
     rejects = datasets.load_dataset(str(out), "rejects", split="train", cache_dir=str(tmp_path / "hf"))
@@ -227,6 +227,26 @@ def test_progress_lines_on_a_pipe(monkeypatch):
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and "\r" not in stream.getvalue()
     assert lines[-1].startswith("newsclean: progress: 5 records read, 3 articles") and "pages/s" in lines[-1]
+
+
+def test_progress_lines_of_a_run_never_count_more_articles_than_records_read(tmp_path, monkeypatch, capsys):
+    """Each record is counted as read before it is cleaned (before: "252 records read, 253 articles")."""
+    import re
+
+    import newsclean.pipeline.progress as progress
+    from newsclean.pipeline.clean import run_clean
+    from newsclean.pipeline.options import CleanConfig
+
+    _write_input(tmp_path / "warc")
+    monkeypatch.setattr(progress, "INTERVAL_S", 0.0)  # a line at every count
+    run_clean(CleanConfig(warc=str(tmp_path / "warc"), out=str(tmp_path / "out"), chain="paper"),
+              ["--runner", "DirectRunner", "--direct_running_mode", "in_memory"], progress=True)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith(progress.PREFIX)]
+    counts = [tuple(int(n.replace(",", "")) for n in re.findall(r"([\d,]+) (?:records read|articles|rejects)", line))
+              for line in lines]
+    assert counts and counts[-1] == (7, 6, 1), lines[-1]
+    assert all(articles + rejects <= read for read, articles, rejects in counts), [
+        line for line, (r, a, j) in zip(lines, counts, strict=True) if a + j > r][:3]
 
 
 def test_progress_is_one_line_redrawn_on_a_terminal(monkeypatch):

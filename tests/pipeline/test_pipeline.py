@@ -24,6 +24,7 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from newsclean.pipeline.clean import build_pipeline, run_clean
 from newsclean.pipeline.options import CleanConfig
+from newsclean.pipeline.stages import with_settings
 from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
 from newsclean.transforms.text import content_hash
 
@@ -130,6 +131,19 @@ def test_every_record_is_accounted_for_exactly_once(run):
     assert run["article_table"].num_rows == len(run["articles"])  # no URL twice
 
 
+def test_exact_duplicates_are_rows_of_duplicates_too(run):
+    """Every input record can be traced to a row: the article dropped as an exact duplicate is a ``duplicates`` row
+    (before: only counted) with its WARC provenance and the kept row's cluster_id."""
+    exp = run["expected"]
+    dups = pq.read_table(run["out"] / "duplicates").to_pylist()
+    kept = run["articles"][exp["dup_winner"]]
+    assert [(d["url"], d["reason"], d["cluster_id"], d["content_hash"]) for d in dups] == [
+        (exp["dup_loser"], "exact_duplicate", kept["cluster_id"], kept["content_hash"])]
+    assert dups[0]["warc_file"].endswith(".warc.gz") and dups[0]["warc_offset"] > 0
+    assert set(run["articles"]) | set(run["rejects"]) | {d["url"] for d in dups} == (
+        set(exp["good"]) | set(exp["bad"]) | {exp["dup_winner"]})
+
+
 def test_summary_json(run):
     data = json.loads((run["out"] / "_summary.json").read_text())
     s = run["summary"]
@@ -138,7 +152,8 @@ def test_summary_json(run):
     assert data["rejects"] == s.rejects and data["duplicates_dropped"] == 1
     assert sum(data["articles_by_site"].values()) == data["articles_written"]
     assert "check:" in s.format() and "ok" in s.format()
-    assert data["out"] == str(run["out"]) == s.out  # the published folder, not the run's staging folder
+    assert s.out == str(run["out"])  # the published folder, not the run's staging folder
+    assert "out" not in data and data["warc"] == "../warc/**/*.warc.gz"  # no path of the machine that ran
 
 
 def test_good_pages_become_articles(run):
@@ -202,8 +217,9 @@ def test_provenance_points_at_the_record(run):
 
 def test_parquet_opens_in_pyarrow_pandas_duckdb(run):
     out = run["out"]
-    assert run["article_table"].schema.equals(ARTICLE_SCHEMA, check_metadata=True)
-    assert run["reject_table"].schema.equals(REJECT_SCHEMA, check_metadata=True)
+    settings = json.loads((out / "_summary.json").read_text())["settings"]  # the run's, in each file's metadata
+    assert run["article_table"].schema.equals(with_settings(ARTICLE_SCHEMA, settings), check_metadata=True)
+    assert run["reject_table"].schema.equals(with_settings(REJECT_SCHEMA, settings), check_metadata=True)
     df = pd.read_parquet(out / "articles")
     assert len(df) == run["summary"].articles_written and str(df["fetched_at"].dtype) == "datetime64[us, UTC]"
     n, sites = duckdb.sql(f"SELECT count(*), count(DISTINCT site) FROM '{out}/articles/*.parquet'").fetchall()[0]
@@ -220,7 +236,8 @@ def test_empty_output_is_a_readable_parquet_file(tmp_path):
     files = sorted((tmp_path / "out" / "articles").glob("*.parquet"))
     assert len(files) == 1
     table = pq.read_table(files[0])
-    assert table.num_rows == 0 and table.schema.equals(ARTICLE_SCHEMA, check_metadata=True)
+    assert table.num_rows == 0 and table.schema.equals(with_settings(ARTICLE_SCHEMA, summary.settings),
+                                                       check_metadata=True)
     assert len(pd.read_parquet(files[0])) == 0
     assert duckdb.sql(f"SELECT count(*) FROM '{files[0]}'").fetchall()[0] == (0,)
 

@@ -15,9 +15,10 @@ from repo import SHARED_DATA
 from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
-from newsclean.pipeline.clean import globstar_variants, prepare_output, resolve_warc_patterns
+from newsclean.pipeline.clean import globstar_variants, resolve_warc_patterns
 from newsclean.pipeline.dedup import pick_winner
 from newsclean.pipeline.errors import NoInputError
+from newsclean.pipeline.output import prepare_output
 from newsclean.pipeline.stages import (
     article_id,
     classify_response,
@@ -29,10 +30,10 @@ from newsclean.pipeline.warc_reader import (
     ContentDecodingError,
     ReadStats,
     decode_content_encoding,
+    folder_category,
     iter_warc_file,
     parse_content_type,
     parse_warc_date,
-    site_category_from_path,
 )
 from newsclean.schemas.records import Article, Page, Provenance, Reject
 
@@ -180,7 +181,7 @@ def test_site_and_category_fallbacks(tmp_path):
     by_info = write_warc(tmp_path / "x" / "y" / "i.warc.gz", "beta", "sports", r, newsclean_headers="warcinfo")
     by_path = write_warc(tmp_path / "x" / "y" / "p.warc.gz", "gamma", "world", r, newsclean_headers="none")
     got = [(p.site, p.category) for f in (by_header, by_info, by_path) for p in _read(f)[0]]
-    assert got == [("alpha", "politics"), ("beta", "sports"), ("a-news.co.uk", "world")]  # no headers: the URL
+    assert got == [("alpha", "politics"), ("beta", "sports"), ("www.a-news.co.uk", "world")]  # no headers: the URL
 
 
 # --- small pure helpers --------------------------------------------------------------------------
@@ -204,10 +205,11 @@ def test_parse_helpers():
     assert parse_content_type("image/png") == ("image/png", None)
     assert parse_warc_date("2024-01-02T03:04:05.5Z") == datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=UTC)
     assert parse_warc_date("yesterday") is None
-    assert site_category_from_path("/data/warc/alpha/politics/x.warc.gz") == ("alpha", "politics")
-    assert site_category_from_path("gs://bucket/alpha/politics/x.warc.gz") == ("alpha", "politics")
-    assert site_category_from_path("gs://bucket/politics/x.warc.gz") == ("unknown", "unknown")
-    assert site_category_from_path("x.warc.gz") == ("unknown", "unknown")
+    layout = "alpha/politics/alpha-politics-20240501T100000Z-00000.warc.gz"  # the crawler's folder layout
+    assert folder_category("/data/warc/" + layout) == "politics" == folder_category("gs://bucket/" + layout)
+    assert folder_category("/data/warc/alpha/politics/x.warc.gz") is None  # folders of some other layout
+    assert folder_category("gs://bucket/politics/x.warc.gz") is None and folder_category("x.warc.gz") is None
+    assert folder_category("/w/a/arts-&amp;-more/a-arts-&amp;-more-1.warc.gz") == "arts-&-more"
 
 
 def _page(url="http://a.test/1", status=200, content_type="text/html", html=HTML, fetched=12, page_type=None) -> Page:

@@ -42,6 +42,7 @@ from newsclean.pipeline.warc_reader import (
     decode_content_encoding,
     iter_warc_file,
     site_from_url,
+    url_section,
 )
 from newsclean.schemas.records import Page, Provenance, Reject
 from newsclean.transforms.chain import DEFAULT_CONFIG
@@ -164,7 +165,8 @@ def test_skipped_record_types_are_counted(tmp_path):
     fn = ReadWarcFileFn()
     fn.setup()
     counts = dict(o.value for o in fn.process(str(path)) if getattr(o, "tag", None) == "counts")
-    assert counts == {"records_read": 1, "skipped_revisit": 1, "skipped_resource": 1, "skipped_metadata": 1}
+    assert counts == {"records_read": 1, "records_found": 1, "records_missed": 0, "skipped_revisit": 1,
+                      "skipped_resource": 1, "skipped_metadata": 1}
 
 
 # --- case 3: deep nesting ---------------------------------------------------------------------------
@@ -313,13 +315,15 @@ def test_decode_chunked_is_strict():
 
 
 def test_site_and_category_from_the_url():
-    assert site_from_url("https://www.bbc.co.uk/news/world-123") == "bbc.co.uk"
-    assert site_from_url("http://foo.blogspot.com/2024/05/x.html") == "foo.blogspot.com"  # a private suffix
-    assert site_from_url("http://127.0.0.1:8080/a/b") == "127.0.0.1"
-    assert category_from_url("https://www.bbc.co.uk/news/world-123") == "news"
-    assert category_from_url("https://x.com/2024/05/story.html") == "unknown"
-    section = b'<html><head><meta property="article:section" content="Local Politics"></head>'
-    assert category_from_url("https://x.com/story-123.html", section) == "local-politics"
+    assert site_from_url("https://www.bbc.co.uk:443/news/world-123") == "www.bbc.co.uk"  # the host, not the domain
+    assert site_from_url("http://virtualgeek.typepad.com/x") != site_from_url("http://legaltimes.typepad.com/x")
+    assert site_from_url("http://127.0.0.1:8080/a/b") == "127.0.0.1" and site_from_url("no url") == "unknown"
+    assert url_section("https://www.bbc.co.uk/news/world-123") == "news"
+    assert url_section("https://x.com/2024/05/story.html") is None and url_section("https://x.com/story.html") is None
+    assert url_section("http://x.com/arts-&amp;-entertainment/story") == "arts-&-entertainment"  # entities decoded
+    assert category_from_url("https://x.com/news/a", "x.com", {("x.com", "news")}) == "news"
+    assert category_from_url("https://x.com/world/a", "x.com", {("x.com", "news")}) == "unknown"  # too few pages
+    assert category_from_url("https://x.com/world/a", "x.com") == "world"  # no counts known: every section
 
 
 @pytest.mark.skipif(not CC_SAMPLE.exists(), reason="needs ../shared/data/warc-samples/warcfile.warc.gz; absent here")
@@ -330,7 +334,7 @@ def test_common_crawl_sample_gets_sites_from_urls():
     sites = {p.site for p in pages}
     assert len(sites) == 15 and not sites & {"data", "warc-samples", "unknown"}  # before: all "data"
     by_url = {p.url: (p.site, p.category) for p in pages}
-    assert by_url["http://06.live-radsport.ch/tippspiel/stats_140_petzi.html"] == ("live-radsport.ch", "tippspiel")
+    assert by_url["http://06.live-radsport.ch/tippspiel/stats_140_petzi.html"] == ("06.live-radsport.ch", "tippspiel")
 
 
 def test_summary_reads_parquet_without_arrow_threads(tmp_path, monkeypatch):

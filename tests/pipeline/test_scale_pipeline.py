@@ -20,7 +20,7 @@ from warc_builder import Response, article_page, paragraph, write_warc
 from newsclean.pipeline import stages
 from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.options import CleanConfig
-from newsclean.pipeline.stages import evidence_for_key, read_pages_at, read_sample
+from newsclean.pipeline.stages import evidence_for_key, read_pages_at, read_sample, url_hash
 from newsclean.pipeline.warc_reader import iter_warc_file
 from newsclean.schemas.records import Page
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG
@@ -56,18 +56,30 @@ def warc_file(request, tmp_path) -> Path:
 def test_read_pages_at_finds_the_records_the_reader_yields(warc_file):
     pages = [p for p in iter_warc_file(str(warc_file)) if isinstance(p, Page)]
     assert len(pages) == 5 and len({p.provenance.offset for p in pages}) == 5
-    wanted = [pages[3].provenance.offset, pages[0].provenance.offset, pages[4].provenance.offset]
+    wanted = [(p.provenance.offset, url_hash(p.url)) for p in (pages[3], pages[0], pages[4])]
     found = read_pages_at(str(warc_file), wanted)
     assert sorted(found) == sorted(wanted)
     for page in (pages[0], pages[3], pages[4]):
-        again = found[page.provenance.offset]
+        again = found[page.provenance.offset, url_hash(page.url)]
         assert (again.url, again.html, again.charset) == (page.url, page.html, page.charset)
         assert again.sitemap_title == page.sitemap_title  # the metadata record after it is still read
     assert pages[3].sitemap_title == "Title 3"
 
 
 def test_read_pages_at_leaves_out_an_offset_that_is_no_response(warc_file):
-    assert read_pages_at(str(warc_file), [0]) == {}  # offset 0 is the warcinfo record
+    pages = [p for p in iter_warc_file(str(warc_file)) if isinstance(p, Page)]
+    assert read_pages_at(str(warc_file), [(0, url_hash(pages[0].url))]) == {}  # offset 0 is the warcinfo record
+
+
+def test_a_warc_gzipped_whole_samples_each_page_once(tmp_path):
+    """A ``.warc.gz`` compressed as one gzip member: its records share the member's offset, and the sample still
+    reads each sampled page, not the member's first page for all of them."""
+    path = write_warc(tmp_path / "a.warc.gz", "alpha", "news", _responses(5))
+    path.write_bytes(gzip.compress(gzip.decompress(path.read_bytes())))
+    pages = [p for p in iter_warc_file(str(path)) if isinstance(p, Page)]
+    assert len(pages) == 5 and {p.provenance.offset for p in pages} == {0}
+    refs = [(url_hash(p.url), str(path), 0) for p in pages[1:4]]
+    assert read_sample(refs) == sorted((url_hash(p.url), p.html, p.charset) for p in pages[1:4])
 
 
 def test_read_sample_gives_the_entries_in_the_order_of_the_full_sample(warc_file):

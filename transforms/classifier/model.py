@@ -67,6 +67,16 @@ class LearnedParams:
     def __post_init__(self):
         predict_parameters(self.context_early_stop_margin)  # a margin <= 0 fails here, not on the first page
 
+    def model_files(self) -> tuple[Path, ...]:
+        """The files :func:`content_probabilities` reads with these parameters: the stage 1 model, the stage 2
+        model when ``use_context``, the lexicon when ``use_lexicon`` (the shipped ones where a path is None)."""
+        files = [Path(self.model_path or DEFAULT_MODEL)]
+        if self.use_context:
+            files.append(Path(self.context_model_path or DEFAULT_CONTEXT_MODEL))
+        if self.use_lexicon:
+            files.append(Path(self.lexicon_path or DEFAULT_LEXICON))
+        return tuple(files)
+
 
 ENSEMBLE_SEPARATOR = "\n\x1e\n"
 """Line (ASCII record separator) between the members of a model file holding a seed ensemble."""
