@@ -27,6 +27,7 @@ from datetime import datetime
 import lxml.html
 from lxml import etree
 
+from newsclean.schemas.contract import PageType
 from newsclean.schemas.records import RejectReason, StageCounts
 from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
@@ -48,6 +49,7 @@ from newsclean.transforms.noise_removal import (
     remove_noise,
     remove_non_informative,
 )
+from newsclean.transforms.page_type import PageTypeParams, listing_lines, page_type
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine import RefineStep, refine_keep
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
@@ -62,6 +64,7 @@ from newsclean.transforms.refine.side_content import (
     SideContentParams,
 )
 from newsclean.transforms.refine.site_check import SiteCheckParams
+from newsclean.transforms.roles import BODY, CAPTION, LEAD, TEXT_PARTS, RoleParams, block_roles
 from newsclean.transforms.site_evidence import SiteEvidence
 from newsclean.transforms.static_noise import StaticNoiseParams, mark_static_noise
 from newsclean.transforms.text import count_words
@@ -93,6 +96,13 @@ class ChainConfig:
     ``refine``: the page-level steps after the learned classifier, in order (:mod:`newsclean.transforms.refine`;
     each reads the classifier's probabilities, so they need ``learned``).
 
+    What the kept blocks make (:func:`assemble`): ``roles`` labels them body, caption or lead
+    (:mod:`newsclean.transforms.roles`; None: every kept block is body); ``text`` holds the body and the parts of
+    ``text_includes`` (``"captions"``, ``"lead"``: :data:`~newsclean.transforms.roles.TEXT_PARTS`) in page order,
+    and all of them when the body has no words. ``page_types`` decides the page type
+    (:mod:`newsclean.transforms.page_type`; None: every page is an article); with ``listing_text`` a listing page's
+    text is its items, one a line (:func:`~newsclean.transforms.page_type.listing_lines`).
+
     A setting the chosen decision would ignore is refused rather than silently dropped: with
     ``learned`` or ``boilernet`` set, ``boilerpipe`` and ``ancestor`` must be ``None``, at most one
     of ``learned`` and ``boilernet`` may be set, and ``refine`` needs ``learned``.
@@ -119,6 +129,10 @@ class ChainConfig:
     learned: LearnedParams | None = None
     refine: tuple[RefineStep, ...] = ()
     boilernet: BoilerNetParams | None = None
+    roles: RoleParams | None = field(default_factory=RoleParams)
+    text_includes: tuple[str, ...] = ()
+    page_types: PageTypeParams | None = field(default_factory=PageTypeParams)
+    listing_text: bool = False
 
     def __post_init__(self) -> None:
         for problem in config_problems(self):
@@ -149,6 +163,9 @@ def config_problems(config: ChainConfig) -> list[str]:
                         f"per block; set {', '.join(f'{n}=None' for n in ignored)}")
     if config.refine and config.learned is None:
         problems.append("'refine' steps read the learned classifier's probabilities; set 'learned' or refine=()")
+    unknown = [part for part in config.text_includes if part not in TEXT_PARTS]
+    if isinstance(config.text_includes, str) or unknown:
+        problems.append(f"text_includes must be a tuple of {TEXT_PARTS}, got {config.text_includes!r}")
     if config.link_filter is not None and config.link_filter not in LINK_FILTERS:
         problems.append(f"link_filter must be one of {LINK_FILTERS} (Ghorbani 2014) or None, got {config.link_filter!r}")
     return problems
@@ -229,8 +246,12 @@ CONFIGS = {c.name: c for c in (DEFAULT_CONFIG, PAPER_CONFIG, HEURISTIC_CONFIG, L
 
 @dataclass(frozen=True)
 class Extraction:
-    """Result of the chain for one page: text (blocks, paragraphs separated by newlines), cleaned HTML
-    of the kept content (formatting kept), metadata, ``word_count`` (words of ``text``) and per-stage counts."""
+    """Result of the chain for one page: text (blocks, paragraphs separated by newlines: the body, plus the parts
+    the configuration's ``text_includes`` names), cleaned HTML of the kept content (formatting kept), metadata,
+    ``word_count`` (words of ``text``) and per-stage counts; ``captions`` (image captions and credits, one string
+    each, in page order), ``lead`` (standfirst, dek or key points; None: none) and ``page_type`` (``article``,
+    ``listing`` or ``other``: :mod:`newsclean.transforms.page_type`). ``title`` is the headline as readers see
+    it (``Metadata.headline``: no site-name suffix); the raw ``<title>`` is ``metadata.page_title``."""
 
     title: str | None
     text: str
@@ -240,6 +261,9 @@ class Extraction:
     word_count: int
     counts: StageCounts = field(default_factory=StageCounts)
     metadata: Metadata | None = None  # everything the page says about itself (authors, dates, image, ...)
+    captions: tuple[str, ...] = ()
+    lead: str | None = None
+    page_type: str = PageType.ARTICLE.value
 
 
 @dataclass
@@ -301,7 +325,8 @@ def extract_article(html: str, evidence: SiteEvidence | None = None,
     page = prepare_blocks(html, evidence, config)
     blocks, meta = page.blocks, page.meta
     keep = select_blocks(blocks, config, page.context(evidence, html))
-    text = blocks_text([b for b, k in zip(blocks, keep) if k])
+    parts = assemble(page, keep, config)
+    text = parts.text
     words = count_words(text)
     if not words:
         raise ExtractionError(RejectReason.NO_CONTENT, f"no text block kept of {len(blocks)}" + (f" ({url})" if url else ""))
@@ -315,8 +340,43 @@ def extract_article(html: str, evidence: SiteEvidence | None = None,
         blocks_total=len(blocks), blocks_kept=sum(keep),
     )
     html_out = cleaned_html(page.root, blocks, keep)
-    title = unicodedata.normalize("NFC", meta.title) if meta.title else meta.title
-    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts, meta)
+    headline = meta.headline or meta.title
+    title = unicodedata.normalize("NFC", headline) if headline else headline
+    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts, meta,
+                      parts.captions, parts.lead, parts.page_type)
+
+
+@dataclass(frozen=True)
+class ArticleParts:
+    """What the kept blocks of one page make: ``text`` (the configuration's convention, paragraphs on lines),
+    ``captions`` (one string per caption paragraph), ``lead`` (None: none) and ``page_type``."""
+
+    text: str
+    captions: tuple[str, ...] = ()
+    lead: str | None = None
+    page_type: str = PageType.ARTICLE.value
+
+
+def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> ArticleParts:
+    """The :class:`ArticleParts` of ``page`` with the keep flags ``keep`` (one per block) under ``config``
+    (:class:`ChainConfig`: ``roles``, ``text_includes``, ``page_types``, ``listing_text``)."""
+    blocks = page.blocks
+    kind = page_type(blocks, keep, page.meta.page_types, config.page_types) if config.page_types else \
+        PageType.ARTICLE.value
+    if config.listing_text and kind == PageType.LISTING.value:
+        lines = listing_lines(blocks, config.page_types.cards)
+        if lines:
+            return ArticleParts(unicodedata.normalize("NFC", "\n".join(lines)), page_type=kind)
+    if config.roles is None:
+        return ArticleParts(blocks_text([b for b, k in zip(blocks, keep) if k]), page_type=kind)
+    roles = block_roles(blocks, keep, page.meta.description, config.roles)
+    wanted = {BODY, *(part.rstrip("s") for part in config.text_includes)}
+    body = [b for b, r in zip(blocks, roles) if r in wanted]
+    if not any(b.num_words for b in body if b is not None):
+        body = [b for b, r in zip(blocks, roles) if r is not None]
+    captions = blocks_text([b for b, r in zip(blocks, roles) if r == CAPTION])
+    lead = blocks_text([b for b, r in zip(blocks, roles) if r == LEAD])
+    return ArticleParts(blocks_text(body), tuple(captions.split("\n")) if captions else (), lead or None, kind)
 
 
 def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext) -> list[bool]:

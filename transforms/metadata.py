@@ -40,6 +40,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
@@ -94,6 +95,11 @@ class Metadata:
         site_name: publication name. section: the site's section of the article. tags: keywords.
         article_body: the JSON-LD/microdata ``articleBody`` text (<= 100,000 characters; evidence for
             :mod:`newsclean.transforms.structure`, not output).
+        headline: the title as readers see it: :attr:`title` without the site name a ``<title>`` adds
+            ("... - Los Angeles Times", "... | TechCrunch"; :func:`reader_title`).
+        page_title: the raw ``<title>`` text (whitespace collapsed), None without one.
+        page_types: what the page says it is: ``og:type`` values and the ``@type`` names of its JSON-LD and
+            microdata objects, lowercased, in page order without repeats (``("article", "newsarticle")``).
     """
 
     title: str | None = None
@@ -108,6 +114,9 @@ class Metadata:
     section: str | None = None
     tags: tuple[str, ...] = ()
     article_body: str | None = field(default=None, repr=False)
+    headline: str | None = None
+    page_title: str | None = None
+    page_types: tuple[str, ...] = ()
 
     @property
     def declared_language(self) -> str | None:
@@ -387,8 +396,9 @@ def _microdata_article(items: list[dict]) -> dict:
     return {}
 
 
-def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dict, dict[str, list[str]]]:
-    """``(article object from JSON-LD or microdata, {OpenGraph property: [values]})``; empty where absent.
+def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dict, dict[str, list[str]], list[str]]:
+    """``(article object from JSON-LD or microdata, {OpenGraph property: [values]}, the JSON-LD objects' and
+    microdata items' type names, lowercased)``; empty where absent.
 
     ``tags``: the page's :func:`page_tags`, when OpenGraph only fills keys missing from ``tags.meta``. A pass
     of extruct that cannot add anything is then skipped: microdata without an article item
@@ -401,6 +411,8 @@ def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dic
         log.debug("JSON-LD unreadable: %s", exc)
         objects = []
     article = _article_object(objects)
+    types = [t for o in objects for t in sorted(_types(o))]
+    types += [t.rsplit("/", 1)[-1].lower() for value in _ITEM_TYPES(root) for t in value.split()]
     if not article and (tags is None or _has_article_item(root)):
         try:
             article = _microdata_article(microdata.extract_items(root, None))
@@ -411,14 +423,14 @@ def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dic
         article = {**article, "publisher": publisher}
     og: dict[str, list[str]] = {}
     if tags is not None and all(prop.lower() in tags.meta for prop in tags.head_properties):
-        return article, og
+        return article, og, types
     try:
         for item in opengraph.extract_items(root):
             for prop, value in item.get("properties", []):
                 og.setdefault(prop.lower(), []).append(value)
     except Exception as exc:
         log.debug("OpenGraph unreadable: %s", exc)
-    return article, og
+    return article, og, types
 
 
 # ------------------------------------------------------------------------------------ HTML
@@ -484,6 +496,70 @@ def find_title(root: etree._Element, meta: dict[str, list[str]], article: dict |
     return None
 
 
+_TITLE_SEPARATOR = re.compile(r"\s+(?:[|\-\u2013\u2014\u00b7\u2022\u00bb\u00ab~/]{1,2}|::)\s+")
+_NON_ALNUM = re.compile(r"[\W_]+")
+#: A ``<title>`` part of at most this many words beside the headline is read as the site's name where nothing names
+#: the site (:func:`reader_title`).
+MAX_SITE_WORDS = 4
+
+
+def _folded(text: str) -> str:
+    return _NON_ALNUM.sub("", text.casefold())
+
+
+def _names_site(part: str, site_names: Iterable[str]) -> bool:
+    """Whether ``part`` of a title is the site's name: equal to, inside or holding one of ``site_names`` (a site
+    name, the domain's labels), compared on lowercased letters and digits."""
+    folded = _folded(part)
+    return bool(folded) and any(n and (n == folded or (len(n) >= 4 and (n in folded or folded in n)))
+                                for n in map(_folded, site_names))
+
+
+def reader_title(title: str | None, site_names: Iterable[str] = (), headings: Iterable[str] = ()) -> str | None:
+    """``title`` as readers see it on the page: without the site name a ``<title>`` adds before or after the
+    headline (separated by `` | ``, `` - ``, `` – ``, `` — ``, `` · ``, `` » ``, `` :: ``, ...).
+
+    ``site_names``: what names the site (``og:site_name``, the publisher, the registered domain's labels);
+    ``headings``: the page's ``<h1>`` texts. In order: a heading equal (letters and digits, case-folded) to the
+    title's parts without their first or last ones is the headline; else the leading and trailing parts that name
+    the site (:func:`_names_site`) are cut; else, with no site name known, one last part of at most
+    :data:`MAX_SITE_WORDS` words is cut when the rest is longer. A title with no separator, or made of site names
+    only, is returned as it is. None for None."""
+    if not title:
+        return title
+    parts = _TITLE_SEPARATOR.split(title)
+    if len(parts) < 2:
+        return title
+    heads = {_folded(h) for h in headings if h}
+    for i, j in ((0, len(parts) - 1), (1, len(parts)), (0, len(parts) - 2), (2, len(parts))):
+        if 0 <= i < j <= len(parts) and (i, j) != (0, len(parts)):
+            candidate = _join_parts(title, parts, i, j)
+            if _folded(candidate) in heads:
+                return candidate
+    names = [n for n in site_names if n]
+    i, j = 0, len(parts)
+    while j - i > 1 and _names_site(parts[j - 1], names):
+        j -= 1
+    while j - i > 1 and _names_site(parts[i], names):
+        i += 1
+    if (i, j) == (0, len(parts)) and not any(_names_site(p, names) for p in parts):
+        last, rest = len(parts[-1].split()), len(" ".join(parts[:-1]).split())
+        if last <= MAX_SITE_WORDS and rest > last:
+            j -= 1
+    return _join_parts(title, parts, i, j)
+
+
+def _join_parts(title: str, parts: list[str], i: int, j: int) -> str:
+    """The text of ``title`` from its ``i``-th to before its ``j``-th part, with the separators between them as
+    written."""
+    starts, pos = [], 0
+    for part in parts:
+        pos = title.index(part, pos)
+        starts.append(pos)
+        pos += len(part)
+    return title[starts[i]:starts[j - 1] + len(parts[j - 1])].strip()
+
+
 def find_language(root: etree._Element, meta: dict[str, list[str]]) -> str | None:
     """Declared language: ``<html lang>``, else ``content-language`` / ``og:locale`` meta (see :func:`declared_language`)."""
     for value in (root.get("lang"), root.get("{http://www.w3.org/XML/1998/namespace}lang"), root.get("xml:lang"),
@@ -522,7 +598,58 @@ def _modified(article: dict, meta: dict[str, list[str]]) -> datetime | None:
     return None
 
 
-def _authors(article: dict, meta: dict[str, list[str]]) -> tuple[str, ...]:
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DATE_WORD = re.compile(
+    rf"\b(?:{_MONTH}\.?\s+\d|\d{{1,2}}\.?\s+{_MONTH}\b|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
+    r"(?:updated|published|posted|last modified)\b)", re.I)
+_HANDLE = re.compile(r"@\w+")
+#: Longest author name kept, in words (a byline box often holds a sentence: "is a reporter covering ...").
+MAX_NAME_WORDS = 5
+
+
+def clean_author_names(names: Iterable[str]) -> tuple[str, ...]:
+    """Author names as a reader would write them: "By"/"Von"/"Par" and social handles removed, date and time
+    words ("Updated", "March", "5 hours ago") dropped with what follows them, at most :data:`MAX_NAME_WORDS`
+    words and at least two letters each, repeats (case-folded) removed, in order."""
+    out = []
+    for name in names:
+        name = _HANDLE.sub("", _BY.sub("", name))
+        date = _DATE_WORD.search(name)
+        name = collapse_ws(re.sub(r"\d.*$", "", name[:date.start()] if date else name)).strip(" -–—|,;:.·")
+        if sum(ch.isalpha() for ch in name) >= 2 and len(name.split()) <= MAX_NAME_WORDS:
+            out.append(name[:MAX_NAME_CHARS])
+    return _dedupe(out)
+
+
+def byline_authors(root: etree._Element) -> tuple[str, ...]:
+    """Author names from the page's visible byline: the first element that trafilatura's author XPaths find
+    (``trafilatura.xpaths.AUTHOR_XPATHS``: ``rel=author``, ``itemprop=author``, ``byline``/``author`` class and id
+    names, ...), outside what its ``AUTHOR_DISCARD_XPATHS`` prune (comments, dates, figures), with a text of 3 to
+    119 characters; split and normalised by trafilatura's ``normalize_authors`` (Barbaresi 2021), then
+    :func:`clean_author_names`. Empty when none is found."""
+    from trafilatura.metadata import normalize_authors
+    from trafilatura.xpaths import AUTHOR_DISCARD_XPATHS, AUTHOR_XPATHS
+
+    try:
+        discarded = {el for xpath in AUTHOR_DISCARD_XPATHS for el in xpath(root)}
+        for xpath in AUTHOR_XPATHS:
+            for el in xpath(root):
+                if el in discarded or any(a in discarded for a in el.iterancestors()):
+                    continue
+                text = collapse_ws(" ".join(el.itertext()))
+                if 2 < len(text) < MAX_NAME_CHARS:
+                    names = clean_author_names((normalize_authors(None, text) or "").split("; "))
+                    if names:
+                        return names
+    except Exception as exc:  # noqa: BLE001 - a byline on hostile markup: no author, not a lost page
+        log.debug("byline unreadable: %s: %s", type(exc).__name__, exc)
+    return ()
+
+
+def _authors(article: dict, meta: dict[str, list[str]], root: etree._Element | None = None) -> tuple[str, ...]:
+    """Authors from structured data, else author meta tags, else (``root`` given) the page's byline
+    (:func:`byline_authors`); cleaned by :func:`clean_author_names`."""
     names = _names(article.get("author")) or _names(article.get("creator"))
     if not names:
         for key in _AUTHOR_META:
@@ -531,29 +658,57 @@ def _authors(article: dict, meta: dict[str, list[str]]) -> tuple[str, ...]:
                     names += _split_authors(value)
             if names:
                 break
-    return _dedupe(n[:MAX_NAME_CHARS] for n in names)
+    cleaned = clean_author_names(n[:MAX_NAME_CHARS] for n in names)
+    return cleaned or (byline_authors(root) if root is not None else ())
 
 
 def read_metadata(root: etree._Element) -> Metadata:
     """Read :class:`Metadata` from a parsed page (call before any node is removed; ``root`` is not changed)."""
     page = page_tags(root)
     meta = page.meta
-    article, og = _structured(root, page)
+    article, og, types = _structured(root, page)
     for prop, values in og.items():  # OpenGraph lives in <head>; page.meta already holds it, og keeps order
         meta.setdefault(prop, values)
     publisher = article.get("publisher")
     tags = _keywords(article.get("keywords")) or [t for k in _TAG_META for t in _keywords(meta.get(k))]
+    title = find_title(root, meta, article)
+    site_name = _first(_meta(meta, ("og:site_name",)), publisher, _meta(meta, _SITE_META[1:]))
+    canonical = page.canonical_url or _web_url(_meta(meta, ("og:url",))) or _web_url(_clean(article.get("url")))
+    page_title = _page_title(root)
     return Metadata(
-        title=find_title(root, meta, article),
+        title=title,
         published_at=_published(article, meta, root),
         language=find_language(root, meta),
-        authors=_authors(article, meta),
+        authors=_authors(article, meta, root),
         description=_first(article.get("description"), _meta(meta, _DESCRIPTION_META)),
         image_url=_web_url(_image(article.get("image"))) or _web_url(_meta(meta, _IMAGE_META)),
-        canonical_url=page.canonical_url or _web_url(_meta(meta, ("og:url",))) or _web_url(_clean(article.get("url"))),
-        site_name=_first(_meta(meta, ("og:site_name",)), publisher, _meta(meta, _SITE_META[1:])),
+        canonical_url=canonical,
+        site_name=site_name,
         modified_at=_modified(article, meta),
         section=_first(*_as_list(article.get("articleSection")), _meta(meta, _SECTION_META)),
         tags=_dedupe(tags),
         article_body=_clean(_first_text(article.get("articleBody")), MAX_BODY_CHARS),
+        headline=reader_title(title, (site_name or "", *_domain_labels(canonical)), _headings(root)),
+        page_title=page_title,
+        page_types=_dedupe((*(t.lower() for t in meta.get("og:type", ())), *types)),
     )
+
+
+def _page_title(root: etree._Element) -> str | None:
+    el = root.find(".//title")
+    return (collapse_ws(el.text_content()) or None) if el is not None else None
+
+
+def _headings(root: etree._Element) -> list[str]:
+    """The texts of the page's ``<h1>`` elements (at most 5)."""
+    return [collapse_ws(h.text_content()) for h in islice(root.iter("h1"), 5)]
+
+
+def _domain_labels(url: str | None) -> tuple[str, ...]:
+    """The labels of ``url``'s host left of its public suffix, ``www`` left out (``https://www.latimes.com/x`` ->
+    ``("latimes",)``); empty without a host. The bundled Public Suffix List (:func:`registered_domain`)."""
+    domain = registered_domain(url)
+    if not domain:
+        return ()
+    parts = _domain_extractor()(domain)
+    return tuple(p for p in (parts.domain,) if p and p != "www")

@@ -1,0 +1,132 @@
+"""Repeated teaser cards beside the article: a related list, a breaking-news ticker, a trending rail.
+
+A news page repeats one template for each teaser it shows: three or more sibling elements (``<li>``, ``<div>``,
+``<article>``) of the same tag and class, each a headline link plus a short description. The block classifier
+reads each card alone, and a 40-80 word description with a sentence end looks like article prose: on sites it
+never saw it keeps them at 0.6-0.99. Decided on structure only, never on a site list:
+
+* a *card* is an element holding at most ``max_card_words`` words (``TextBlock.num_words`` of the blocks inside
+  it) of which at least ``min_link_words`` are linked (the headline link);
+* a *card group* is a parent element with at least ``min_cards`` children of one tag-and-class signature
+  (:func:`~newsclean.transforms.refine.region.tag_class_signature`) of which at least ``min_card_share`` are cards;
+* a kept block is dropped (below ``drop_below``) when one of its *own ancestors* (from its container up to, not
+  including, the first element holding the main region,
+  :func:`~newsclean.transforms.refine.region.main_region`, as in
+  :mod:`~newsclean.transforms.refine.side_content`) is a card of a card group: cards outside the article's region,
+  or inside it after its paragraphs (a related list at the foot of the body).
+
+Never more than ``max_drop_share`` of the kept words: a page whose kept text is mostly cards is a listing, and is
+left to the page type (:mod:`newsclean.transforms.page_type`). The repeated-structure idea of the wrapper-induction
+and record-detection literature (MDR, Liu, Grossman & Zhai 2003: "data records" are similar sibling subtrees)
+applied to what the classifier kept. Measured on leave-one-data-set-out tune pages:
+evaluation/experiments-accuracy.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lxml import etree
+
+from newsclean.transforms.ancestor_filter import under_any
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine.region import main_region, shared_elements, tag_class_signature
+
+
+@dataclass(frozen=True)
+class TeaserCardsParams:
+    """Settings of :func:`teaser_cards_keep` (module docstring).
+
+    min_cards: sibling cards of one signature that make a group (>= 2).
+    min_card_share: in (0, 1]: share of the same-signature siblings that must be cards.
+    max_card_words / min_link_words: a card's words at most / linked words at least (``TextBlock`` counts).
+    drop_below: in (0, 1]: only kept blocks below this content probability are dropped (1.0: any).
+    max_drop_share: in [0, 1]: the step changes nothing where it would drop more than this share of the kept words.
+
+    Raises ValueError for values outside these ranges.
+    """
+
+    min_cards: int = 3
+    min_card_share: float = 0.67
+    max_card_words: int = 120
+    min_link_words: int = 2
+    drop_below: float = 1.0
+    max_drop_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.min_cards < 2 or self.max_card_words < 1 or self.min_link_words < 1:
+            raise ValueError("min_cards must be >= 2, max_card_words and min_link_words >= 1")
+        for name in ("min_card_share", "drop_below"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
+        if not 0.0 <= self.max_drop_share <= 1.0:
+            raise ValueError(f"max_drop_share must be in [0, 1], got {self.max_drop_share!r}")
+
+    def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                 ctx: PageContext) -> list[bool]:
+        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`teaser_cards_keep`."""
+        return teaser_cards_keep(blocks, probs, keep, self)
+
+
+def element_words(blocks: Sequence[TextBlock]) -> dict[etree._Element, tuple[int, int]]:
+    """Per element holding a block: ``(words, linked words)`` of the blocks under it (itself and its descendants'
+    containers), from ``TextBlock.num_words`` and ``num_linked_words``."""
+    held: dict[etree._Element, tuple[int, int]] = {}
+    for b in blocks:
+        if not b.num_words:
+            continue
+        el = b.container
+        while el is not None:
+            w, lw = held.get(el, (0, 0))
+            held[el] = (w + b.num_words, lw + b.num_linked_words)
+            el = el.getparent()
+    return held
+
+
+class CardGroups:
+    """Which elements are cards of a card group (:class:`TeaserCardsParams`), each parent's siblings judged once."""
+
+    def __init__(self, held: dict[etree._Element, tuple[int, int]], params: TeaserCardsParams):
+        self.held, self.params = held, params
+        self._groups: dict[tuple[etree._Element, tuple[str, str]], bool] = {}
+
+    def is_card(self, el: etree._Element) -> bool:
+        words, linked = self.held.get(el, (0, 0))
+        return 0 < words <= self.params.max_card_words and linked >= self.params.min_link_words
+
+    def __call__(self, el: etree._Element) -> bool:
+        """Whether ``el`` is a card among at least ``min_cards`` same-signature sibling cards."""
+        parent = el.getparent()
+        if parent is None or not isinstance(el.tag, str) or not self.is_card(el):
+            return False
+        sig = tag_class_signature(el)
+        key = (parent, sig)
+        if key not in self._groups:
+            same = [c for c in parent if tag_class_signature(c) == sig and c in self.held]
+            cards = sum(map(self.is_card, same))
+            self._groups[key] = cards >= self.params.min_cards and cards >= self.params.min_card_share * len(same)
+        return self._groups[key]
+
+
+def teaser_cards_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                      params: TeaserCardsParams = TeaserCardsParams()) -> list[bool]:
+    """``keep`` with the kept blocks inside repeated teaser cards (module docstring) below ``params.drop_below``
+    dropped; unchanged when that would drop more than ``params.max_drop_share`` of the kept words or every kept
+    block. ``probs``: content probabilities in [0, 1], one per block."""
+    region = main_region(blocks, keep)
+    if not region:
+        return list(keep)
+    stop = shared_elements(region)
+    candidates = [k and p < params.drop_below for p, k in zip(probs, keep)]
+    if not any(candidates):
+        return list(keep)
+    groups = CardGroups(element_words(blocks), params)
+    carded = under_any((b.container if c else None for b, c in zip(blocks, candidates)), groups, stop=stop)
+    out = [k and not c for k, c in zip(keep, carded)]
+    kept = sum(b.num_words for b, k in zip(blocks, keep) if k)
+    dropped = sum(b.num_words for b, k, o in zip(blocks, keep, out) if k and not o)
+    if dropped > params.max_drop_share * kept or dropped >= kept:
+        return list(keep)
+    return out
