@@ -157,7 +157,8 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     read = p | "ReadWarc" >> ReadWarc(patterns)
     evidence = read["paths"] | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
-    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)
+    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,
+                                                                   config.text_includes, config.keep_listings)
     keyed = cleaned["articles"] | "ArticleKeys" >> beam.Map(keyed_article, params)  # the MinHash, computed once
     spilled = keyed | "SpillArticles" >> SpillArticles(config.out)
     dedup = keyed | "DedupExact" >> DedupExact()

@@ -226,7 +226,8 @@ def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) 
     from newsclean.pipeline.options import CleanConfig
 
     config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain,
-                         min_words=args.min_words, partition_by=args.partition_by, incremental=args.incremental)
+                         min_words=args.min_words, partition_by=args.partition_by, incremental=args.incremental,
+                         text_includes=args.text_includes, keep_listings=args.keep_listings)
     beam_args = quiet_workers(beam_args, args.verbose)
     if args.no_wait:  # pipeline/launch.py: submit, print the job id, exit
         from newsclean.pipeline.launch import launch_clean

@@ -27,7 +27,6 @@ import pickle
 import sys
 import time
 from collections import defaultdict
-from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -42,7 +41,7 @@ from newsclean_eval.command import lodo_system
 from newsclean_eval.datasets import LOADERS, load, page_era
 from newsclean_eval.metrics import snippet_scores
 from newsclean_eval.runner import decode_page, group_pages, neighbour_sample, quiet_worker, score_text
-from newsclean_eval.systems import PEERS, STEP_ROWS
+from newsclean_eval.systems import PEERS, STEP_ROWS, crossfit_systems
 
 LAB_PEERS = ("trafilatura", "resiliparse")
 DEFAULT_PEER_CACHE = Path("/tmp/newsclean-lab-peers")
@@ -57,6 +56,14 @@ def default_variants(base):
     return out
 
 
+def base_config(lodo: Path, dataset: str):
+    """The default chain with the classifier of ``lodo/<dataset>/``; ``lodo`` named ``crossfit``: the cross-fitted
+    model trained on the test half (a quicker proxy for tune pages while LODO models train)."""
+    if str(lodo) == "crossfit":
+        return crossfit_systems()[0].tune_config
+    return lodo_system(lodo, dataset).config
+
+
 def load_variants(path: Path | None):
     if path is None:
         return default_variants
@@ -67,13 +74,14 @@ def load_variants(path: Path | None):
 
 
 def _prep_key(config) -> str:
-    return repr(replace(config, refine=(), name="", summary=""))
+    """What of ``config`` the preparation and the classifier read (variants equal on it share them)."""
+    return repr([getattr(config, f) for f in ("link_filter", "static", "dynamic", "removal", "blocks", "learned")])
 
 
 def run_group(task):
     """Every variant on every page of one neighbour group: ``[(page key, era, {variant: score tuple})]``."""
     dataset, pages, variants_path, lodo = task
-    variants = load_variants(variants_path)(lodo_system(lodo, dataset).config)
+    variants = load_variants(variants_path)(base_config(lodo, dataset))
     htmls = {p.page_id: decode_page(p) for p in pages}
     static = DEFAULT_CONFIG.static
     sample = neighbour_sample(pages, 10)
@@ -101,12 +109,13 @@ def run_group(task):
                 probs = content_probabilities(prep.blocks, ctx, variants[names[0]].learned)
             for name in names:
                 config = variants[name]
-                text = ""
+                text, kind = "", "rejected"
                 if prep is not None:
                     keep = refine_keep(prep.blocks, probs, keep_flags(probs, config.learned), ctx, config.refine)
-                    text = assemble(prep, keep, config).text
+                    parts = assemble(prep, keep, config)
+                    text, kind = parts.text, parts.page_type
                 p, r, f1, n, snips = score_text(page, text, None)
-                scores[name] = (p, r, f1, n, snips, text)
+                scores[name] = (p, r, f1, n, snips, text, kind)
         out.append(((dataset, page.page_id), page.split, page_era(page, meta.published_at if meta else None), scores))
     return out
 
@@ -173,7 +182,7 @@ def main() -> int:
         page = pages_by_key[key]
         for peer in LAB_PEERS:
             text = peers[key[0]][peer].get(page.page_id, "")
-            scores[peer] = (*score_text(page, text, None), text)
+            scores[peer] = (*score_text(page, text, None), text, "")
     names = list(results[0][3]) if results else []
     report = table(results, names, sets)
     print(report)
@@ -199,6 +208,15 @@ def table(results, names, sets) -> str:
             p, r, f, n = summarise(rows)
             cells.append("–" if not n else f"{f:.4f} ({p:.3f}/{r:.3f}) n={n}" if e else f"{f:.4f} ({p:.3f}/{r:.3f})")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("\npage types (article/listing/other/rejected) per variant and set:")
+    for name in names:
+        if name in LAB_PEERS:
+            continue
+        cells = []
+        for s in sets:
+            kinds = [sc[name][6] for (d, _), _, _, sc in results if d == s]
+            cells.append(f"{s} " + "/".join(str(kinds.count(k)) for k in ("article", "listing", "other", "rejected")))
+        lines.append(f"  {name}: " + "; ".join(cells))
     return "\n".join(lines)
 
 

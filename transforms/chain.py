@@ -282,7 +282,7 @@ class PreparedPage:
         (``evidence``), their site profile, the page's ``articleBody``; ``html`` (the decoded page) only for the
         peer rescue."""
         profile = evidence.profile if evidence is not None else None
-        return PageContext(self.meta.title, bool(evidence), profile, self.meta.article_body, html)
+        return PageContext(self.meta.title, bool(evidence), profile, self.meta.article_body, html, self.meta.page_types)
 
 
 def prepare_blocks(html: str, evidence: SiteEvidence | None, config: ChainConfig,
@@ -361,7 +361,7 @@ def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> Artic
     """The :class:`ArticleParts` of ``page`` with the keep flags ``keep`` (one per block) under ``config``
     (:class:`ChainConfig`: ``roles``, ``text_includes``, ``page_types``, ``listing_text``)."""
     blocks = page.blocks
-    kind = page_type(blocks, keep, page.meta.page_types, config.page_types) if config.page_types else \
+    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title) if config.page_types else \
         PageType.ARTICLE.value
     if config.listing_text and kind == PageType.LISTING.value:
         lines = listing_lines(blocks, config.page_types.cards)

@@ -74,7 +74,7 @@ class _Boxes:
 
     def __init__(self, blocks: Sequence[TextBlock], params: RoleParams):
         self.params = params
-        self.held = element_words(blocks)
+        self.held = element_words(blocks)  # words under each element (the link count is not read)
         self.memo: dict[etree._Element, str | None] = {}
 
     def role_of(self, el: etree._Element) -> str | None:

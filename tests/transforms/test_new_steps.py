@@ -132,3 +132,23 @@ def test_side_content_cap_and_share_protection():
     assert side_content_keep(blocks, probs, keep, SideContentParams(protect_share=0.4)) == [True, True]
     with pytest.raises(ValueError):
         SideContentParams(protect_share=1.5)
+
+
+# ----------------------------------------------------------------------------------------------- first story
+
+
+def test_a_page_holding_the_next_story_keeps_its_own():
+    from newsclean.transforms.refine.first_story import first_story_keep
+
+    body = (f"<article><h2>Bridge to close for repairs</h2><p>{PROSE * 3}</p><p>{PROSE * 3}</p></article>"
+            f"<article><h2>Library opens in the town centre</h2><p>{DESCRIPTION * 2}</p><p>{DESCRIPTION * 2}</p>"
+            "</article>")
+    blocks = _blocks(body)
+    keep = [True] * len(blocks)
+    assert first_story_keep(blocks, keep) == [True, True, True, False, False, False]  # the first in page order
+    by_title = first_story_keep(blocks, keep, title="Library opens in the town centre - Daily Planet")
+    assert by_title == [False, False, False, True, True, True]
+    by_body = first_story_keep(blocks, keep, article_body=DESCRIPTION * 4)
+    assert by_body == [False, False, False, True, True, True]
+    one = _blocks(f"<article><p>{PROSE * 6}</p></article><article><p>Short teaser.</p></article>")
+    assert first_story_keep(one, [True, True]) == [True, True]  # one story only: unchanged

@@ -37,7 +37,7 @@ from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.recurring import is_title_like
-from newsclean.transforms.refine.region import class_tokens, is_prose, main_region, shared_elements
+from newsclean.transforms.refine.region import class_tokens, is_prose, main_region, shared_elements, text_container
 
 SIDE_CLASS_WORDS = (
     "related", "recommended", "newsletter", "subscribe", "subscription", "share", "sharing", "social", "promo",
@@ -95,7 +95,7 @@ class SideContentParams:
     default, 0.5 in the ``precision`` chain (docs/DECISIONS.md "Side content").
     protect_title / protect_first_paragraph / protect_share: ancestors never read for a class word or tag
     (:func:`protected_ancestors`): those of the page's title block (an ``<h1>``, or a kept block whose words are
-    the title's), those of the first kept paragraph of prose, and (``protect_share`` in [0, 1]) every element that
+    the title's), those of the first kept paragraph of prose in the main region, and (``protect_share`` in [0, 1]) every element that
     holds more than that share of the kept words: a wrapper named ``share-btns`` around the headline and intro, a
     ``gallery-body`` around the lead paragraph, is the article's, not a side box.
 
@@ -158,7 +158,7 @@ def protected_ancestors(blocks: Sequence[TextBlock], keep: Sequence[bool], param
     """The elements whose class words and tags :func:`side_content_keep` never reads (:class:`SideContentParams`
     ``protect_*``): the containers and ancestors of the title block (the first ``<h1>`` block, else the first kept
     block whose tokens are the ``title``'s, :func:`~newsclean.transforms.refine.recurring.is_title_like`), of the
-    first kept block of prose (:func:`~newsclean.transforms.refine.region.is_prose`: 10 words, a sentence end,
+    first kept block of prose in the main region (:func:`~newsclean.transforms.refine.region.main_region`) (:func:`~newsclean.transforms.refine.region.is_prose`: 10 words, a sentence end,
     link density at most 0.2), and every ancestor holding more than ``protect_share`` of the kept words."""
     anchors = []
     if params.protect_title:
@@ -166,7 +166,9 @@ def protected_ancestors(blocks: Sequence[TextBlock], keep: Sequence[bool], param
         heading = heading or next((b for b, k in zip(blocks, keep) if k and is_title_like(b.text, title)), None)
         anchors.append(heading)
     if params.protect_first_paragraph:
-        anchors.append(next((b for b, k in zip(blocks, keep) if k and is_prose(b, 10, 0.2)), None))
+        region = main_region(blocks, keep)
+        anchors.append(next((b for b, k in zip(blocks, keep)
+                             if k and text_container(b) in region and is_prose(b, 10, 0.2)), None))
     out = shared_elements({b.container for b in anchors if b is not None})
     if params.protect_share is not None:
         held: dict[etree._Element, int] = {}

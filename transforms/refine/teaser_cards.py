@@ -5,8 +5,10 @@ A news page repeats one template for each teaser it shows: three or more sibling
 reads each card alone, and a 40-80 word description with a sentence end looks like article prose: on sites it
 never saw it keeps them at 0.6-0.99. Decided on structure only, never on a site list:
 
-* a *card* is an element holding at most ``max_card_words`` words (``TextBlock.num_words`` of the blocks inside
-  it) of which at least ``min_link_words`` are linked (the headline link);
+* a *card* is an element of a card tag (:data:`CARD_TAGS`: ``li``, ``div``, ``article``, ``section``; never a
+  paragraph or a table row) holding at most ``max_card_words`` words (``TextBlock.num_words`` of the blocks inside
+  it) and a headline link: a block of at least ``min_link_words`` words with link density at least
+  ``min_link_density`` (a paragraph with a link in it is no card);
 * a *card group* is a parent element with at least ``min_cards`` children of one tag-and-class signature
   (:func:`~newsclean.transforms.refine.region.tag_class_signature`) of which at least ``min_card_share`` are cards;
 * a kept block is dropped (below ``drop_below``) when one of its *own ancestors* (from its container up to, not
@@ -34,6 +36,9 @@ from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.region import main_region, shared_elements, tag_class_signature
 
+CARD_TAGS = frozenset({"li", "div", "article", "section"})
+"""Tags of a teaser card: list items and boxes (a paragraph, a table row or a cell is text, not a card)."""
+
 
 @dataclass(frozen=True)
 class TeaserCardsParams:
@@ -41,7 +46,9 @@ class TeaserCardsParams:
 
     min_cards: sibling cards of one signature that make a group (>= 2).
     min_card_share: in (0, 1]: share of the same-signature siblings that must be cards.
-    max_card_words / min_link_words: a card's words at most / linked words at least (``TextBlock`` counts).
+    max_card_words: a card's words at most (``TextBlock`` counts).
+    min_link_words / min_link_density: its headline link: a block of at least that many words, at least that
+    link density (linked words / words, in [0, 1]).
     drop_below: in (0, 1]: only kept blocks below this content probability are dropped (1.0: any).
     max_drop_share: in [0, 1]: the step changes nothing where it would drop more than this share of the kept words.
 
@@ -52,6 +59,7 @@ class TeaserCardsParams:
     min_card_share: float = 0.67
     max_card_words: int = 120
     min_link_words: int = 2
+    min_link_density: float = 0.5
     drop_below: float = 1.0
     max_drop_share: float = 0.5
 
@@ -70,17 +78,20 @@ class TeaserCardsParams:
         return teaser_cards_keep(blocks, probs, keep, self)
 
 
-def element_words(blocks: Sequence[TextBlock]) -> dict[etree._Element, tuple[int, int]]:
-    """Per element holding a block: ``(words, linked words)`` of the blocks under it (itself and its descendants'
-    containers), from ``TextBlock.num_words`` and ``num_linked_words``."""
+def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
+                  min_link_density: float = 0.5) -> dict[etree._Element, tuple[int, int]]:
+    """Per element holding a block: ``(words, link blocks)`` of the blocks under it (itself and its descendants'
+    containers): their ``TextBlock.num_words``, and how many of them are links (at least ``min_link_words`` words,
+    link density at least ``min_link_density``)."""
     held: dict[etree._Element, tuple[int, int]] = {}
     for b in blocks:
         if not b.num_words:
             continue
+        link = int(b.num_words >= min_link_words and b.link_density >= min_link_density)
         el = b.container
         while el is not None:
-            w, lw = held.get(el, (0, 0))
-            held[el] = (w + b.num_words, lw + b.num_linked_words)
+            w, links = held.get(el, (0, 0))
+            held[el] = (w + b.num_words, links + link)
             el = el.getparent()
     return held
 
@@ -93,8 +104,8 @@ class CardGroups:
         self._groups: dict[tuple[etree._Element, tuple[str, str]], bool] = {}
 
     def is_card(self, el: etree._Element) -> bool:
-        words, linked = self.held.get(el, (0, 0))
-        return 0 < words <= self.params.max_card_words and linked >= self.params.min_link_words
+        words, links = self.held.get(el, (0, 0))
+        return el.tag in CARD_TAGS and 0 < words <= self.params.max_card_words and links > 0
 
     def __call__(self, el: etree._Element) -> bool:
         """Whether ``el`` is a card among at least ``min_cards`` same-signature sibling cards."""
@@ -122,7 +133,7 @@ def teaser_cards_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     candidates = [k and p < params.drop_below for p, k in zip(probs, keep)]
     if not any(candidates):
         return list(keep)
-    groups = CardGroups(element_words(blocks), params)
+    groups = CardGroups(element_words(blocks, params.min_link_words, params.min_link_density), params)
     carded = under_any((b.container if c else None for b, c in zip(blocks, candidates)), groups, stop=stop)
     out = [k and not c for k, c in zip(keep, carded)]
     kept = sum(b.num_words for b, k in zip(blocks, keep) if k)
