@@ -20,7 +20,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentP
 
 from newsclean.pipeline.errors import UsageError
 from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # the names ``--chain`` accepts
-from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig
+from newsclean.transforms.chain import DEFAULT_TEXT_INCLUDES, MIN_ARTICLE_WORDS, ChainConfig
 from newsclean.transforms.roles import TEXT_PARTS
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site.
@@ -86,11 +86,11 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         help=f"corpus filter: a page whose cleaned text has fewer than N words becomes a 'too_short' reject "
              f"(default {MIN_ARTICLE_WORDS}; 0 keeps every non-empty extraction)")
     parser.add_argument(
-        "--text-includes", "--text_includes", dest="text_includes", type=_text_parts, default=(),
+        "--text-includes", "--text_includes", dest="text_includes", type=_text_parts, default=None,
         metavar="PARTS",
         help="what the text column holds besides the article body: a comma list of 'captions' (image captions "
-             "and credits) and 'lead' (standfirst, dek, key points), in page order (default: the body only; "
-             "both are always in their own columns)")
+             "and credits) and 'lead' (standfirst, dek, key points), in page order, or 'none' (the body only); "
+             f"default: the chain's ({','.join(DEFAULT_TEXT_INCLUDES)}); both are always in their own columns")
     parser.add_argument(
         "--keep-listings", "--keep_listings", dest="keep_listings", type=_flag_value, nargs="?", const=True,
         default=False,
@@ -112,8 +112,9 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
 
 
 def _text_parts(text: str) -> tuple[str, ...]:
-    """argparse type of ``--text-includes``: a comma list of :data:`~newsclean.transforms.roles.TEXT_PARTS`."""
-    parts = tuple(p.strip() for p in text.split(",") if p.strip())
+    """argparse type of ``--text-includes``: a comma list of :data:`~newsclean.transforms.roles.TEXT_PARTS`, or
+    ``none`` (the body only: an empty tuple)."""
+    parts = tuple(p.strip() for p in text.split(",") if p.strip() and p.strip() != "none")
     unknown = [p for p in parts if p not in TEXT_PARTS]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown {', '.join(unknown)}; choose from {', '.join(TEXT_PARTS)}")
@@ -161,7 +162,7 @@ class CleanConfig:
     min_words: int = MIN_ARTICLE_WORDS
     partition_by: str | None = None  # None, "crawl_date" or "site" (pipeline/output.py)
     incremental: bool = False  # --incremental: pipeline/incremental.py
-    text_includes: tuple[str, ...] = ()  # --text-includes: captions, lead (transforms/roles.py)
+    text_includes: tuple[str, ...] | None = None  # --text-includes: captions, lead (None: the chain's own)
     keep_listings: bool = False  # --keep-listings: a foreign WARC's listing pages kept as rows
 
     def __post_init__(self):
@@ -177,7 +178,7 @@ class CleanConfig:
             raise UsageError(f"--partition-by must be crawl_date or site, got {self.partition_by!r}")
         if self.chain not in CHAIN_CONFIGS:
             raise UsageError(f"--chain must be one of {sorted(CHAIN_CONFIGS)}, got {self.chain!r}")
-        if any(part not in TEXT_PARTS for part in self.text_includes):
+        if any(part not in TEXT_PARTS for part in self.text_includes or ()):
             raise UsageError(f"--text-includes takes {', '.join(TEXT_PARTS)}, got {self.text_includes!r}")
 
 
@@ -188,7 +189,7 @@ def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
                        neighbour_sample=view.neighbour_sample, chain=view.chain, min_words=view.min_words,
                        partition_by=getattr(view, "partition_by", None),
                        incremental=bool(getattr(view, "incremental", False)),
-                       text_includes=tuple(getattr(view, "text_includes", None) or ()),
+                       text_includes=getattr(view, "text_includes", None),
                        keep_listings=bool(getattr(view, "keep_listings", False)))
 
 

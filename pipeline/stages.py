@@ -550,15 +550,16 @@ def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
 class CleanPageFn(_ChainFn, _RejectCountingFn):
     """``Page`` (+ side input ``{(site, category): SiteEvidence}``) -> Article or reject (``REJECTS_TAG``)."""
 
-    def __init__(self, chain: str, min_words: int = MIN_ARTICLE_WORDS, text_includes: tuple[str, ...] = (),
+    def __init__(self, chain: str, min_words: int = MIN_ARTICLE_WORDS, text_includes: tuple[str, ...] | None = None,
                  keep_listings: bool = False):
         super().__init__(chain)
         self.min_words = min_words
-        self.text_includes, self.keep_listings = tuple(text_includes), keep_listings
+        self.text_includes, self.keep_listings = text_includes, keep_listings
 
     def setup(self):
         super().setup()
-        self._config = self._config.with_(text_includes=self.text_includes, listing_text=self.keep_listings)
+        parts = self._config.text_includes if self.text_includes is None else tuple(self.text_includes)
+        self._config = self._config.with_(text_includes=parts, listing_text=self.keep_listings)
 
     def process(self, page: Page, evidence):
         out = clean_page(page, evidence.get(site_key(page)), self._config, self.min_words, self.keep_listings)
@@ -576,17 +577,18 @@ class CleanPages(beam.PTransform):
             used as ``beam.pvalue.AsDict`` (one small value per key).
         chain: ``--chain`` name (a key of ``newsclean.transforms.chain.CONFIGS``).
         min_words: ``--min-words``, the corpus filter (fewer kept words: a ``too_short`` reject).
-        text_includes: ``--text-includes``: what ``text`` holds besides the body (``captions``, ``lead``).
+        text_includes: ``--text-includes``: what ``text`` holds besides the body (``captions``, ``lead``; None: the
+            chain's own ``text_includes``).
         keep_listings: ``--keep-listings``: a foreign WARC's listing pages become rows (text: one item a line).
     """
 
     def __init__(self, evidence, chain: str = "default", min_words: int = MIN_ARTICLE_WORDS,
-                 text_includes: tuple[str, ...] = (), keep_listings: bool = False):
+                 text_includes: tuple[str, ...] | None = None, keep_listings: bool = False):
         super().__init__()
         self.evidence = evidence
         self.chain = chain
         self.min_words = min_words
-        self.text_includes, self.keep_listings = tuple(text_includes), keep_listings
+        self.text_includes, self.keep_listings = text_includes, keep_listings
 
     def expand(self, pages):
         out = pages | "Extract" >> beam.ParDo(

@@ -176,9 +176,9 @@ def authors_and_titles(pages, before, root: Path, sample_out: Path | None = None
     samples = []
     for page in pages:
         html, _ = decode_html(page.html, None)
-        root = parse_html(html)
-        old = before.read_metadata(root)
-        new = after.read_metadata(root)
+        tree = parse_html(html)
+        old = before.read_metadata(tree)
+        new = after.read_metadata(tree)
         try:
             traf = extract_metadata(html)
         except Exception:  # noqa: BLE001 - trafilatura on odd pages: no metadata

@@ -52,8 +52,12 @@ from newsclean.transforms.noise_removal import (
 from newsclean.transforms.page_type import PageTypeParams, listing_lines, page_type
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine import RefineStep, refine_keep
+from newsclean.transforms.refine.article_fallback import ArticleFallbackParams
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
 from newsclean.transforms.refine.coherence import CoherenceParams
+from newsclean.transforms.refine.consent import ConsentParams
+from newsclean.transforms.refine.first_story import FirstStoryParams
+from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams
 from newsclean.transforms.refine.peer_rescue import PeerRescueParams
 from newsclean.transforms.refine.recurring import RecurringTextParams
 from newsclean.transforms.refine.region_recall import REGION_RECALL_STEPS
@@ -64,6 +68,7 @@ from newsclean.transforms.refine.side_content import (
     SideContentParams,
 )
 from newsclean.transforms.refine.site_check import SiteCheckParams
+from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, element_words
 from newsclean.transforms.roles import BODY, CAPTION, LEAD, TEXT_PARTS, RoleParams, block_roles
 from newsclean.transforms.site_evidence import SiteEvidence
 from newsclean.transforms.static_noise import StaticNoiseParams, mark_static_noise
@@ -76,6 +81,12 @@ __all__ = [
 ]
 
 KEEP_EMPTY_TAGS = ("br", "hr")
+
+
+DEFAULT_TEXT_INCLUDES = ("lead",)
+"""What the shipped chains' ``text`` holds besides the body: the lead (standfirst, dek), which the data sets' golds
+keep (taking it out lowered every set's F1, trafilatura-eval's by 0.018: evaluation/experiments-accuracy.md);
+captions stay in their own column (``--text-includes captions`` adds them)."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +109,8 @@ class ChainConfig:
 
     What the kept blocks make (:func:`assemble`): ``roles`` labels them body, caption or lead
     (:mod:`newsclean.transforms.roles`; None: every kept block is body); ``text`` holds the body and the parts of
-    ``text_includes`` (``"captions"``, ``"lead"``: :data:`~newsclean.transforms.roles.TEXT_PARTS`) in page order,
-    and all of them when the body has no words. ``page_types`` decides the page type
+    ``text_includes`` (``"captions"``, ``"lead"``: :data:`~newsclean.transforms.roles.TEXT_PARTS`; default
+    :data:`DEFAULT_TEXT_INCLUDES`, the lead) in page order, and all of them when the body has no words. ``page_types`` decides the page type
     (:mod:`newsclean.transforms.page_type`; None: every page is an article); with ``listing_text`` a listing page's
     text is its items, one a line (:func:`~newsclean.transforms.page_type.listing_lines`).
 
@@ -130,7 +141,7 @@ class ChainConfig:
     refine: tuple[RefineStep, ...] = ()
     boilernet: BoilerNetParams | None = None
     roles: RoleParams | None = field(default_factory=RoleParams)
-    text_includes: tuple[str, ...] = ()
+    text_includes: tuple[str, ...] = DEFAULT_TEXT_INCLUDES
     page_types: PageTypeParams | None = field(default_factory=PageTypeParams)
     listing_text: bool = False
 
@@ -188,20 +199,31 @@ LEARNED_NON_INFORMATIVE_TAGS = NON_INFORMATIVE_TAGS + FORM_CONTROL_TAGS
 """§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.noise_removal.FORM_CONTROL_TAGS`)."""
 
 LEARNED_STEPS: tuple[RefineStep, ...] = (
+    ConsentParams(),
     CoherenceParams(),
     *REGION_RECALL_STEPS,
     BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
     SiteCheckParams(),
-    SideContentParams(),
+    SideContentParams(protect_title=True, max_drop_share=0.5),
     RecurringTextParams(),
-    PeerRescueParams(),
+    TeaserCardsParams(min_description_words=8, skip_card_pages=True),
+    ParagraphLinesParams(max_run_words=300),
+    FirstStoryParams(),
+    ArticleFallbackParams(),
+    PeerRescueParams(declared_empty=True),
 )
 """The learned configuration's page-level steps, in order (each chosen on leave-one-data-set-out F1: docs/DECISIONS.md
-"Page-level steps"): coherence (dropped prose of the main container), the article region's dropped prose kept when
+"Page-level steps", evaluation/experiments-accuracy.md): consent regions dropped first (cookie banners, privacy
+modals, vendor lists), coherence (dropped prose of the main container), the article region's dropped prose kept when
 the kept text is a fragment of it (twice), the JSON-LD ``articleBody`` as evidence (dropping only), the site check
-against the neighbours' content container, side boxes (related, share, "read also" teasers), short unsure lines
-that recur on the site's neighbour pages, and last, where the classifier kept only an unsure fragment (under 100
-words, none at p >= 0.8), trafilatura's vote for the blocks its text holds."""
+against the neighbours' content container, side boxes (related, share, "read also" teasers; never the title's
+wrapper, never more than half of the kept words), short unsure lines that recur on the site's neighbour pages,
+repeated teaser cards beside the article, the lines of one ``<br>``-split paragraph taking its decision, one story
+per page, the blocks the page's ``articleBody`` or article-body markup holds where nothing was kept, and last, where
+the classifier kept only an unsure fragment (under 100 words, none at p >= 0.8) or nothing of a page that declares an
+article, trafilatura's vote for the blocks its text holds."""
+
+
 
 LEARNED_CONFIG = ChainConfig(
     name="learned", summary="the papers' stages feeding a learned block classifier, then page-level checks",
@@ -361,15 +383,17 @@ def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> Artic
     """The :class:`ArticleParts` of ``page`` with the keep flags ``keep`` (one per block) under ``config``
     (:class:`ChainConfig`: ``roles``, ``text_includes``, ``page_types``, ``listing_text``)."""
     blocks = page.blocks
-    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title) if config.page_types else \
-        PageType.ARTICLE.value
+    held = element_words(blocks, *((config.page_types.cards.min_link_words, config.page_types.cards.min_link_density)
+                                   if config.page_types else ()))
+    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, held) \
+        if config.page_types else PageType.ARTICLE.value
     if config.listing_text and kind == PageType.LISTING.value:
         lines = listing_lines(blocks, config.page_types.cards)
         if lines:
             return ArticleParts(unicodedata.normalize("NFC", "\n".join(lines)), page_type=kind)
     if config.roles is None:
         return ArticleParts(blocks_text([b for b, k in zip(blocks, keep) if k]), page_type=kind)
-    roles = block_roles(blocks, keep, page.meta.description, config.roles)
+    roles = block_roles(blocks, keep, page.meta.description, config.roles, held)
     wanted = {BODY, *(part.rstrip("s") for part in config.text_includes)}
     body = [b for b, r in zip(blocks, roles) if r in wanted]
     if not any(b.num_words for b in body if b is not None):

@@ -29,13 +29,12 @@ from dataclasses import dataclass
 from newsclean.schemas.contract import PageType
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
-from newsclean.transforms.metadata import ARTICLE_TYPES
+from newsclean.transforms.metadata import declares_article
 from newsclean.transforms.refine.region import is_prose
 from newsclean.transforms.refine.teaser_cards import CardGroups, TeaserCardsParams, element_words
 
 PAGE_TYPES = (PageType.ARTICLE.value, PageType.LISTING.value, PageType.OTHER.value)
-DECLARED_ARTICLE = frozenset(ARTICLE_TYPES - {"webpage"})
-"""``Metadata.page_types`` values that declare an article (``og:type`` ``article``, schema.org Article types)."""
+
 DECLARED_LISTING = frozenset({"collectionpage", "itemlist", "searchresultspage", "profilepage", "mediagallery",
                               "imagegallery", "videogallery"})
 """``Metadata.page_types`` values that declare a listing (schema.org CollectionPage and its kin). ``Blog`` is not one:
@@ -71,17 +70,21 @@ def _bigrams(text: str) -> set[str]:
 
 
 def page_type(blocks: Sequence[TextBlock], keep: Sequence[bool], declared: Sequence[str] = (),
-              params: PageTypeParams = PageTypeParams(), title: str | None = None) -> str:
+              params: PageTypeParams = PageTypeParams(), title: str | None = None,
+              held: dict | None = None) -> str:
     """One of :data:`PAGE_TYPES` for a page's ``blocks`` and the chain's ``keep`` flags; ``declared``: what the page
-    says it is (``Metadata.page_types``); ``title``: the page's title (None: none)."""
+    says it is (``Metadata.page_types``); ``title``: the page's title (None: none); ``held``: the blocks'
+    :func:`~newsclean.transforms.refine.teaser_cards.element_words` with ``params.cards``' link settings, when the
+    caller has them already."""
     said = {d.lower() for d in declared}
-    is_declared_article = bool(said & DECLARED_ARTICLE)
+    is_declared_article = declares_article(said)
     is_declared_listing = bool(said & DECLARED_LISTING) and not is_declared_article
     total = sum(b.num_words for b in blocks)
     if not total:
         return PageType.OTHER.value
-    groups = CardGroups(element_words(blocks, params.cards.min_link_words, params.cards.min_link_density),
-                        params.cards)
+    if held is None:
+        held = element_words(blocks, params.cards.min_link_words, params.cards.min_link_density)
+    groups = CardGroups(held, params.cards)
     carded = under_any((b.container for b in blocks), groups)
     card_words = sum(b.num_words for b, c in zip(blocks, carded) if c)
     prose = [k and is_prose(b, 10, 0.3) for b, k in zip(blocks, keep)]

@@ -60,6 +60,8 @@ def test_text_includes_option():
     add_clean_arguments(parser)
     args = parser.parse_args(["--warc", "w", "--out", "o", "--text-includes", "captions,lead", "--keep-listings"])
     assert args.text_includes == ("captions", "lead") and args.keep_listings is True
+    assert parser.parse_args(["--warc", "w", "--out", "o"]).text_includes is None  # the chain's own
+    assert parser.parse_args(["--warc", "w", "--out", "o", "--text-includes", "none"]).text_includes == ()
     with pytest.raises(SystemExit):
         parser.parse_args(["--warc", "w", "--out", "o", "--text-includes", "comments"])
     with pytest.raises(UsageError):

@@ -49,8 +49,10 @@ def test_the_standfirst_repeated_in_the_description_is_the_lead():
 PAGE = f"<html><head><title>Bridge to close - The Daily Planet</title></head><body>{ARTICLE}</body></html>"
 
 
-def test_text_is_the_body_unless_the_configuration_includes_captions_or_lead():
-    body_only = extract_article(PAGE, config=DEFAULT_CONFIG)
+def test_text_is_the_body_and_lead_by_default_captions_and_lead_as_the_configuration_says():
+    default = extract_article(PAGE, config=DEFAULT_CONFIG)
+    assert DEFAULT_CONFIG.text_includes == ("lead",) and DEK in default.text and CAPTION_TEXT not in default.text
+    body_only = extract_article(PAGE, config=DEFAULT_CONFIG.with_(text_includes=()))
     assert CAPTION_TEXT in body_only.captions and body_only.lead == DEK
     assert CAPTION_TEXT not in body_only.text and DEK not in body_only.text and PROSE.strip() in body_only.text
     both = extract_article(PAGE, config=DEFAULT_CONFIG.with_(text_includes=("captions", "lead")))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.metadata import ARTICLE_TYPES
+from newsclean.transforms.metadata import declares_article
 from newsclean.transforms.text import scoring_tokens
 
 #: Pages longer than this (characters of decoded HTML) are not given to the peer: bounds its time on
@@ -88,12 +88,6 @@ def peer_text(html: str) -> str:
                                    include_formatting=False) or ""
     except Exception:  # noqa: BLE001 - the peer's failure (any) must leave the page as the classifier kept it
         return ""
-
-
-def declares_article(page_types: Sequence[str]) -> bool:
-    """Whether ``page_types`` (``Metadata.page_types``) declare an article: ``og:type`` ``article`` or a schema.org
-    Article type (:data:`~newsclean.transforms.metadata.ARTICLE_TYPES` but ``WebPage``)."""
-    return any(t in ARTICLE_TYPES and t != "webpage" for t in page_types)
 
 
 def collapsed(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],

@@ -5,8 +5,8 @@ A news page repeats one template for each teaser it shows: three or more sibling
 reads each card alone, and a 40-80 word description with a sentence end looks like article prose: on sites it
 never saw it keeps them at 0.6-0.99. Decided on structure only, never on a site list:
 
-* a *card* is an element of a card tag (:data:`CARD_TAGS`: ``li``, ``div``, ``article``, ``section``; never a
-  paragraph or a table row) holding at most ``max_card_words`` words (``TextBlock.num_words`` of the blocks inside
+* a *card* is an element of a card tag (:data:`CARD_TAGS`: ``li``, ``div``, ``article``, ``section``, ``ul``,
+  ``ol``; never a paragraph or a table row) holding at most ``max_card_words`` words (``TextBlock.num_words`` of the blocks inside
   it) and a headline link: a block of at least ``min_link_words`` words with link density at least
   ``min_link_density`` (a paragraph with a link in it is no card);
 * a *card group* is a parent element with at least ``min_cards`` children of one tag-and-class signature
@@ -34,10 +34,11 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import main_region, shared_elements, tag_class_signature
+from newsclean.transforms.refine.region import main_container, main_region, shared_elements, tag_class_signature
 
-CARD_TAGS = frozenset({"li", "div", "article", "section"})
-"""Tags of a teaser card: list items and boxes (a paragraph, a table row or a cell is text, not a card)."""
+CARD_TAGS = frozenset({"li", "div", "article", "section", "ul", "ol"})
+"""Tags of a teaser card: list items, boxes, and lists (a "read more" list of one link repeated through the body); a
+paragraph, a table row or a cell is text, not a card."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class TeaserCardsParams:
     max_card_words: a card's words at most (``TextBlock`` counts).
     min_link_words / min_link_density: its headline link: a block of at least that many words, at least that
     link density (linked words / words, in [0, 1]).
+    min_description_words: its unlinked words at least (the description beside the headline; 0: any).
+    skip_card_pages: change nothing where the main container (:func:`~newsclean.transforms.refine.region.main_container`)
+    is itself inside a card of a group: the page's content is the cards (an archive, a list of abstracts).
     drop_below: in (0, 1]: only kept blocks below this content probability are dropped (1.0: any).
     max_drop_share: in [0, 1]: the step changes nothing where it would drop more than this share of the kept words.
 
@@ -60,8 +64,10 @@ class TeaserCardsParams:
     max_card_words: int = 120
     min_link_words: int = 2
     min_link_density: float = 0.5
+    min_description_words: int = 0
     drop_below: float = 1.0
     max_drop_share: float = 0.5
+    skip_card_pages: bool = False
 
     def __post_init__(self) -> None:
         if self.min_cards < 2 or self.max_card_words < 1 or self.min_link_words < 1:
@@ -79,19 +85,19 @@ class TeaserCardsParams:
 
 
 def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
-                  min_link_density: float = 0.5) -> dict[etree._Element, tuple[int, int]]:
-    """Per element holding a block: ``(words, link blocks)`` of the blocks under it (itself and its descendants'
-    containers): their ``TextBlock.num_words``, and how many of them are links (at least ``min_link_words`` words,
-    link density at least ``min_link_density``)."""
-    held: dict[etree._Element, tuple[int, int]] = {}
+                  min_link_density: float = 0.5) -> dict[etree._Element, tuple[int, int, int]]:
+    """Per element holding a block: ``(words, link blocks, linked words)`` of the blocks under it (itself and its
+    descendants' containers): their ``TextBlock.num_words``, how many of them are links (at least
+    ``min_link_words`` words, link density at least ``min_link_density``), and their ``num_linked_words``."""
+    held: dict[etree._Element, tuple[int, int, int]] = {}
     for b in blocks:
         if not b.num_words:
             continue
         link = int(b.num_words >= min_link_words and b.link_density >= min_link_density)
         el = b.container
         while el is not None:
-            w, links = held.get(el, (0, 0))
-            held[el] = (w + b.num_words, links + link)
+            w, links, linked = held.get(el, (0, 0, 0))
+            held[el] = (w + b.num_words, links + link, linked + b.num_linked_words)
             el = el.getparent()
     return held
 
@@ -104,8 +110,9 @@ class CardGroups:
         self._groups: dict[tuple[etree._Element, tuple[str, str]], bool] = {}
 
     def is_card(self, el: etree._Element) -> bool:
-        words, links = self.held.get(el, (0, 0))
-        return el.tag in CARD_TAGS and 0 < words <= self.params.max_card_words and links > 0
+        words, links, linked = self.held.get(el, (0, 0, 0))
+        return (el.tag in CARD_TAGS and 0 < words <= self.params.max_card_words and links > 0
+                and words - linked >= self.params.min_description_words)
 
     def __call__(self, el: etree._Element) -> bool:
         """Whether ``el`` is a card among at least ``min_cards`` same-signature sibling cards."""
@@ -134,6 +141,10 @@ def teaser_cards_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     if not any(candidates):
         return list(keep)
     groups = CardGroups(element_words(blocks, params.min_link_words, params.min_link_density), params)
+    if params.skip_card_pages:
+        main = main_container(blocks, keep)
+        if main is not None and any(groups(el) for el in (main, *main.iterancestors())):
+            return list(keep)
     carded = under_any((b.container if c else None for b, c in zip(blocks, candidates)), groups, stop=stop)
     out = [k and not c for k, c in zip(keep, carded)]
     kept = sum(b.num_words for b, k in zip(blocks, keep) if k)
