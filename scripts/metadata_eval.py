@@ -264,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="docs/metadata-eval.md")
     parser.add_argument("--timing-pages", type=int, default=200)
     parser.add_argument("--authors-only", action="store_true",
-                        help="print the authors and titles section only (nothing written)")
+                        help="measure the authors and titles section only, and put it in place of that section of "
+                             "--out (the other sections are left as they are)")
     parser.add_argument("--byline-samples", type=Path, help="write the byline authors of the sets without gold here")
     args = parser.parse_args(argv)
     before = load_before(args.before_rev)
@@ -293,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     if args.authors_only:
+        path = Path(args.out)
+        kept = path.read_text(encoding="utf-8").split("## Authors and titles")[0] if path.exists() else ""
+        path.write_text(kept.rstrip("\n") + "\n\n" + "\n".join(authors_section), encoding="utf-8")
         print("\n".join(authors_section))
         return 0
     news = [p for ds in ("msv-big9", "cleanportaleval") for p in load(ds, root)]

@@ -630,22 +630,32 @@ _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _DATE_WORD = re.compile(
     rf"\b(?:{_MONTH}\.?\s+\d|\d{{1,2}}\.?\s+{_MONTH}\b|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
-    r"(?:updated|published|posted|last modified)\b)", re.I)
+    r"(?:last\s+)?(?:updated|published|posted|modified)\b)", re.I)
+#: Words that make a byline part a job title or a page control, not a name ("Times Staff Writer", "View Profile").
+_NOT_NAME_WORDS = frozenset({
+    "writer", "staff", "editor", "editors", "correspondent", "reporter", "director", "manager", "scientist", "founder",
+    "contributor", "columnist", "producer", "broadcaster", "journalist", "analyst", "president", "ceo", "view",
+    "profile", "copyright", "authors", "author", "forum", "admin", "administrator", "email", "follow", "share",
+    "comments", "more", "contact", "subscribe",
+})
 _HANDLE = re.compile(r"@\w+")
 #: Longest author name kept, in words (a byline box often holds a sentence: "is a reporter covering ...").
 MAX_NAME_WORDS = 5
 
 
 def clean_author_names(names: Iterable[str]) -> tuple[str, ...]:
-    """Author names as a reader would write them: "By"/"Von"/"Par" and social handles removed, date and time
-    words ("Updated", "March", "5 hours ago") dropped with what follows them, at most :data:`MAX_NAME_WORDS`
-    words and at least two letters each, repeats (case-folded) removed, in order."""
+    """Author names as a reader would write them: "By"/"Von"/"Par" and social handles removed, date words
+    ("Updated", "March 5", "Tuesday") dropped with what follows them, and digits with what follows them; at most
+    :data:`MAX_NAME_WORDS` words and at least two letters each; no job title or page control
+    (:data:`_NOT_NAME_WORDS`: "Times Staff Writer", "View Profile"); repeats (case-folded) removed, in order."""
     out = []
     for name in names:
         name = _HANDLE.sub("", _BY.sub("", name))
         date = _DATE_WORD.search(name)
         name = collapse_ws(re.sub(r"\d.*$", "", name[:date.start()] if date else name)).strip(" -–—|,;:.·")
-        if sum(ch.isalpha() for ch in name) >= 2 and len(name.split()) <= MAX_NAME_WORDS:
+        words = name.split()
+        if sum(ch.isalpha() for ch in name) >= 2 and len(words) <= MAX_NAME_WORDS and \
+                _NOT_NAME_WORDS.isdisjoint(w.casefold().strip(".,") for w in words):
             out.append(name[:MAX_NAME_CHARS])
     return _dedupe(out)
 

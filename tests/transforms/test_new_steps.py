@@ -152,3 +152,25 @@ def test_a_page_holding_the_next_story_keeps_its_own():
     assert by_body == [False, False, False, True, True, True]
     one = _blocks(f"<article><p>{PROSE * 6}</p></article><article><p>Short teaser.</p></article>")
     assert first_story_keep(one, [True, True]) == [True, True]  # one story only: unchanged
+
+
+# ------------------------------------------------------------------------------------- the chain, end to end
+
+
+def test_a_consent_overlay_never_replaces_the_article():
+    import json
+
+    from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
+
+    privacy = ("We and our 842 partners store and access information on your device, such as cookies, and process "
+               "personal data, such as unique identifiers and standard information sent by a device. ")
+    vendors = "".join(f"<li><span>Vendor number {i} Ltd.</span> <a href='/p{i}'>Privacy policy</a></li>"
+                      for i in range(60))
+    body = PROSE * 3
+    page = ("<html><head><title>Bridge to close</title><script type='application/ld+json'>"
+            + json.dumps({"@type": "NewsArticle", "headline": "Bridge to close", "articleBody": body * 2})
+            + f"</script></head><body><div class='fc-consent-root'><p>{privacy * 4}</p><p>{privacy * 3}</p>"
+            f"<ul>{vendors}</ul></div><article><h1>Bridge to close</h1><p>{body}</p><p>{body}</p></article>"
+            "</body></html>")
+    out = extract_article(page, config=DEFAULT_CONFIG)
+    assert PROSE.strip()[:40] in out.text and "842 partners" not in out.text and "Vendor number" not in out.text
