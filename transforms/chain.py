@@ -385,7 +385,8 @@ def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> Artic
     blocks = page.blocks
     held = element_words(blocks, *((config.page_types.cards.min_link_words, config.page_types.cards.min_link_density)
                                    if config.page_types else ()))
-    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, held) \
+    dated = page.meta.published_at is not None or bool(page.meta.authors)
+    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, held, dated) \
         if config.page_types else PageType.ARTICLE.value
     if config.listing_text and kind == PageType.LISTING.value:
         lines = listing_lines(blocks, config.page_types.cards)

@@ -639,14 +639,15 @@ _NOT_NAME_WORDS = frozenset({
     "comments", "more", "contact", "subscribe",
 })
 _HANDLE = re.compile(r"@\w+")
-#: Longest author name kept, in words (a byline box often holds a sentence: "is a reporter covering ...").
-MAX_NAME_WORDS = 5
+#: Longest author name kept, in words (a byline box often holds a sentence: "is a reporter covering ...") and in
+#: characters (a sentence without spaces, in a script that writes none, is no name either).
+MAX_NAME_WORDS, MAX_NAME_LENGTH = 5, 40
 
 
 def clean_author_names(names: Iterable[str]) -> tuple[str, ...]:
     """Author names as a reader would write them: "By"/"Von"/"Par" and social handles removed, date words
     ("Updated", "March 5", "Tuesday") dropped with what follows them, and digits with what follows them; at most
-    :data:`MAX_NAME_WORDS` words and at least two letters each; no job title or page control
+    :data:`MAX_NAME_WORDS` words, :data:`MAX_NAME_LENGTH` characters and at least two letters each; no job title or page control
     (:data:`_NOT_NAME_WORDS`: "Times Staff Writer", "View Profile"); repeats (case-folded) removed, in order."""
     out = []
     for name in names:
@@ -654,7 +655,7 @@ def clean_author_names(names: Iterable[str]) -> tuple[str, ...]:
         date = _DATE_WORD.search(name)
         name = collapse_ws(re.sub(r"\d.*$", "", name[:date.start()] if date else name)).strip(" -–—|,;:.·")
         words = name.split()
-        if sum(ch.isalpha() for ch in name) >= 2 and len(words) <= MAX_NAME_WORDS and \
+        if sum(ch.isalpha() for ch in name) >= 2 and len(words) <= MAX_NAME_WORDS and len(name) <= MAX_NAME_LENGTH and \
                 _NOT_NAME_WORDS.isdisjoint(w.casefold().strip(".,") for w in words):
             out.append(name[:MAX_NAME_CHARS])
     return _dedupe(out)

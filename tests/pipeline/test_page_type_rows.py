@@ -16,7 +16,8 @@ from newsclean.transforms.chain import DEFAULT_CONFIG
 PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
          "two of its supports. ")
 CAPTION = "The old bridge, seen from the river bank."
-ARTICLE = (f"<html><head><title>Bridge to close - The Daily Planet</title></head><body><div class='story'>"
+ARTICLE = (f"<html><head><title>Bridge to close - The Daily Planet</title>"
+           "<meta property='article:published_time' content='2023-05-01T10:00:00Z'></head><body><div class='story'>"
            f"<h1>Bridge to close</h1><figure><img src='a.jpg'><figcaption>{CAPTION}</figcaption></figure>"
            f"<p>{PROSE * 3}</p><p>{PROSE * 3}</p><p>{PROSE * 2}</p></div></body></html>")
 LISTING = ("<html><head><title>World news</title></head><body><h1>World news</h1><ul>"
@@ -37,6 +38,9 @@ def test_an_article_row_has_its_captions_title_and_page_type():
     row = stages.clean_page(_page(ARTICLE), None, DEFAULT_CONFIG)
     assert isinstance(row, Article)
     assert row.captions == (CAPTION,) and CAPTION not in row.text and row.page_type == "article"
+    undated_html = ARTICLE.replace("<meta property='article:published_time' content='2023-05-01T10:00:00Z'>", "")
+    undated = stages.clean_page(_page(undated_html), None, DEFAULT_CONFIG)
+    assert undated.page_type == "other"  # 160 words, no date, no author: an "about us" page, not news
     assert row.title == "Bridge to close" and row.page_title == "Bridge to close - The Daily Planet"
     both = stages.clean_page(_page(ARTICLE), None, DEFAULT_CONFIG.with_(text_includes=("captions",)))
     assert CAPTION in both.text
