@@ -629,14 +629,14 @@ def _modified(article: dict, meta: dict[str, list[str]]) -> datetime | None:
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _DATE_WORD = re.compile(
-    rf"\b(?:{_MONTH}\.?\s+\d|\d{{1,2}}\.?\s+{_MONTH}\b|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
-    r"(?:last\s+)?(?:updated|published|posted|modified)\b)", re.I)
+    rf"\b(?:{_MONTH}\.?\s+\d|\d{{1,2}}\.?\s+{_MONTH}\b|{_MONTH}\.?\s*$|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
+    r"(?:mon|tue|wed|thu|fri|sat|sun)\b\.?|(?:last\s+)?(?:updated|published|posted|modified)\b)", re.I)
 #: Words that make a byline part a job title or a page control, not a name ("Times Staff Writer", "View Profile").
 _NOT_NAME_WORDS = frozenset({
     "writer", "staff", "editor", "editors", "correspondent", "reporter", "director", "manager", "scientist", "founder",
     "contributor", "columnist", "producer", "broadcaster", "journalist", "analyst", "president", "ceo", "view",
     "profile", "copyright", "authors", "author", "forum", "admin", "administrator", "email", "follow", "share",
-    "comments", "more", "contact", "subscribe",
+    "comments", "more", "contact", "subscribe", "account", "logged", "login", "sign", "news",
 })
 _HANDLE = re.compile(r"@\w+")
 #: Longest author name kept, in words (a byline box often holds a sentence: "is a reporter covering ...") and in
@@ -653,7 +653,7 @@ def clean_author_names(names: Iterable[str]) -> tuple[str, ...]:
     for name in names:
         name = _HANDLE.sub("", _BY.sub("", name))
         date = _DATE_WORD.search(name)
-        name = collapse_ws(re.sub(r"\d.*$", "", name[:date.start()] if date else name)).strip(" -–—|,;:.·")
+        name = collapse_ws(re.sub(r"\d.*$", "", name[:date.start()] if date else name)).strip(" -–—|,;:.·@")
         words = name.split()
         if sum(ch.isalpha() for ch in name) >= 2 and len(words) <= MAX_NAME_WORDS and len(name) <= MAX_NAME_LENGTH and \
                 _NOT_NAME_WORDS.isdisjoint(w.casefold().strip(".,") for w in words):
