@@ -33,6 +33,7 @@ from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
 from newsclean.transforms.boilerpipe import BoilerpipeParams, boilerpipe
+from newsclean.transforms.byline import byline_names
 from newsclean.transforms.classifier.model import LearnedParams, content_probabilities, keep_flags
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
@@ -361,6 +362,8 @@ def extract_article(html: str, evidence: SiteEvidence | None = None,
         noninformative_nodes_removed=page.non_informative,
         blocks_total=len(blocks), blocks_kept=sum(keep),
     )
+    if not meta.authors:
+        meta = replace(meta, authors=byline_names(blocks, keep))
     html_out = cleaned_html(page.root, blocks, keep)
     headline = meta.headline or meta.title
     title = unicodedata.normalize("NFC", headline) if headline else headline

@@ -661,34 +661,9 @@ def clean_author_names(names: Iterable[str]) -> tuple[str, ...]:
     return _dedupe(out)
 
 
-def byline_authors(root: etree._Element) -> tuple[str, ...]:
-    """Author names from the page's visible byline: the first element that trafilatura's author XPaths find
-    (``trafilatura.xpaths.AUTHOR_XPATHS``: ``rel=author``, ``itemprop=author``, ``byline``/``author`` class and id
-    names, ...), outside what its ``AUTHOR_DISCARD_XPATHS`` prune (comments, dates, figures), with a text of 3 to
-    119 characters; split and normalised by trafilatura's ``normalize_authors`` (Barbaresi 2021), then
-    :func:`clean_author_names`. Empty when none is found."""
-    from trafilatura.metadata import normalize_authors
-    from trafilatura.xpaths import AUTHOR_DISCARD_XPATHS, AUTHOR_XPATHS
-
-    try:
-        discarded = {el for xpath in AUTHOR_DISCARD_XPATHS for el in xpath(root)}
-        for xpath in AUTHOR_XPATHS:
-            for el in xpath(root):
-                if el in discarded or any(a in discarded for a in el.iterancestors()):
-                    continue
-                text = collapse_ws(" ".join(el.itertext()))
-                if 2 < len(text) < MAX_NAME_CHARS:
-                    names = clean_author_names((normalize_authors(None, text) or "").split("; "))
-                    if names:
-                        return names
-    except Exception as exc:  # noqa: BLE001 - a byline on hostile markup: no author, not a lost page
-        log.debug("byline unreadable: %s: %s", type(exc).__name__, exc)
-    return ()
-
-
-def _authors(article: dict, meta: dict[str, list[str]], root: etree._Element | None = None) -> tuple[str, ...]:
-    """Authors from structured data, else author meta tags, else (``root`` given) the page's byline
-    (:func:`byline_authors`); cleaned by :func:`clean_author_names`."""
+def _authors(article: dict, meta: dict[str, list[str]]) -> tuple[str, ...]:
+    """Authors from structured data, else author meta tags; cleaned by :func:`clean_author_names` (the page's
+    visible byline is read after the block decision, near the article: :mod:`newsclean.transforms.byline`)."""
     names = _names(article.get("author")) or _names(article.get("creator"))
     if not names:
         for key in _AUTHOR_META:
@@ -697,8 +672,7 @@ def _authors(article: dict, meta: dict[str, list[str]], root: etree._Element | N
                     names += _split_authors(value)
             if names:
                 break
-    cleaned = clean_author_names(n[:MAX_NAME_CHARS] for n in names)
-    return cleaned or (byline_authors(root) if root is not None else ())
+    return clean_author_names(n[:MAX_NAME_CHARS] for n in names)
 
 
 def read_metadata(root: etree._Element) -> Metadata:
@@ -718,7 +692,7 @@ def read_metadata(root: etree._Element) -> Metadata:
         title=title,
         published_at=_published(article, meta, root),
         language=find_language(root, meta),
-        authors=_authors(article, meta, root),
+        authors=_authors(article, meta),
         description=_first(article.get("description"), _meta(meta, _DESCRIPTION_META)),
         image_url=_web_url(_image(article.get("image"))) or _web_url(_meta(meta, _IMAGE_META)),
         canonical_url=canonical,

@@ -26,6 +26,7 @@ character bigrams are less than ``min_title_support`` in the kept text (a spam p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,16 +62,20 @@ class PageTypeParams:
 def title_support(title: str | None, blocks: Sequence[TextBlock], keep: Sequence[bool]) -> float | None:
     """Share in [0, 1] of the ``title``'s character bigrams (letters and digits, case-folded: works for scripts
     without spaces) found in the kept blocks' text; None without a title."""
-    wanted = _bigrams(title or "")
+    folded = _folded(title or "")
+    wanted = {folded[i:i + 2] for i in range(len(folded) - 1)}
     if not wanted:
         return None
-    have = _bigrams(" ".join(b.text for b, k in zip(blocks, keep) if k))
-    return sum(g in have for g in wanted) / len(wanted)
+    kept = _folded(" ".join(b.text for b, k in zip(blocks, keep) if k))
+    return sum(g in kept for g in wanted) / len(wanted)
 
 
-def _bigrams(text: str) -> set[str]:
-    folded = "".join(ch for ch in text.casefold() if ch.isalnum())
-    return {folded[i:i + 2] for i in range(len(folded) - 1)}
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+def _folded(text: str) -> str:
+    """``text`` case-folded, letters and digits only."""
+    return _NOT_ALNUM.sub("", text.casefold())
 
 
 def page_type(blocks: Sequence[TextBlock], keep: Sequence[bool], declared: Sequence[str] = (),
@@ -97,11 +102,10 @@ def page_type(blocks: Sequence[TextBlock], keep: Sequence[bool], declared: Seque
     needed = params.min_declared_words if is_declared_article else params.min_prose_words
     if not dated:
         needed = max(needed, params.min_undated_words)
-    support = title_support(title, blocks, keep)
-    headline_kept = support is None or support >= params.min_title_support
-    if (prose_words >= needed and prose_in_cards <= params.max_card_share * prose_words and not is_declared_listing
-            and headline_kept):
-        return PageType.ARTICLE.value
+    if prose_words >= needed and prose_in_cards <= params.max_card_share * prose_words and not is_declared_listing:
+        support = title_support(title, blocks, keep)
+        if support is None or support >= params.min_title_support:
+            return PageType.ARTICLE.value
     linked = sum(b.num_linked_words for b in blocks)
     links = linked >= params.listing_link_density * total and not is_declared_article
     if is_declared_listing or card_words >= params.listing_card_share * total or links:
