@@ -71,7 +71,8 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     read = paths | "ReadWarc" >> ReadWarc(learnt["sections"])
     # Keep the HTML 200 responses; clean each page into an article or a reject.
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
-    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)
+    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,
+                                                             config.text_includes, config.keep_listings)
     # Drop exact and near duplicates (incremental runs: also against the corpus already in OUT).
     corpus_index = p | "ReadCorpusIndex" >> ReadIndex(corpus_of(config.out)) if config.incremental else None
     kept = deduplicate(cleaned["articles"], config.out, NearDupParams(), corpus_index=corpus_index)
