@@ -30,7 +30,7 @@ from lxml import etree
 
 from newsclean.transforms.ancestor_filter import nth_ancestor
 from newsclean.transforms.blocks import TextBlock
-from newsclean.transforms.refine.region import class_tokens, is_prose, main_container, text_container
+from newsclean.transforms.refine.region import class_tokens, is_prose, main_container, text_container, word_hint
 from newsclean.transforms.refine.teaser_cards import element_words
 from newsclean.transforms.text import scoring_tokens
 
@@ -76,6 +76,7 @@ class _Boxes:
         self.params = params
         self.held = element_words(blocks) if held is None else held  # words under each element (links not read)
         self.memo: dict[etree._Element, str | None] = {}
+        self.hint = word_hint(params.caption_words | params.lead_words)
 
     def role_of(self, el: etree._Element) -> str | None:
         path = []
@@ -96,7 +97,8 @@ class _Boxes:
         words = self.held.get(el, (0, 0, 0))[0]
         if tag in ("figcaption", "figure") and words <= self.params.max_caption_words:
             return CAPTION
-        if not (el.get("class") or el.get("id")):
+        raw = f"{el.get('class') or ''} {el.get('id') or ''}"
+        if not raw.strip() or not self.hint.search(raw.lower()):
             return None
         tokens = class_tokens(el)
         if not tokens.isdisjoint(self.params.caption_words) and words <= self.params.max_caption_words:

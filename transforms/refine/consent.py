@@ -19,6 +19,7 @@ recognised on the 2005-2013 shared sets; the unit tests hold the shapes.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import class_tokens
+from newsclean.transforms.refine.region import class_tokens, word_hint
 
 CONSENT_WORDS = ("cookie", "cookies", "consent", "gdpr", "cmp", "onetrust", "didomi", "truste", "usercentrics",
                  "cookiebot", "quantcast", "privacymanager", "cookiebanner", "cookienotice", "sp_message")
@@ -62,6 +63,11 @@ class ConsentParams:
         return consent_keep(blocks, keep, self)
 
 
+@functools.cache
+def _hint(words: tuple[str, ...]):
+    return word_hint(words)
+
+
 def _depth_below_body(el: etree._Element) -> int | None:
     depth = 0
     for node in el.iterancestors():
@@ -76,8 +82,9 @@ def is_consent_region(el: etree._Element, params: ConsentParams = ConsentParams(
     ``<article>``/``<main>`` elements and ``<body>``/``<html>`` never are."""
     if not isinstance(el.tag, str) or el.tag in ("body", "html", "article", "main"):
         return False
-    words = frozenset(params.words)
-    named = bool(el.get("class") or el.get("id")) and not words.isdisjoint(t.rstrip(_DIGITS) for t in class_tokens(el))
+    raw = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+    named = bool(raw.strip()) and bool(_hint(params.words).search(raw)) and \
+        not frozenset(params.words).isdisjoint(t.rstrip(_DIGITS) for t in class_tokens(el))
     if not named and params.dialogs:
         role = (el.get("role") or "").strip().lower()
         if role in DIALOG_ROLES or (el.get("aria-modal") or "").strip().lower() == "true":
