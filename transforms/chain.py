@@ -28,6 +28,7 @@ import lxml.html
 from lxml import etree
 
 from newsclean.schemas.records import RejectReason, StageCounts
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
@@ -370,7 +371,13 @@ def _prune_empty(body: etree._Element) -> None:
     """Drop every element under ``body`` without text (but ``br``/``hr``), as dropping them children before
     parents would. Which elements hold text does not depend on the order of dropping (a dropped element's tail stays
     in its parent), so it is found first (:func:`_text_holders`); then only the topmost empty elements
-    are dropped, their empty descendants with them."""
+    are dropped, their empty descendants with them. The compiled kernel does the same where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().prune_empty(body)
+        except kernel.Unsupported:
+            pass
     full = _text_holders(body)
     empty: list[etree._Element] = []
     stack = [body]

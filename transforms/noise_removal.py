@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, is_element, mark_of
 from newsclean.transforms.parse import prefix_word_counts
 from newsclean.transforms.text import count_words
@@ -149,7 +150,13 @@ def _unwrap_form(form: etree._Element, page: _PageWords | None, ratio: float) ->
 
 
 def remove_non_informative(root: etree._Element, params: NoiseRemovalParams = NoiseRemovalParams()) -> int:
-    """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed."""
+    """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed. The compiled
+    kernel does the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().remove_non_informative(root, params)
+        except kernel.Unsupported:
+            pass
     page = _PageWords(_TEXT(root)) if root.find(".//form") is not None else None  # before removal
     removed = 0
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):

@@ -28,6 +28,12 @@ cdef double ZERO_THRESHOLD = <double>(<float>1e-35)
 DEF LANES = 8
 
 
+cdef struct Step:
+    double threshold
+    int feature
+    int child[2]     # left, right: walk node indices within the tree
+
+
 cdef class CompiledForest:
     """The trees of one LightGBM binary model (a :class:`~newsclean.transforms.classifier.forest.FlatForest`),
     ready to evaluate. :meth:`predict` gives LightGBM's probabilities."""
@@ -35,9 +41,7 @@ cdef class CompiledForest:
     cdef int n_trees, columns
     cdef bint simple            # every node's missing type is "none": the branch-free walk applies
     cdef double sigmoid
-    cdef int* step_feature      # per walk node (internal nodes, then the leaves as absorbing nodes), all trees
-    cdef double* step_threshold
-    cdef int* step_child        # two per walk node: left, right (walk node indices within the tree)
+    cdef Step* steps            # per walk node (internal nodes, then the leaves as absorbing nodes), all trees
     cdef int* tree_base         # per tree: its first walk node
     cdef int* tree_leaves       # per tree: walk index of its first leaf (= internal nodes)
     cdef int* tree_depth        # per tree: steps from the root to the deepest leaf
@@ -51,9 +55,7 @@ cdef class CompiledForest:
     cdef int* node_base
 
     def __cinit__(self):
-        self.step_feature = NULL
-        self.step_threshold = NULL
-        self.step_child = NULL
+        self.steps = NULL
         self.tree_base = NULL
         self.tree_leaves = NULL
         self.tree_depth = NULL
@@ -83,9 +85,7 @@ cdef class CompiledForest:
         n_leaves = len(leaf_value)
         for t in range(self.n_trees):
             total_walk += (node_start[t + 1] - node_start[t]) + (leaf_start[t + 1] - leaf_start[t])
-        self.step_feature = <int*>malloc(max(1, total_walk) * sizeof(int))
-        self.step_threshold = <double*>malloc(max(1, total_walk) * sizeof(double))
-        self.step_child = <int*>malloc(max(1, 2 * total_walk) * sizeof(int))
+        self.steps = <Step*>malloc(max(1, total_walk) * sizeof(Step))
         self.tree_base = <int*>malloc((self.n_trees + 1) * sizeof(int))
         self.tree_leaves = <int*>malloc((self.n_trees + 1) * sizeof(int))
         self.tree_depth = <int*>malloc((self.n_trees + 1) * sizeof(int))
@@ -97,8 +97,7 @@ cdef class CompiledForest:
         self.left = <int*>malloc(max(1, n_nodes) * sizeof(int))
         self.right = <int*>malloc(max(1, n_nodes) * sizeof(int))
         self.node_base = <int*>malloc((self.n_trees + 1) * sizeof(int))
-        if (self.step_feature == NULL or self.step_threshold == NULL or self.step_child == NULL
-                or self.tree_base == NULL or self.tree_leaves == NULL or self.tree_depth == NULL
+        if (self.steps == NULL or self.tree_base == NULL or self.tree_leaves == NULL or self.tree_depth == NULL
                 or self.leaf_value == NULL or self.leaf_base == NULL or self.feature == NULL
                 or self.threshold == NULL or self.decision == NULL or self.left == NULL or self.right == NULL
                 or self.node_base == NULL):
@@ -129,23 +128,21 @@ cdef class CompiledForest:
             self.tree_leaves[t] = nodes
             base = node_start[t]
             for k in range(nodes):
-                self.step_feature[walk + k] = feature[base + k]
-                self.step_threshold[walk + k] = threshold[base + k]
-                self.step_child[2 * (walk + k)] = _walk_index(left[base + k], nodes, leaves)
-                self.step_child[2 * (walk + k) + 1] = _walk_index(right[base + k], nodes, leaves)
+                self.steps[walk + k].feature = feature[base + k]
+                self.steps[walk + k].threshold = threshold[base + k]
+                self.steps[walk + k].child[0] = _walk_index(left[base + k], nodes, leaves)
+                self.steps[walk + k].child[1] = _walk_index(right[base + k], nodes, leaves)
             for k in range(nodes, nodes + leaves):
-                self.step_feature[walk + k] = 0
-                self.step_threshold[walk + k] = 0.0
-                self.step_child[2 * (walk + k)] = k
-                self.step_child[2 * (walk + k) + 1] = k
-            self.tree_depth[t] = _depth(self.step_child + 2 * walk, nodes)
+                self.steps[walk + k].feature = 0
+                self.steps[walk + k].threshold = 0.0
+                self.steps[walk + k].child[0] = k
+                self.steps[walk + k].child[1] = k
+            self.tree_depth[t] = _depth(self.steps + walk, nodes)
             walk += nodes + leaves
         self.tree_base[self.n_trees] = walk
 
     def __dealloc__(self):
-        free(self.step_feature)
-        free(self.step_threshold)
-        free(self.step_child)
+        free(self.steps)
         free(self.tree_base)
         free(self.tree_leaves)
         free(self.tree_depth)
@@ -227,13 +224,12 @@ cdef class CompiledForest:
     cdef void _add_tree_branch_free(self, int t, const double* X, const int* active, int n_active,
                                     double* raw) noexcept nogil:
         cdef int base = self.tree_base[t]
-        cdef const int* feat = self.step_feature + base
-        cdef const double* thr = self.step_threshold + base
-        cdef const int* child = self.step_child + 2 * base
+        cdef const Step* steps = self.steps + base
+        cdef const Step* at
         cdef const double* values = self.leaf_value + self.leaf_base[t]
         cdef int first_leaf = self.tree_leaves[t]
         cdef int depth = self.tree_depth[t], cols = self.columns
-        cdef int i, j, s, lanes
+        cdef int i, j, s, lanes, done
         cdef int node[LANES]
         cdef const double* row[LANES]
         i = 0
@@ -243,8 +239,13 @@ cdef class CompiledForest:
                 node[j] = 0
                 row[j] = X + <long>active[i + (j if j < lanes else 0)] * cols
             for s in range(depth):
+                done = 1
                 for j in range(LANES):
-                    node[j] = child[2 * node[j] + (row[j][feat[node[j]]] > thr[node[j]])]
+                    at = steps + node[j]
+                    node[j] = at.child[row[j][at.feature] > at.threshold]
+                    done &= node[j] >= first_leaf
+                if done:
+                    break
             for j in range(lanes):
                 raw[active[i + j]] += values[node[j] - first_leaf]
             i += LANES
@@ -290,7 +291,7 @@ cdef inline int _walk_index(int child, int nodes, int leaves) except -1:
     return nodes + ~child
 
 
-cdef int _depth(const int* child, int nodes) except -1:
+cdef int _depth(const Step* walk, int nodes) except -1:
     """Steps from the root to the deepest leaf of one tree's walk nodes (0 for a one-leaf tree)."""
     if nodes == 0:
         return 0
@@ -317,7 +318,7 @@ cdef int _depth(const int* child, int nodes) except -1:
             if top > nodes:
                 free(stack)
                 raise ValueError("the tree's children do not form a tree")
-            stack[2 * top] = child[2 * node + k]
+            stack[2 * top] = walk[node].child[k]
             stack[2 * top + 1] = d + 1
             top += 1
     free(stack)

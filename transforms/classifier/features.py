@@ -626,7 +626,13 @@ CONTEXT_FEATURE_NAMES = (
 
 
 def context_groups(blocks: Sequence[TextBlock]) -> list[tuple[int, int]]:
-    """Per block, small integer ids of its paragraph's parent and grandparent (shared id = same element)."""
+    """Per block, small integer ids of its paragraph's parent and grandparent (shared id = same element). The compiled
+    kernel computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().context_groups(list(blocks))
+        except kernel.Unsupported:
+            pass
     ids: dict[etree._Element, int] = {}
     out = []
     for b in blocks:
@@ -661,7 +667,10 @@ def _runs(p: Sequence[float], threshold: float = 0.5) -> list[float]:
 def context_features(p: Sequence[float], groups: Sequence[tuple[int, int]], word_counts: Sequence[int]) -> np.ndarray:
     """Second-stage features (:data:`CONTEXT_FEATURE_NAMES`) from first-stage content probabilities
     ``p`` in [0, 1] of a page's blocks in document order, their :func:`context_groups` and word counts:
-    shape ``(len(p), 10)``, float64 (neighbours beyond the ends are 0)."""
+    shape ``(len(p), 10)``, float64 (neighbours beyond the ends are 0). The compiled kernel computes the same where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        return kernel.walks().context_features(p, groups, word_counts)
     n = len(p)
     out = np.zeros((n, len(CONTEXT_FEATURE_NAMES)))
     if not n:
