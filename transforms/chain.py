@@ -289,17 +289,18 @@ def prepare_blocks(html: str, evidence: SiteEvidence | None, config: ChainConfig
 
 def extract_article(html: str, evidence: SiteEvidence | None = None,
                     config: ChainConfig = DEFAULT_CONFIG, url: str | None = None,
-                    min_words: int = 0) -> Extraction:
+                    min_words: int = 0, root: etree._Element | None = None) -> Extraction:
     """Run the chain on decoded HTML. ``evidence`` comes from the page's neighbour pages
     (:func:`~newsclean.transforms.site_evidence.learn_site_evidence`; None: no static stage, no site profile).
 
     ``url`` only names the page in error messages. ``min_words``: the corpus filter, in words
-    (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction.
+    (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction. ``root``: ``html`` already
+    parsed by :func:`~newsclean.transforms.parse.parse_html` (then not parsed again; the tree is changed in place).
 
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
     (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
     """
-    page = prepare_blocks(html, evidence, config)
+    page = prepare_blocks(html, evidence, config, root=root)
     blocks, meta = page.blocks, page.meta
     keep = select_blocks(blocks, config, page.context(evidence, html))
     text = blocks_text([b for b, k in zip(blocks, keep) if k])

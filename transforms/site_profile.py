@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 
@@ -188,7 +189,13 @@ def best_cluster(blocks: Sequence[TextBlock]) -> etree._Element | None:
 
 
 def summarise_page(root: etree._Element) -> PageSummary:
-    """The :class:`PageSummary` of one parsed neighbour page (read only; the tree is not changed)."""
+    """The :class:`PageSummary` of one parsed neighbour page (read only; the tree is not changed). The compiled kernel
+    computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().summarise_page(root)
+        except kernel.Unsupported:
+            pass
     blocks = extract_blocks(root, SITE_BLOCKS, detail=False)  # a summary reads no text density and no pieces
     digests = PathDigests()
     words: dict[int, list[int]] = defaultdict(lambda: [0, 0])
