@@ -3046,3 +3046,38 @@ def summarise_page(cetree._Element root):
     return _site_profile.PageSummary(
         {k: (w, lw, text_digest(" ".join(texts[k]))) for k, (w, lw) in paths.items()}, total,
         digests.of(best) if best != NULL else None, frozenset([text_digest(b.text) for b in blocks]))
+
+
+def too_deep(cetree._Element root, Py_ssize_t levels):
+    """``etree.XPath("boolean(/*" + "/*" * levels + ")")(root)``: whether an element lies ``levels`` elements
+    below the document's root element."""
+    cdef xmlNode* top = root._c_node
+    cdef xmlNode* node
+    cdef xmlNode* nxt
+    cdef Py_ssize_t depth = 0
+    while parent_element(top) != NULL:
+        top = parent_element(top)
+    if top.type != tree.XML_ELEMENT_NODE:
+        raise Unsupported("a root that is no element")
+    node = top
+    while True:
+        if depth >= levels:
+            return True
+        nxt = node.children
+        while nxt != NULL and nxt.type != tree.XML_ELEMENT_NODE:
+            nxt = nxt.next
+        if nxt != NULL:
+            node = nxt
+            depth += 1
+            continue
+        while True:
+            if node == top:
+                return False
+            nxt = node.next
+            while nxt != NULL and nxt.type != tree.XML_ELEMENT_NODE:
+                nxt = nxt.next
+            if nxt != NULL:
+                node = nxt
+                break
+            node = node.parent
+            depth -= 1
