@@ -77,9 +77,9 @@ def python_only(on: bool = True) -> Iterator[None]:
 
 def walks() -> ModuleType:
     """The compiled tree walks (``_kernel.walks``). Call only where :func:`enabled` holds."""
-    return _KERNEL.walks
+    return _kernel().walks
 
 
 def trees() -> ModuleType:
     """The compiled tree-ensemble evaluator (``_kernel.trees``). Call only where :func:`enabled` holds."""
-    return _KERNEL.trees
+    return _kernel().trees

@@ -42,6 +42,7 @@ cdef extern from "Python.h":
     bint Py_UNICODE_ISALNUM(Py_UCS4 ch) nogil
     bint Py_UNICODE_ISUPPER(Py_UCS4 ch) nogil
     bint Py_UNICODE_ISDIGIT(Py_UCS4 ch) nogil
+    bint Py_UNICODE_ISDECIMAL(Py_UCS4 ch) nogil
 
 import unicodedata
 
@@ -1391,7 +1392,8 @@ cdef class PhraseTable:
             k = self.heads[<unsigned char>s[i]]
             while k >= 0:
                 bit = 1ULL << k
-                if not (found & bit) and self.lens[k] <= size - i and memcmp(s + i, self.texts[k], self.lens[k]) == 0:
+                if not (found & bit) and self.lens[k] <= size - i and (self.lens[k] == 1 or s[i + 1] == self.texts[k][1]) \
+                        and memcmp(s + i, self.texts[k], self.lens[k]) == 0:
                     found |= bit
                     count += 1
                 k = self.chain[k]
@@ -2756,19 +2758,25 @@ cdef int collect_all(xmlNode* root, Nodes* out) except -1:
             node = node.parent
 
 
-def marked_elements(cetree._Element root, attribute):
-    """The elements under and including ``root`` holding ``attribute`` (no namespace), in document order
-    (``descendant-or-self::*[@attribute]``)."""
+def marked_elements(cetree._Element root, attribute, value=None):
+    """The elements under and including ``root`` holding ``attribute`` (no namespace; with ``value``, that
+    value), in document order (``descendant-or-self::*[@attribute]``, ``...[@attribute = value]``)."""
     cdef Nodes elements
     cdef Py_ssize_t k
+    cdef xmlAttr* a
     cdef bytes name = attribute.encode("utf-8")
+    cdef bytes wanted = value.encode("utf-8") if value is not None else b""
     elements.data = NULL
     elements.size = elements.cap = 0
     doc = root._doc
+    out = []
     try:
         collect_elements(root._c_node, &elements)
-        return [cetree.elementFactory(doc, elements.data[k]) for k in range(elements.size)
-                if find_attr(elements.data[k], name) != NULL]
+        for k in range(elements.size):
+            a = find_attr(elements.data[k], name)
+            if a != NULL and (value is None or strcmp(attr_value(a), wanted) == 0):
+                out.append(cetree.elementFactory(doc, elements.data[k]))
+        return out
     finally:
         free(elements.data)
 
@@ -3016,7 +3024,6 @@ def summarise_page(cetree._Element root):
     digests.init(root._doc)
     paths = {}
     texts = {}
-    text_digest = _site_profile.text_digest
     for b in blocks:
         el = b.container
         key = digests.of(el._c_node)
@@ -3046,6 +3053,53 @@ def summarise_page(cetree._Element root):
     return _site_profile.PageSummary(
         {k: (w, lw, text_digest(" ".join(texts[k]))) for k, (w, lw) in paths.items()}, total,
         digests.of(best) if best != NULL else None, frozenset([text_digest(b.text) for b in blocks]))
+
+
+cdef inline bint _is_decimal(Py_UCS4 cp) noexcept nogil:
+    """``\\d`` of ``re`` on str."""
+    return (0x30 <= cp <= 0x39) if cp < 0x80 else Py_UNICODE_ISDECIMAL(cp)
+
+
+def text_digest(str text):
+    """``site_profile.text_digest(text)``: years 1900-2099 read as 1900 (``\\b(?:19|20)\\d\\d\\b``), lowercased,
+    whitespace collapsed, BLAKE2b to 64 bits."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, size
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 a, b
+    cdef list parts = None
+    cdef Py_ssize_t last = 0
+    cdef Bytes out
+    cdef TokenStats st
+    cdef const char* utf8
+    i = 0
+    while i + 4 <= n:
+        a = PyUnicode_READ(kind, data, i)
+        b = PyUnicode_READ(kind, data, i + 1)
+        if ((a == 0x31 and b == 0x39) or (a == 0x32 and b == 0x30)) \
+                and _is_decimal(PyUnicode_READ(kind, data, i + 2)) and _is_decimal(PyUnicode_READ(kind, data, i + 3)) \
+                and (i == 0 or not is_word_char(PyUnicode_READ(kind, data, i - 1))) \
+                and (i + 4 == n or not is_word_char(PyUnicode_READ(kind, data, i + 4))):
+            if parts is None:
+                parts = []
+            parts.append(text[last:i])
+            parts.append("1900")
+            last = i + 4
+            i += 4
+            continue
+        i += 1
+    if parts is not None:
+        parts.append(text[last:])
+        text = "".join(parts)
+    lowered = text.lower()
+    utf8 = PyUnicode_AsUTF8AndSize(lowered, &size)
+    out.data = NULL
+    out.size = out.cap = 0
+    try:
+        token_stats(<const unsigned char*>utf8, size, &st, &out)
+        return key_digest(&out)
+    finally:
+        free(out.data)
 
 
 def too_deep(cetree._Element root, Py_ssize_t levels):
@@ -3081,3 +3135,77 @@ def too_deep(cetree._Element root, Py_ssize_t levels):
                 break
             node = node.parent
             depth -= 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# metadata: the <meta>/<link> walk (metadata.page_tags) and microdata item types (metadata._has_article_item)
+
+cdef object _attr_str(xmlNode* node, const char* name):
+    """``el.get(name)``: the attribute's value as str, None when absent."""
+    cdef xmlAttr* a = find_attr(node, name)
+    if a == NULL:
+        return None
+    return PyUnicode_DecodeUTF8(attr_value(a), _strlen(attr_value(a)), NULL)
+
+
+def page_tags(cetree._Element root, is_canonical):
+    """``(values, head_properties, canonical_url)`` of ``metadata.page_tags(root)``; ``is_canonical`` is
+    ``metadata._is_canonical`` (called with each ``<link>`` until one is)."""
+    cdef Nodes elements
+    cdef Py_ssize_t k
+    cdef xmlNode* node
+    cdef xmlNode* parent
+    elements.data = NULL
+    elements.size = elements.cap = 0
+    values = {}
+    head_properties = []
+    canonical = None
+    doc = root._doc
+    try:
+        collect_elements(root._c_node, &elements)
+        for k in range(elements.size):
+            node = elements.data[k]
+            if name_is(node, b"meta"):
+                prop = _attr_str(node, b"property")
+                key = (prop or _attr_str(node, b"name") or _attr_str(node, b"itemprop")
+                       or _attr_str(node, b"http-equiv") or "").strip().lower()
+                raw = _attr_str(node, b"content")
+                content = " ".join(raw.split()) if raw else ""   # text.collapse_ws
+                if key and content:
+                    held = values.get(key)
+                    if held is None:
+                        values[key] = [content]
+                    else:
+                        held.append(content)
+                if prop is not None and raw is not None:
+                    parent = parent_element(node)
+                    if parent != NULL and name_is(parent, b"head"):
+                        head_properties.append(prop)
+            elif canonical is None and name_is(node, b"link") and is_canonical(cetree.elementFactory(doc, node)):
+                canonical = _attr_str(node, b"href").strip()
+        return values, head_properties, canonical
+    finally:
+        free(elements.data)
+
+
+def item_types(cetree._Element root):
+    """``//@itemscope/../@itemtype``: the ``itemtype`` values of the elements holding ``itemscope``, in document
+    order."""
+    cdef Nodes elements
+    cdef Py_ssize_t k
+    cdef xmlNode* top = root._c_node
+    elements.data = NULL
+    elements.size = elements.cap = 0
+    while parent_element(top) != NULL:   # an absolute path: the whole document
+        top = parent_element(top)
+    out = []
+    try:
+        collect_elements(top, &elements)
+        for k in range(elements.size):
+            if find_attr(elements.data[k], b"itemscope") != NULL:
+                value = _attr_str(elements.data[k], b"itemtype")
+                if value is not None:
+                    out.append(value)
+        return out
+    finally:
+        free(elements.data)
