@@ -68,9 +68,9 @@ def _details(html: str, evidence):
     import numpy as np
 
     from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
+    from newsclean.transforms.classifier.features import block_features
     from newsclean.transforms.classifier.lexicon import load_lexicon
     from newsclean.transforms.classifier.model import DEFAULT_LEXICON, DEFAULT_MODEL, content_probabilities, load_model
-    from newsclean.transforms.classifier.features import block_features
     from newsclean.transforms.errors import ExtractionError
 
     try:

@@ -119,9 +119,9 @@ def test_chains_identical_on_hostile_pages(seeds):
     for seed in seeds:
         html = hostile_page(seed)
         for name in CHAINS:
-            reference, compiled = _both(lambda: _extraction(html, None, CONFIGS[name]))
+            reference, compiled = _both(lambda h=html, n=name: _extraction(h, None, CONFIGS[n]))
             assert reference == compiled, (seed, name)
-        reference, compiled = _both(lambda: _prepared(html, None, CONFIGS["default"]))
+        reference, compiled = _both(lambda h=html: _prepared(h, None, CONFIGS["default"]))
         assert reference == compiled, seed
 
 
@@ -138,9 +138,9 @@ def test_site_evidence_and_chain_with_it_identical(seed):
     assert learn_site_evidence(trees) == compiled  # trees parsed by the runner: the same evidence
     for html in pages:
         for name in ("default", "paper"):
-            reference, compiled_out = _both(lambda: _extraction(html, compiled, CONFIGS[name]))
+            reference, compiled_out = _both(lambda h=html, n=name: _extraction(h, compiled, CONFIGS[n]))
             assert reference == compiled_out
-        reference, compiled_out = _both(lambda: _prepared(html, compiled, CONFIGS["default"]))
+        reference, compiled_out = _both(lambda h=html: _prepared(h, compiled, CONFIGS["default"]))
         assert reference == compiled_out
 
 
