@@ -338,7 +338,13 @@ def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext
 def blocks_text(blocks: list[TextBlock]) -> str:
     """Join kept blocks: a space inside one paragraph element, a newline between paragraphs; the
     result in Unicode NFC (as corpora and gold standards store text: pages mix composed and
-    decomposed forms, e.g. Bengali U+09DC, which NFC decomposes)."""
+    decomposed forms, e.g. Bengali U+09DC, which NFC decomposes). The compiled kernel joins them where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return unicodedata.normalize("NFC", kernel.walks().blocks_text(list(blocks)))
+        except kernel.Unsupported:
+            pass
     parts: list[str] = []
     previous = None
     for block in blocks:
@@ -351,11 +357,15 @@ def blocks_text(blocks: list[TextBlock]) -> str:
 
 
 def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]) -> str:
-    """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped."""
-    for block, kept in zip(blocks, keep):
-        if not kept:
-            for el, slot in block.pieces:
-                setattr(el, slot, None)
+    """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped (the text
+    removed by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        kernel.walks().clear_dropped(list(blocks), keep)
+    else:
+        for block, kept in zip(blocks, keep):
+            if not kept:
+                for el, slot in block.pieces:
+                    setattr(el, slot, None)
     body = root.find("body")
     body = root if body is None else body
     _prune_empty(body)

@@ -630,3 +630,20 @@ def prune_empty(cetree._Element body):
     empty = empty_elements(body)
     for el in reversed(empty):
         drop_tree(el)
+
+
+def clear_dropped(list blocks, keep):
+    """``chain.cleaned_html``'s first step: the text of every piece of the blocks not kept set to None
+    (``setattr(el, slot, None)``), through lxml's C API."""
+    cdef cetree._Element el
+    for block, kept in zip(blocks, keep):
+        if kept:
+            continue
+        for piece, slot in block.pieces:
+            el = piece
+            if slot == "text":
+                cetree.setNodeText(el._c_node, None)
+            elif slot == "tail":
+                cetree.setTailText(el._c_node, None)
+            else:
+                setattr(el, slot, None)

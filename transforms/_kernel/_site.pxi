@@ -291,3 +291,24 @@ def too_deep(cetree._Element root, Py_ssize_t levels):
                 break
             node = node.parent
             depth -= 1
+
+
+def blocks_text(list blocks):
+    """``chain.blocks_text(blocks)`` before its NFC step: the blocks' texts joined by a space inside one paragraph
+    element (``ancestor_filter.paragraph_of`` of the container) and by a newline between paragraphs."""
+    cdef TagCache tags = TagCache()
+    cdef cetree._Element el
+    cdef xmlNode* para
+    cdef xmlNode* previous = NULL
+    _load_features()
+    tags.init(_FACTS)
+    parts = []
+    for block in blocks:
+        el = block.container
+        check_node(el._c_node)
+        para = paragraph_of(tags, el._c_node)
+        if parts:
+            parts.append(" " if para == previous else "\n")
+        parts.append(block.text)
+        previous = para
+    return "".join(parts)
