@@ -5,7 +5,7 @@
 
 import hashlib
 
-cdef object _blake2b = hashlib.blake2b
+cdef object _BLAKE8 = hashlib.blake2b(digest_size=8)  # copied per digest: cheaper than a new one's arguments
 cdef bytes _NOISE_ATTR = b"data-newsclean-noise"
 cdef bytes _OWN_PREFIX = b"data-newsclean-"
 
@@ -99,7 +99,20 @@ cdef int key_into(xmlNode* el, Bytes* text, Bytes* key) except -1:
 
 cdef object key_digest(Bytes* key):
     """``static_noise.key_digest``: the 64-bit BLAKE2b digest of the key, as an int."""
-    return int.from_bytes(_blake2b(key.data[:key.size], digest_size=8).digest(), "big")
+    return digest_bytes(key.data[:key.size])
+
+
+cdef object digest_bytes(bytes data):
+    """``int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")``."""
+    hasher = _BLAKE8.copy()
+    hasher.update(data)
+    cdef bytes raw = hasher.digest()
+    cdef const unsigned char* b = raw
+    cdef unsigned long long value = 0
+    cdef int k
+    for k in range(8):
+        value = (value << 8) | b[k]
+    return value
 
 
 cdef int collect_elements(xmlNode* root, Nodes* out) except -1:

@@ -141,8 +141,7 @@ cdef class _PathDigests:
                 key = (value, token)
                 known = self.steps.get(key)
                 if known is None:
-                    known = self.steps[key] = _site_profile._digest(
-                        f"{value:x}/" + (<bytes>token).decode("utf-8", "surrogatepass"))
+                    known = self.steps[key] = digest_bytes(f"{value:x}/".encode("ascii") + <bytes>token)
                 value = known
                 if self.n == self.cap:
                     grown = <unsigned long long*>realloc(self.values, 2 * self.cap * sizeof(unsigned long long))
