@@ -30,6 +30,7 @@ from lxml import etree
 
 from newsclean.schemas.contract import PageType
 from newsclean.schemas.records import RejectReason, StageCounts
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
@@ -347,17 +348,18 @@ def prepare_blocks(html: str, evidence: SiteEvidence | None, config: ChainConfig
 
 def extract_article(html: str, evidence: SiteEvidence | None = None,
                     config: ChainConfig = DEFAULT_CONFIG, url: str | None = None,
-                    min_words: int = 0) -> Extraction:
+                    min_words: int = 0, root: etree._Element | None = None) -> Extraction:
     """Run the chain on decoded HTML. ``evidence`` comes from the page's neighbour pages
     (:func:`~newsclean.transforms.site_evidence.learn_site_evidence`; None: no static stage, no site profile).
 
     ``url`` only names the page in error messages. ``min_words``: the corpus filter, in words
-    (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction.
+    (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction. ``root``: ``html`` already
+    parsed by :func:`~newsclean.transforms.parse.parse_html` (then not parsed again; the tree is changed in place).
 
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
     (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
     """
-    page = prepare_blocks(html, evidence, config)
+    page = prepare_blocks(html, evidence, config, root=root)
     blocks, meta = page.blocks, page.meta
     keep = select_blocks(blocks, config, page.context(evidence, html))
     parts = assemble(page, keep, config)
@@ -436,7 +438,13 @@ def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext
 def blocks_text(blocks: list[TextBlock]) -> str:
     """Join kept blocks: a space inside one paragraph element, a newline between paragraphs; the
     result in Unicode NFC (as corpora and gold standards store text: pages mix composed and
-    decomposed forms, e.g. Bengali U+09DC, which NFC decomposes)."""
+    decomposed forms, e.g. Bengali U+09DC, which NFC decomposes). The compiled kernel joins them where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return unicodedata.normalize("NFC", kernel.walks().blocks_text(list(blocks)))
+        except kernel.Unsupported:
+            pass
     parts: list[str] = []
     previous = None
     for block in blocks:
@@ -449,11 +457,15 @@ def blocks_text(blocks: list[TextBlock]) -> str:
 
 
 def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]) -> str:
-    """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped."""
-    for block, kept in zip(blocks, keep):
-        if not kept:
-            for el, slot in block.pieces:
-                setattr(el, slot, None)
+    """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped (the text
+    removed by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        kernel.walks().clear_dropped(list(blocks), keep)
+    else:
+        for block, kept in zip(blocks, keep):
+            if not kept:
+                for el, slot in block.pieces:
+                    setattr(el, slot, None)
     body = root.find("body")
     body = root if body is None else body
     _prune_empty(body)
@@ -470,7 +482,13 @@ def _prune_empty(body: etree._Element) -> None:
     """Drop every element under ``body`` without text (but ``br``/``hr``), as dropping them children before
     parents would. Which elements hold text does not depend on the order of dropping (a dropped element's tail stays
     in its parent), so it is found first (:func:`_text_holders`); then only the topmost empty elements
-    are dropped, their empty descendants with them."""
+    are dropped, their empty descendants with them. The compiled kernel does the same where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().prune_empty(body)
+        except kernel.Unsupported:
+            pass
     full = _text_holders(body)
     empty: list[etree._Element] = []
     stack = [body]

@@ -45,6 +45,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.text import collapse_ws
 
 log = logging.getLogger(__name__)
@@ -393,7 +394,14 @@ def _has_article_item(root: etree._Element) -> bool:
 
     Without one, :func:`_microdata_article` of extruct's items is empty whatever they are, so extruct's
     microdata pass (which reads every item's properties) is skipped: same result, less work."""
-    return any(t.rsplit("/", 1)[-1].lower() in ARTICLE_TYPES for value in _ITEM_TYPES(root) for t in value.split())
+    types = None
+    if kernel.enabled():  # the compiled kernel's walk finds the same values
+        try:
+            types = kernel.walks().item_types(root)
+        except kernel.Unsupported:
+            pass
+    types = _ITEM_TYPES(root) if types is None else types
+    return any(t.rsplit("/", 1)[-1].lower() in ARTICLE_TYPES for value in types for t in value.split())
 
 
 def _microdata_article(items: list[dict]) -> dict:
@@ -462,7 +470,13 @@ class PageTags:
 
 
 def page_tags(root: etree._Element) -> PageTags:
-    """:class:`PageTags` of the page, from one walk of the tree."""
+    """:class:`PageTags` of the page, from one walk of the tree (the compiled kernel's where
+    :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        try:
+            return PageTags(*kernel.walks().page_tags(root, _is_canonical))
+        except kernel.Unsupported:
+            pass
     values: dict[str, list[str]] = {}
     head_properties: list[str] = []
     canonical = None
