@@ -18,6 +18,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from newsclean.pipeline.batches import BATCH_WARC_BYTES, run_in_batches, runs_in_batches
 from newsclean.pipeline.dedup import NearDupParams, WriteDuplicates, article_of, deduplicate
 from newsclean.pipeline.errors import NewscleanError, NoInputError
 from newsclean.pipeline.incremental import (
@@ -32,23 +33,14 @@ from newsclean.pipeline.incremental import (
 )
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
 from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
-from newsclean.pipeline.progress import PROGRESS, CountProgress
-from newsclean.pipeline.runner import (
-    BeamArgs,
-    as_options,
-    check_runner,
-    new_pipeline,
-    run_to_completion,
-    runner_options,
-)
+from newsclean.pipeline.progress import PROGRESS
+from newsclean.pipeline.runner import BeamArgs, as_options, check_runner, run_graph
 from newsclean.pipeline.stages import (
-    CleanPages,
-    FilterResponses,
     FindWarcFiles,
     LearnSiteEvidence,
-    ReadWarc,
     WriteCounts,
     WriteParquet,
+    read_and_clean,
 )
 from newsclean.pipeline.summary import RunSummary, check_balanced, check_something_read
 
@@ -66,33 +58,22 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     # which URL sections of other crawlers' files have pages enough to be a category.
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
     learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
-    evidence = learnt["evidence"]
-    # Read the WARC response records: pages, and a reject for each record that cannot be one.
-    read = paths | "ReadWarc" >> ReadWarc(learnt["sections"])
-    # Keep the HTML 200 responses; clean each page into an article or a reject.
-    filtered = read["pages"] | "FilterResponses" >> FilterResponses()
-    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)
+    cleaned = read_and_clean(paths, learnt["sections"], learnt["evidence"], config)
     # Drop exact and near duplicates (incremental runs: also against the corpus already in OUT).
     corpus_index = p | "ReadCorpusIndex" >> ReadIndex(corpus_of(config.out)) if config.incremental else None
-    kept = deduplicate(cleaned["articles"], config.out, NearDupParams(), corpus_index=corpus_index)
+    kept = deduplicate(cleaned.articles, config.out, NearDupParams(), corpus_index=corpus_index)
     # Write the corpus index, the duplicates, the articles and rejects (the run's settings in their metadata), and
     # the counts.
     settings = run_settings(config)
     _ = kept.articles | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
     _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out, settings)
-    rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
     articles = kept.articles | "Articles" >> beam.Map(article_of)
-    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
-    _ = (read["counts"], *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
-    # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
-    # each record as read before it passes it on, so a line never shows more articles than records read).
-    for label, pcoll, what in (("ProgressArticles", cleaned["articles"], "articles"),
-                               ("ProgressRejects", rejects, "rejects")):
-        _ = pcoll | label >> beam.ParDo(CountProgress(what))
+    _ = {"articles": articles, "rejects": cleaned.rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
+    _ = (cleaned.counts, *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
 
 
 def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = True,
-              progress: bool = False) -> RunSummary:
+              progress: bool = False, batch_bytes: int = BATCH_WARC_BYTES) -> RunSummary:
     """Run the cleaning pipeline to completion and publish its output folder (pipeline/output.py).
 
     The run holds ``OUT/.clean.lock`` throughout (:func:`~newsclean.pipeline.output.hold_output`: another run
@@ -110,6 +91,9 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
         check: raise :class:`~newsclean.pipeline.errors.AccountingError` when articles + rejects + duplicates
             != records read, and :class:`~newsclean.pipeline.errors.NothingReadError` when no WARC response
             record could be read (the output folder is published all the same, with its rejects).
+        batch_bytes: when ``beam_args`` leave the runner to newsclean and the files hold more WARC bytes than this,
+            the run is cut into batches of files of at most this size (:mod:`newsclean.pipeline.batches`: the same
+            rows, memory bounded by the batch).
 
     Returns the :class:`RunSummary` read back from the outputs (incremental runs: the whole corpus's).
 
@@ -131,7 +115,7 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
             staging = new_staging(out)
             try:
                 _run_staged(dataclasses.replace(config, out=staging),
-                            plan.patterns if config.incremental else patterns, beam_args, progress)
+                            plan.patterns if config.incremental else patterns, beam_args, progress, batch_bytes)
                 summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
             except BaseException:
                 discard_staging(staging)
@@ -145,15 +129,19 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     return summary
 
 
-def _run_staged(config: CleanConfig, patterns: list[str], beam_args: BeamArgs, progress: bool) -> None:
-    """Build the graph over ``patterns`` into ``config.out`` (the staging folder) and run it to completion."""
-    options = runner_options(beam_args, patterns)
-    p = new_pipeline(options)
-    build_pipeline(p, patterns, config)
+def _run_staged(config: CleanConfig, patterns: list[str], beam_args: BeamArgs, progress: bool,
+                batch_bytes: int) -> None:
+    """Run the cleaning of the files of ``patterns`` into ``config.out`` (the staging folder) to completion: in
+    batches (:func:`~newsclean.pipeline.batches.run_in_batches`) when newsclean chooses the local mode and the
+    files hold more than ``batch_bytes``, else as one graph (:func:`build_pipeline`)."""
     PROGRESS.reset()
     PROGRESS.enabled = progress
     try:
-        run_to_completion(p, options)
+        files = matched_files(patterns)
+        if runs_in_batches(beam_args, files, batch_bytes):
+            run_in_batches(config, files, beam_args, batch_bytes)
+        else:
+            run_graph(lambda p: build_pipeline(p, patterns, config), beam_args, patterns)
     finally:
         PROGRESS.finish()
         PROGRESS.enabled = False
