@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml evaluation/pyproject.toml
+# The compiled kernel (transforms/_kernel/*.pyx) is built by the editable install: a changed source rebuilds it.
+$(VENV)/.installed: pyproject.toml evaluation/pyproject.toml setup.py $(wildcard transforms/_kernel/*.pyx transforms/_kernel/*.pxi)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip "setuptools>=77"
 	$(BIN)/pip install --quiet -e ".[test,lint]" -e ./evaluation

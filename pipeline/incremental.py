@@ -100,7 +100,7 @@ def file_digest(path: str, chunk: int = 1 << 20) -> str:
 
 #: The settings two runs must share to append to one corpus (``--incremental``): all of :func:`run_settings` but the
 #: Beam version, which changes no row.
-OUTPUT_SETTINGS = ("chain", "min_words", "neighbour_sample", "models", "newsclean")
+OUTPUT_SETTINGS = ("chain", "min_words", "neighbour_sample", "text_includes", "keep_listings", "models", "newsclean")
 
 
 @functools.lru_cache(maxsize=16)
@@ -111,7 +111,8 @@ def model_digest(path: str) -> str:
 
 def run_settings(config: CleanConfig) -> dict:
     """What a run's rows depend on besides its WARC files, as JSON-ready values: ``chain`` (``--chain``),
-    ``min_words``, ``neighbour_sample``, ``models`` (file name -> :func:`model_digest` of each model and lexicon file
+    ``min_words``, ``neighbour_sample``, ``text_includes`` (what ``text`` holds besides the body, the chain's own when
+    ``--text-includes`` is not given), ``keep_listings``, ``models`` (file name -> :func:`model_digest` of each model and lexicon file
     the chain reads, :meth:`~newsclean.transforms.chain.ChainConfig.model_files`), ``newsclean`` (the version that
     writes the rows' ``pipeline_version``) and ``apache_beam`` (its version). Recorded in ``_summary.json``, the
     manifest, the dataset card and the Parquet files' metadata; :data:`OUTPUT_SETTINGS` must match to append.
@@ -120,7 +121,9 @@ def run_settings(config: CleanConfig) -> dict:
         UsageError: an unknown chain. OSError: a model file cannot be read.
     """
     chain = resolve_chain_config(config.chain)
+    parts = chain.text_includes if config.text_includes is None else config.text_includes
     return {"chain": config.chain, "min_words": config.min_words, "neighbour_sample": config.neighbour_sample,
+            "text_includes": list(parts), "keep_listings": config.keep_listings,
             "models": {path.name: model_digest(str(path)) for path in chain.model_files()},
             "newsclean": PIPELINE_VERSION, "apache_beam": beam.__version__}
 

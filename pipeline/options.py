@@ -20,7 +20,8 @@ from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentP
 
 from newsclean.pipeline.errors import UsageError
 from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # the names ``--chain`` accepts
-from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig
+from newsclean.transforms.chain import DEFAULT_TEXT_INCLUDES, MIN_ARTICLE_WORDS, ChainConfig
+from newsclean.transforms.roles import TEXT_PARTS
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site.
 DEFAULT_NEIGHBOUR_SAMPLE = 10
@@ -85,6 +86,17 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         help=f"corpus filter: a page whose cleaned text has fewer than N words becomes a 'too_short' reject "
              f"(default {MIN_ARTICLE_WORDS}; 0 keeps every non-empty extraction)")
     parser.add_argument(
+        "--text-includes", "--text_includes", dest="text_includes", type=_text_parts, default=None,
+        metavar="PARTS",
+        help="what the text column holds besides the article body: a comma list of 'captions' (image captions "
+             "and credits) and 'lead' (standfirst, dek, key points), in page order, or 'none' (the body only); "
+             f"default: the chain's ({','.join(DEFAULT_TEXT_INCLUDES)}); both are always in their own columns")
+    parser.add_argument(
+        "--keep-listings", "--keep_listings", dest="keep_listings", type=_flag_value, nargs="?", const=True,
+        default=False,
+        help="keep the listing pages of WARC files without a crawler page type (Common Crawl: section fronts, "
+             "portals) as rows whose text is one item a line (default: 'not_article' rejects)")
+    parser.add_argument(
         "--partition-by", "--partition_by", dest="partition_by", choices=["crawl_date", "site"], default=None,
         help="write articles/ Hive-partitioned: articles/crawl_date=YYYY-MM-DD/ (UTC fetch day) or "
              "articles/site=NAME/ (default: not partitioned)")
@@ -107,6 +119,16 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
     parser.add_argument(
         "--no-wait", "--no_wait", dest="no_wait", type=_flag_value, nargs="?", const=True, default=False,
         help="submit the job, print its id and exit; 'newsclean summarize OUT' publishes the outputs afterwards")
+
+
+def _text_parts(text: str) -> tuple[str, ...]:
+    """argparse type of ``--text-includes``: a comma list of :data:`~newsclean.transforms.roles.TEXT_PARTS`, or
+    ``none`` (the body only: an empty tuple)."""
+    parts = tuple(p.strip() for p in text.split(",") if p.strip() and p.strip() != "none")
+    unknown = [p for p in parts if p not in TEXT_PARTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown {', '.join(unknown)}; choose from {', '.join(TEXT_PARTS)}")
+    return parts
 
 
 def _flag_value(text: str) -> bool:
@@ -152,6 +174,8 @@ class CleanConfig:
     incremental: bool = False  # --incremental: pipeline/incremental.py
     wait_for_lock: bool = False  # --wait-for-lock: pipeline/output.py
     allow_mixed_settings: bool = False  # --allow-mixed-settings: pipeline/incremental.py
+    text_includes: tuple[str, ...] | None = None  # --text-includes: captions, lead (None: the chain's own)
+    keep_listings: bool = False  # --keep-listings: a foreign WARC's listing pages kept as rows
 
     def __post_init__(self):
         if not self.warc:
@@ -166,6 +190,8 @@ class CleanConfig:
             raise UsageError(f"--partition-by must be crawl_date or site, got {self.partition_by!r}")
         if self.chain not in CHAIN_CONFIGS:
             raise UsageError(f"--chain must be one of {sorted(CHAIN_CONFIGS)}, got {self.chain!r}")
+        if any(part not in TEXT_PARTS for part in self.text_includes or ()):
+            raise UsageError(f"--text-includes takes {', '.join(TEXT_PARTS)}, got {self.text_includes!r}")
 
 
 def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
@@ -176,7 +202,9 @@ def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
                        partition_by=getattr(view, "partition_by", None),
                        incremental=bool(getattr(view, "incremental", False)),
                        wait_for_lock=bool(getattr(view, "wait_for_lock", False)),
-                       allow_mixed_settings=bool(getattr(view, "allow_mixed_settings", False)))
+                       allow_mixed_settings=bool(getattr(view, "allow_mixed_settings", False)),
+                       text_includes=getattr(view, "text_includes", None),
+                       keep_listings=bool(getattr(view, "keep_listings", False)))
 
 
 def resolve_chain_config(name: str) -> ChainConfig:

@@ -52,7 +52,7 @@ from newsclean.pipeline.warc_reader import (
     inc_counter,
     iter_warc_file,
 )
-from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES, UNKNOWN
+from newsclean.schemas.contract import NOT_ARTICLE_PAGE_TYPES, UNKNOWN, PageType
 from newsclean.schemas.records import (
     ARTICLE_SCHEMA,
     REJECT_SCHEMA,
@@ -542,11 +542,28 @@ def build_article(page: Page, extraction: Extraction) -> Article:
         tags=tuple(meta.tags),
         language_score=language_score,
         declared_language=extraction.language,
+        captions=tuple(extraction.captions),
+        lead=extraction.lead,
+        page_type=page.page_type if page.page_type in ARTICLE_ROW_PAGE_TYPES else extraction.page_type,
+        page_title=meta.page_title,
     )
 
 
+#: The crawler's page types an article row may carry (``page_type`` column): where the crawler recorded one of these,
+#: the row says it; otherwise the chain's structural verdict (:mod:`newsclean.transforms.page_type`).
+ARTICLE_ROW_PAGE_TYPES = frozenset({PageType.ARTICLE, PageType.LISTING, PageType.OTHER})
+
+
+def structure_reject(page: Page, extraction: Extraction, keep_listings: bool) -> str | None:
+    """Why a cleaned page of a foreign WARC (no crawler page type) is no article: the message of a ``not_article``
+    reject when the chain's structure says ``listing`` and ``keep_listings`` is off, else None."""
+    if page.page_type or keep_listings or extraction.page_type != PageType.LISTING:
+        return None
+    return "no crawler page type; the page's structure is a listing (repeated cards, links, og:type, JSON-LD @type)"
+
+
 def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
-               min_words: int = MIN_ARTICLE_WORDS) -> Article | Reject:
+               min_words: int = MIN_ARTICLE_WORDS, keep_listings: bool = False) -> Article | Reject:
     """Decode, clean and extract one page: an :class:`~newsclean.schemas.records.Article`, or a :class:`~newsclean.schemas.records.Reject`.
 
     Args:
@@ -554,6 +571,8 @@ def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
         evidence: the site evidence of the page's (site, category), or None.
         config: the chain.
         min_words: the corpus filter (``CleanConfig.min_words``): fewer kept words is a ``too_short`` reject.
+        keep_listings: keep a foreign WARC's listing pages as rows (``--keep-listings``); off: ``not_article``
+            rejects (:func:`structure_reject`).
 
     Never raises: :class:`~newsclean.transforms.errors.ExtractionError` becomes a reject with its reason
     (stage ``decode`` from :func:`~newsclean.transforms.parse.decode_html`, ``clean`` from the chain); any
@@ -566,6 +585,9 @@ def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
             html, _codec = decode_html(page.html, page.charset)
             stage = Stage.CLEAN
             extraction = extract_article(html, evidence, config, url=page.url, min_words=min_words)
+            why = structure_reject(page, extraction, keep_listings)
+            if why:
+                return make_reject(page, stage, RejectReason.NOT_ARTICLE, why)
             return build_article(page, extraction)
     except RecordTimeout:
         return make_reject(page, stage, RejectReason.TIMEOUT, f"cleaning took over {RECORD_TIME_BUDGET_S} s")
@@ -579,12 +601,19 @@ def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
 class CleanPageFn(_ChainFn, _RejectCountingFn):
     """``Page`` (+ side input ``{(site, category): SiteEvidence}``) -> Article or reject (``REJECTS_TAG``)."""
 
-    def __init__(self, chain: str, min_words: int = MIN_ARTICLE_WORDS):
+    def __init__(self, chain: str, min_words: int = MIN_ARTICLE_WORDS, text_includes: tuple[str, ...] | None = None,
+                 keep_listings: bool = False):
         super().__init__(chain)
         self.min_words = min_words
+        self.text_includes, self.keep_listings = text_includes, keep_listings
+
+    def setup(self):
+        super().setup()
+        parts = self._config.text_includes if self.text_includes is None else tuple(self.text_includes)
+        self._config = self._config.with_(text_includes=parts, listing_text=self.keep_listings)
 
     def process(self, page: Page, evidence):
-        out = clean_page(page, evidence.get(site_key(page)), self._config, self.min_words)
+        out = clean_page(page, evidence.get(site_key(page)), self._config, self.min_words, self.keep_listings)
         if isinstance(out, Article):
             yield out
         else:
@@ -599,17 +628,23 @@ class CleanPages(beam.PTransform):
             used as ``beam.pvalue.AsDict`` (one small value per key).
         chain: ``--chain`` name (a key of ``newsclean.transforms.chain.CONFIGS``).
         min_words: ``--min-words``, the corpus filter (fewer kept words: a ``too_short`` reject).
+        text_includes: ``--text-includes``: what ``text`` holds besides the body (``captions``, ``lead``; None: the
+            chain's own ``text_includes``).
+        keep_listings: ``--keep-listings``: a foreign WARC's listing pages become rows (text: one item a line).
     """
 
-    def __init__(self, evidence, chain: str = "default", min_words: int = MIN_ARTICLE_WORDS):
+    def __init__(self, evidence, chain: str = "default", min_words: int = MIN_ARTICLE_WORDS,
+                 text_includes: tuple[str, ...] | None = None, keep_listings: bool = False):
         super().__init__()
         self.evidence = evidence
         self.chain = chain
         self.min_words = min_words
+        self.text_includes, self.keep_listings = text_includes, keep_listings
 
     def expand(self, pages):
         out = pages | "Extract" >> beam.ParDo(
-            CleanPageFn(self.chain, self.min_words), evidence=beam.pvalue.AsDict(self.evidence)
+            CleanPageFn(self.chain, self.min_words, self.text_includes, self.keep_listings),
+            evidence=beam.pvalue.AsDict(self.evidence)
         ).with_outputs(REJECTS_TAG, main="articles")
         return {"articles": out.articles, "rejects": out[REJECTS_TAG]}
 
@@ -640,7 +675,8 @@ def read_and_clean(paths, sections, evidence, config: CleanConfig) -> Cleaned:
     read = paths | "ReadWarc" >> ReadWarc(sections)
     # Keep the HTML 200 responses; clean each page into an article or a reject.
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
-    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words)
+    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,
+                                                             config.text_includes, config.keep_listings)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
     # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
     # each record as read before it passes it on, so a line never shows more articles than records read).

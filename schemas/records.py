@@ -24,7 +24,8 @@ import pyarrow as pa
 # Reject reasons are part of the crawl -> clean contract; re-exported here for the records that carry them.
 from newsclean.schemas.contract import RejectReason as RejectReason
 
-SCHEMA_VERSION = "2"  # 2: article metadata columns (authors ... declared_language), column descriptions, dynamic_nodes_marked
+SCHEMA_VERSION = "3"  # 2: article metadata columns (authors ... declared_language), column descriptions, dynamic_nodes_marked
+# 3: captions, lead, page_type, page_title; title without the site-name suffix; text = the body (+ --text-includes)
 PIPELINE_VERSION = "0.1.0"
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -132,6 +133,10 @@ class Article:
     declared_language: str | None = None
     # nodes marked as dynamic noise (the learned chain keeps them as features); see StageCounts.
     dynamic_nodes_marked: int = 0
+    captions: tuple[str, ...] = ()
+    lead: str | None = None
+    page_type: str = "article"
+    page_title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,11 +176,13 @@ DESCRIPTIONS: dict[str, str] = {
     "category": "Category from the crawl config (WARC-Newsclean-Category), else the crawler's folder layout, else the "
                 "URL's first path segment when that section has enough pages, else 'unknown' (docs/CONTRACTS.md).",
     "fetched_at": "When the crawler fetched the page (WARC-Date), UTC.",
-    "title": "Headline: og:title / twitter:title / dc.title meta, JSON-LD headline, <title> or first <h1>.",
+    "title": "Headline as readers see it: og:title / twitter:title / dc.title meta, JSON-LD headline, <title> or "
+             "first <h1>, without the site name a <title> adds ('... - Los Angeles Times'; raw: page_title).",
     "published_at": "First publication time, UTC: JSON-LD datePublished or article:published_time meta "
                     "(time kept), else htmldate's original date (midnight UTC); null when none in 1995..fetch+1 day.",
     "language": "Language of the article text identified by py3langid (ISO 639-1 code, e.g. 'en').",
-    "text": "Cleaned article text: kept text blocks, one paragraph per line.",
+    "text": "Cleaned article text: the body's kept text blocks, one paragraph per line; image captions and the "
+            "lead are in their own columns, and in text too where the run said so (--text-includes).",
     "html": "Cleaned HTML of the kept content (formatting tags kept).",
     "word_count": "Words of text (tokens with a letter or digit; Han/Kana characters counted by word boundaries).",
     "content_hash": "Hex SHA-1 of the whitespace-normalised text (exact-duplicate key).",
@@ -206,6 +213,11 @@ DESCRIPTIONS: dict[str, str] = {
     "language_score": "py3langid's probability of language, in [0, 1].",
     "declared_language": "Language the page declares (<html lang>, content-language, og:locale) as a "
                          "lowercased BCP 47 tag; null when absent or not a language tag (e.g. a charset).",
+    "captions": "Image captions and photo credits of the article, one string each, in page order.",
+    "lead": "Standfirst, dek or key points of the article (null when none).",
+    "page_type": "What the page is: article, listing or other; the crawler's WARC-Newsclean-Page-Type where it "
+                 "recorded one, else decided from the page's structure (repeated cards, links, og:type, JSON-LD @type).",
+    "page_title": "The page's raw <title> text (null when none).",
     "stage": "Pipeline stage that rejected the record: read, filter, decode or clean.",
     "reason": "Why the record is not an article (a RejectReason value, e.g. http_status, no_content).",
     "message": "Details of the reject, for a person (at most 2,000 characters).",
@@ -257,6 +269,10 @@ ARTICLE_SCHEMA = _schema(
         ("language_score", pa.float64(), True),
         ("declared_language", pa.string(), True),
         ("dynamic_nodes_marked", pa.int32(), False),
+        ("captions", pa.list_(pa.string()), False),
+        ("lead", pa.string(), True),
+        ("page_type", pa.string(), False),
+        ("page_title", pa.string(), True),
     ],
     "article",
 )

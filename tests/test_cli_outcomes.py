@@ -211,8 +211,9 @@ def test_run_settings_are_recorded_everywhere(corpus):
 
     _, out = corpus
     settings = json.loads((out / "_summary.json").read_text())["settings"]  # before: none anywhere
-    assert {k: settings[k] for k in ("chain", "min_words", "neighbour_sample")} == {
-        "chain": "default", "min_words": 10, "neighbour_sample": 10}
+    assert {k: settings[k] for k in ("chain", "min_words", "neighbour_sample", "text_includes", "keep_listings")} == {
+        "chain": "default", "min_words": 10, "neighbour_sample": 10, "text_includes": list(
+            CONFIGS["default"].text_includes), "keep_listings": False}
     assert sorted(settings["models"]) == sorted(p.name for p in CONFIGS["default"].model_files())
     assert all(v.startswith("sha256:") and len(v) == 71 for v in settings["models"].values())
     assert settings["apache_beam"] == apache_beam.__version__ and settings["newsclean"]

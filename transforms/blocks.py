@@ -28,6 +28,7 @@ from functools import cached_property, lru_cache
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.marks import mark_of
 from newsclean.transforms.text import _ALNUM, _SPACELESS_WORD, count_words, is_word, spaceless_units, words
 
@@ -287,7 +288,13 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams(), de
     ``detail=False`` leaves every block's ``text_density`` at 0.0 and its ``pieces`` empty, for a caller that
     reads neither (the word wrap and the pieces are a quarter of the blocks' cost:
     :func:`newsclean.transforms.site_profile.summarise_page`). With ``params.skip_hidden``, the text of
-    :func:`hidden_elements` is no block, unless they hold most of the page's text (:func:`hides_most`)."""
+    :func:`hidden_elements` is no block, unless they hold most of the page's text (:func:`hides_most`).
+    The compiled kernel does the same walk where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().extract_blocks(root, params, detail)
+        except kernel.Unsupported:
+            pass
     body = root.find("body") if root.tag == "html" else root
     body = root if body is None else body
     hidden = hidden_elements(body) if params.skip_hidden else []

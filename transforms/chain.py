@@ -28,11 +28,14 @@ from pathlib import Path
 import lxml.html
 from lxml import etree
 
+from newsclean.schemas.contract import PageType
 from newsclean.schemas.records import RejectReason, StageCounts
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
 from newsclean.transforms.boilerpipe import BoilerpipeParams, boilerpipe
+from newsclean.transforms.byline import byline_names
 from newsclean.transforms.classifier.model import LearnedParams, content_probabilities, keep_flags
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
@@ -49,10 +52,15 @@ from newsclean.transforms.noise_removal import (
     remove_noise,
     remove_non_informative,
 )
+from newsclean.transforms.page_type import PageTypeParams, listing_lines, page_type
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine import RefineStep, refine_keep
+from newsclean.transforms.refine.article_fallback import ArticleFallbackParams
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
 from newsclean.transforms.refine.coherence import CoherenceParams
+from newsclean.transforms.refine.consent import ConsentParams
+from newsclean.transforms.refine.first_story import FirstStoryParams
+from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams
 from newsclean.transforms.refine.peer_rescue import PeerRescueParams
 from newsclean.transforms.refine.recurring import RecurringTextParams
 from newsclean.transforms.refine.region_recall import REGION_RECALL_STEPS
@@ -63,6 +71,8 @@ from newsclean.transforms.refine.side_content import (
     SideContentParams,
 )
 from newsclean.transforms.refine.site_check import SiteCheckParams
+from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, element_words
+from newsclean.transforms.roles import BODY, CAPTION, LEAD, TEXT_PARTS, RoleParams, block_roles
 from newsclean.transforms.site_evidence import SiteEvidence
 from newsclean.transforms.static_noise import StaticNoiseParams, mark_static_noise
 from newsclean.transforms.text import count_words
@@ -74,6 +84,12 @@ __all__ = [
 ]
 
 KEEP_EMPTY_TAGS = ("br", "hr")
+
+
+DEFAULT_TEXT_INCLUDES = ("lead",)
+"""What the shipped chains' ``text`` holds besides the body: the lead (standfirst, dek), which the data sets' golds
+keep (taking it out lowered every set's F1, trafilatura-eval's by 0.018: evaluation/experiments-accuracy.md);
+captions stay in their own column (``--text-includes captions`` adds them)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +109,13 @@ class ChainConfig:
 
     ``refine``: the page-level steps after the learned classifier, in order (:mod:`newsclean.transforms.refine`;
     each reads the classifier's probabilities, so they need ``learned``).
+
+    What the kept blocks make (:func:`assemble`): ``roles`` labels them body, caption or lead
+    (:mod:`newsclean.transforms.roles`; None: every kept block is body); ``text`` holds the body and the parts of
+    ``text_includes`` (``"captions"``, ``"lead"``: :data:`~newsclean.transforms.roles.TEXT_PARTS`; default
+    :data:`DEFAULT_TEXT_INCLUDES`, the lead) in page order, and all of them when the body has no words. ``page_types`` decides the page type
+    (:mod:`newsclean.transforms.page_type`; None: every page is an article); with ``listing_text`` a listing page's
+    text is its items, one a line (:func:`~newsclean.transforms.page_type.listing_lines`).
 
     A setting the chosen decision would ignore is refused rather than silently dropped: with
     ``learned`` or ``boilernet`` set, ``boilerpipe`` and ``ancestor`` must be ``None``, at most one
@@ -120,6 +143,10 @@ class ChainConfig:
     learned: LearnedParams | None = None
     refine: tuple[RefineStep, ...] = ()
     boilernet: BoilerNetParams | None = None
+    roles: RoleParams | None = field(default_factory=RoleParams)
+    text_includes: tuple[str, ...] = DEFAULT_TEXT_INCLUDES
+    page_types: PageTypeParams | None = field(default_factory=PageTypeParams)
+    listing_text: bool = False
 
     def model_files(self) -> tuple[Path, ...]:
         """The model and lexicon files this configuration reads (the learned classifier's or BoilerNet's; none for
@@ -160,6 +187,9 @@ def config_problems(config: ChainConfig) -> list[str]:
                         f"per block; set {', '.join(f'{n}=None' for n in ignored)}")
     if config.refine and config.learned is None:
         problems.append("'refine' steps read the learned classifier's probabilities; set 'learned' or refine=()")
+    unknown = [part for part in config.text_includes if part not in TEXT_PARTS]
+    if isinstance(config.text_includes, str) or unknown:
+        problems.append(f"text_includes must be a tuple of {TEXT_PARTS}, got {config.text_includes!r}")
     if config.link_filter is not None and config.link_filter not in LINK_FILTERS:
         problems.append(f"link_filter must be one of {LINK_FILTERS} (Ghorbani 2014) or None, got {config.link_filter!r}")
     return problems
@@ -182,20 +212,31 @@ LEARNED_NON_INFORMATIVE_TAGS = NON_INFORMATIVE_TAGS + FORM_CONTROL_TAGS
 """§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.noise_removal.FORM_CONTROL_TAGS`)."""
 
 LEARNED_STEPS: tuple[RefineStep, ...] = (
+    ConsentParams(),
     CoherenceParams(),
     *REGION_RECALL_STEPS,
     BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
     SiteCheckParams(),
-    SideContentParams(),
+    SideContentParams(protect_title=True, max_drop_share=0.5),
     RecurringTextParams(),
-    PeerRescueParams(),
+    TeaserCardsParams(min_description_words=8, skip_card_pages=True),
+    ParagraphLinesParams(max_run_words=300),
+    FirstStoryParams(),
+    ArticleFallbackParams(),
+    PeerRescueParams(declared_empty=True),
 )
 """The learned configuration's page-level steps, in order (each chosen on leave-one-data-set-out F1: docs/DECISIONS.md
-"Page-level steps"): coherence (dropped prose of the main container), the article region's dropped prose kept when
+"Page-level steps", evaluation/experiments-accuracy.md): consent regions dropped first (cookie banners, privacy
+modals, vendor lists), coherence (dropped prose of the main container), the article region's dropped prose kept when
 the kept text is a fragment of it (twice), the JSON-LD ``articleBody`` as evidence (dropping only), the site check
-against the neighbours' content container, side boxes (related, share, "read also" teasers), short unsure lines
-that recur on the site's neighbour pages, and last, where the classifier kept only an unsure fragment (under 100
-words, none at p >= 0.8), trafilatura's vote for the blocks its text holds."""
+against the neighbours' content container, side boxes (related, share, "read also" teasers; never the title's
+wrapper, never more than half of the kept words), short unsure lines that recur on the site's neighbour pages,
+repeated teaser cards beside the article, the lines of one ``<br>``-split paragraph taking its decision, one story
+per page, the blocks the page's ``articleBody`` or article-body markup holds where nothing was kept, and last, where
+the classifier kept only an unsure fragment (under 100 words, none at p >= 0.8) or nothing of a page that declares an
+article, trafilatura's vote for the blocks its text holds."""
+
+
 
 LEARNED_CONFIG = ChainConfig(
     name="learned", summary="the papers' stages feeding a learned block classifier, then page-level checks",
@@ -241,8 +282,12 @@ CONFIGS = {c.name: c for c in (DEFAULT_CONFIG, PAPER_CONFIG, HEURISTIC_CONFIG, L
 
 @dataclass(frozen=True)
 class Extraction:
-    """Result of the chain for one page: text (blocks, paragraphs separated by newlines), cleaned HTML
-    of the kept content (formatting kept), metadata, ``word_count`` (words of ``text``) and per-stage counts."""
+    """Result of the chain for one page: text (blocks, paragraphs separated by newlines: the body, plus the parts
+    the configuration's ``text_includes`` names), cleaned HTML of the kept content (formatting kept), metadata,
+    ``word_count`` (words of ``text``) and per-stage counts; ``captions`` (image captions and credits, one string
+    each, in page order), ``lead`` (standfirst, dek or key points; None: none) and ``page_type`` (``article``,
+    ``listing`` or ``other``: :mod:`newsclean.transforms.page_type`). ``title`` is the headline as readers see
+    it (``Metadata.headline``: no site-name suffix); the raw ``<title>`` is ``metadata.page_title``."""
 
     title: str | None
     text: str
@@ -252,6 +297,9 @@ class Extraction:
     word_count: int
     counts: StageCounts = field(default_factory=StageCounts)
     metadata: Metadata | None = None  # everything the page says about itself (authors, dates, image, ...)
+    captions: tuple[str, ...] = ()
+    lead: str | None = None
+    page_type: str = PageType.ARTICLE.value
 
 
 @dataclass
@@ -270,7 +318,7 @@ class PreparedPage:
         (``evidence``), their site profile, the page's ``articleBody``; ``html`` (the decoded page) only for the
         peer rescue."""
         profile = evidence.profile if evidence is not None else None
-        return PageContext(self.meta.title, bool(evidence), profile, self.meta.article_body, html)
+        return PageContext(self.meta.title, bool(evidence), profile, self.meta.article_body, html, self.meta.page_types)
 
 
 def prepare_blocks(html: str, evidence: SiteEvidence | None, config: ChainConfig,
@@ -300,20 +348,22 @@ def prepare_blocks(html: str, evidence: SiteEvidence | None, config: ChainConfig
 
 def extract_article(html: str, evidence: SiteEvidence | None = None,
                     config: ChainConfig = DEFAULT_CONFIG, url: str | None = None,
-                    min_words: int = 0) -> Extraction:
+                    min_words: int = 0, root: etree._Element | None = None) -> Extraction:
     """Run the chain on decoded HTML. ``evidence`` comes from the page's neighbour pages
     (:func:`~newsclean.transforms.site_evidence.learn_site_evidence`; None: no static stage, no site profile).
 
     ``url`` only names the page in error messages. ``min_words``: the corpus filter, in words
-    (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction.
+    (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction. ``root``: ``html`` already
+    parsed by :func:`~newsclean.transforms.parse.parse_html` (then not parsed again; the tree is changed in place).
 
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
     (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
     """
-    page = prepare_blocks(html, evidence, config)
+    page = prepare_blocks(html, evidence, config, root=root)
     blocks, meta = page.blocks, page.meta
     keep = select_blocks(blocks, config, page.context(evidence, html))
-    text = blocks_text([b for b, k in zip(blocks, keep) if k])
+    parts = assemble(page, keep, config)
+    text = parts.text
     words = count_words(text)
     if not words:
         raise ExtractionError(RejectReason.NO_CONTENT, f"no text block kept of {len(blocks)}" + (f" ({url})" if url else ""))
@@ -326,9 +376,49 @@ def extract_article(html: str, evidence: SiteEvidence | None = None,
         noninformative_nodes_removed=page.non_informative,
         blocks_total=len(blocks), blocks_kept=sum(keep),
     )
+    if not meta.authors:
+        meta = replace(meta, authors=byline_names(blocks, keep))
     html_out = cleaned_html(page.root, blocks, keep)
-    title = unicodedata.normalize("NFC", meta.title) if meta.title else meta.title
-    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts, meta)
+    headline = meta.headline or meta.title
+    title = unicodedata.normalize("NFC", headline) if headline else headline
+    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts, meta,
+                      parts.captions, parts.lead, parts.page_type)
+
+
+@dataclass(frozen=True)
+class ArticleParts:
+    """What the kept blocks of one page make: ``text`` (the configuration's convention, paragraphs on lines),
+    ``captions`` (one string per caption paragraph), ``lead`` (None: none) and ``page_type``."""
+
+    text: str
+    captions: tuple[str, ...] = ()
+    lead: str | None = None
+    page_type: str = PageType.ARTICLE.value
+
+
+def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> ArticleParts:
+    """The :class:`ArticleParts` of ``page`` with the keep flags ``keep`` (one per block) under ``config``
+    (:class:`ChainConfig`: ``roles``, ``text_includes``, ``page_types``, ``listing_text``)."""
+    blocks = page.blocks
+    held = element_words(blocks, *((config.page_types.cards.min_link_words, config.page_types.cards.min_link_density)
+                                   if config.page_types else ()))
+    dated = page.meta.published_at is not None or bool(page.meta.authors)
+    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, held, dated) \
+        if config.page_types else PageType.ARTICLE.value
+    if config.listing_text and kind == PageType.LISTING.value:
+        lines = listing_lines(blocks, config.page_types.cards)
+        if lines:
+            return ArticleParts(unicodedata.normalize("NFC", "\n".join(lines)), page_type=kind)
+    if config.roles is None:
+        return ArticleParts(blocks_text([b for b, k in zip(blocks, keep) if k]), page_type=kind)
+    roles = block_roles(blocks, keep, page.meta.description, config.roles, held)
+    wanted = {BODY, *(part.rstrip("s") for part in config.text_includes)}
+    body = [b for b, r in zip(blocks, roles) if r in wanted]
+    if not any(b.num_words for b in body if b is not None):
+        body = [b for b, r in zip(blocks, roles) if r is not None]
+    captions = blocks_text([b for b, r in zip(blocks, roles) if r == CAPTION])
+    lead = blocks_text([b for b, r in zip(blocks, roles) if r == LEAD])
+    return ArticleParts(blocks_text(body), tuple(captions.split("\n")) if captions else (), lead or None, kind)
 
 
 def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext) -> list[bool]:
@@ -348,7 +438,13 @@ def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext
 def blocks_text(blocks: list[TextBlock]) -> str:
     """Join kept blocks: a space inside one paragraph element, a newline between paragraphs; the
     result in Unicode NFC (as corpora and gold standards store text: pages mix composed and
-    decomposed forms, e.g. Bengali U+09DC, which NFC decomposes)."""
+    decomposed forms, e.g. Bengali U+09DC, which NFC decomposes). The compiled kernel joins them where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return unicodedata.normalize("NFC", kernel.walks().blocks_text(list(blocks)))
+        except kernel.Unsupported:
+            pass
     parts: list[str] = []
     previous = None
     for block in blocks:
@@ -361,11 +457,15 @@ def blocks_text(blocks: list[TextBlock]) -> str:
 
 
 def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]) -> str:
-    """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped."""
-    for block, kept in zip(blocks, keep):
-        if not kept:
-            for el, slot in block.pieces:
-                setattr(el, slot, None)
+    """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped (the text
+    removed by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        kernel.walks().clear_dropped(list(blocks), keep)
+    else:
+        for block, kept in zip(blocks, keep):
+            if not kept:
+                for el, slot in block.pieces:
+                    setattr(el, slot, None)
     body = root.find("body")
     body = root if body is None else body
     _prune_empty(body)
@@ -382,7 +482,13 @@ def _prune_empty(body: etree._Element) -> None:
     """Drop every element under ``body`` without text (but ``br``/``hr``), as dropping them children before
     parents would. Which elements hold text does not depend on the order of dropping (a dropped element's tail stays
     in its parent), so it is found first (:func:`_text_holders`); then only the topmost empty elements
-    are dropped, their empty descendants with them."""
+    are dropped, their empty descendants with them. The compiled kernel does the same where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().prune_empty(body)
+        except kernel.Unsupported:
+            pass
     full = _text_holders(body)
     empty: list[etree._Element] = []
     stack = [body]

@@ -19,7 +19,8 @@ class PageContext:
     (StaDyNoT §3.1; a feature of the classifier); site: the site's per-site evidence from the same neighbours
     (:class:`~newsclean.transforms.site_profile.SiteProfile`; None: none); article_body: the page's
     JSON-LD/microdata ``articleBody`` (``Metadata.article_body``; None: none); html: the decoded page itself,
-    no feature: only the peer rescue (:mod:`newsclean.transforms.refine.peer_rescue`) reads it.
+    no feature: only the peer rescue (:mod:`newsclean.transforms.refine.peer_rescue`) reads it; page_types: what the
+    page says it is (``Metadata.page_types``: ``og:type``, JSON-LD/microdata ``@type``), no feature.
     """
 
     title: str | None = None
@@ -27,3 +28,4 @@ class PageContext:
     site: SiteProfile | None = None
     article_body: str | None = None
     html: str | None = field(default=None, repr=False, compare=False)
+    page_types: tuple[str, ...] = ()

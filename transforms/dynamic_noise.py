@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, element_position, mark, mark_of
 
 
@@ -188,7 +189,13 @@ def is_dynamic_noise(link_chars: int, nonlink_chars: int, params: DynamicNoisePa
 def mark_dynamic_noise(root: etree._Element, params: DynamicNoiseParams = DynamicNoiseParams()) -> int:
     """Mark (not remove) dynamic noise candidates of ``root`` that pass the §3.2 tests. Returns the count marked.
 
-    Candidates as :func:`candidate_nodes` (found in the counting walk: :class:`TextCounts`)."""
+    Candidates as :func:`candidate_nodes` (found in the counting walk: :class:`TextCounts`). The compiled kernel
+    does the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().mark_dynamic_noise(root, params)
+        except kernel.Unsupported:
+            pass
     if root.getparent() is not None and _in_noise(root.getparent()):
         return 0  # every anchor lies in marked noise: no candidate
     counts = TextCounts(root, params.protected_tags, candidates_only=True)

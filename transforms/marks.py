@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 from lxml import etree
 
+from newsclean.transforms import kernel
+
 OWN_ATTR_PREFIX = "data-newsclean-"  # every attribute newsclean adds to a tree starts with this
 NOISE_ATTR = OWN_ATTR_PREFIX + "noise"
 STATIC = "static"
@@ -82,8 +84,15 @@ def iter_elements(root: etree._Element) -> Iterator[etree._Element]:
 
 
 def strip_marks(root: etree._Element) -> None:
-    """Remove every noise mark attribute from the tree (before serialising cleaned HTML)."""
-    for el in _MARKED(root):
+    """Remove every noise mark attribute from the tree (before serialising cleaned HTML). The compiled kernel finds
+    the marked elements where :func:`newsclean.transforms.kernel.enabled` holds."""
+    marked = None
+    if kernel.enabled():
+        try:
+            marked = kernel.walks().marked_elements(root, NOISE_ATTR)
+        except kernel.Unsupported:
+            pass
+    for el in _MARKED(root) if marked is None else marked:
         del el.attrib[NOISE_ATTR]
 
 

@@ -40,10 +40,12 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.text import collapse_ws
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,14 @@ ARTICLE_TYPES = frozenset({
     "reviewnewsarticle", "backgroundnewsarticle", "blogposting", "liveblogposting", "socialmediaposting",
     "scholarlyarticle", "techarticle", "report", "webpage",
 })
+
+
+
+def declares_article(page_types: Iterable[str]) -> bool:
+    """Whether ``page_types`` (:attr:`Metadata.page_types`, lowercased) declare an article: ``og:type`` ``article``
+    or a schema.org Article type (:data:`ARTICLE_TYPES` but ``webpage``)."""
+    return any(t in ARTICLE_TYPES and t != "webpage" for t in page_types)
+
 
 _TITLE_META = ("og:title", "twitter:title", "dc.title", "title", "headline")
 _AUTHOR_META = ("author", "article:author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author",
@@ -94,6 +104,11 @@ class Metadata:
         site_name: publication name. section: the site's section of the article. tags: keywords.
         article_body: the JSON-LD/microdata ``articleBody`` text (<= 100,000 characters; evidence for
             :mod:`newsclean.transforms.structure`, not output).
+        headline: the title as readers see it: :attr:`title` without the site name a ``<title>`` adds
+            ("... - Los Angeles Times", "... | TechCrunch"; :func:`reader_title`).
+        page_title: the raw ``<title>`` text (whitespace collapsed), None without one.
+        page_types: what the page says it is: ``og:type`` values and the ``@type`` names of its JSON-LD and
+            microdata objects, lowercased, in page order without repeats (``("article", "newsarticle")``).
     """
 
     title: str | None = None
@@ -108,6 +123,9 @@ class Metadata:
     section: str | None = None
     tags: tuple[str, ...] = ()
     article_body: str | None = field(default=None, repr=False)
+    headline: str | None = None
+    page_title: str | None = None
+    page_types: tuple[str, ...] = ()
 
     @property
     def declared_language(self) -> str | None:
@@ -376,7 +394,14 @@ def _has_article_item(root: etree._Element) -> bool:
 
     Without one, :func:`_microdata_article` of extruct's items is empty whatever they are, so extruct's
     microdata pass (which reads every item's properties) is skipped: same result, less work."""
-    return any(t.rsplit("/", 1)[-1].lower() in ARTICLE_TYPES for value in _ITEM_TYPES(root) for t in value.split())
+    types = None
+    if kernel.enabled():  # the compiled kernel's walk finds the same values
+        try:
+            types = kernel.walks().item_types(root)
+        except kernel.Unsupported:
+            pass
+    types = _ITEM_TYPES(root) if types is None else types
+    return any(t.rsplit("/", 1)[-1].lower() in ARTICLE_TYPES for value in types for t in value.split())
 
 
 def _microdata_article(items: list[dict]) -> dict:
@@ -387,8 +412,9 @@ def _microdata_article(items: list[dict]) -> dict:
     return {}
 
 
-def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dict, dict[str, list[str]]]:
-    """``(article object from JSON-LD or microdata, {OpenGraph property: [values]})``; empty where absent.
+def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dict, dict[str, list[str]], list[str]]:
+    """``(article object from JSON-LD or microdata, {OpenGraph property: [values]}, the JSON-LD objects' and
+    microdata items' type names, lowercased)``; empty where absent.
 
     ``tags``: the page's :func:`page_tags`, when OpenGraph only fills keys missing from ``tags.meta``. A pass
     of extruct that cannot add anything is then skipped: microdata without an article item
@@ -401,6 +427,8 @@ def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dic
         log.debug("JSON-LD unreadable: %s", exc)
         objects = []
     article = _article_object(objects)
+    types = [t for o in objects for t in sorted(_types(o))]
+    types += [t.rsplit("/", 1)[-1].lower() for value in _ITEM_TYPES(root) for t in value.split()]
     if not article and (tags is None or _has_article_item(root)):
         try:
             article = _microdata_article(microdata.extract_items(root, None))
@@ -411,14 +439,14 @@ def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dic
         article = {**article, "publisher": publisher}
     og: dict[str, list[str]] = {}
     if tags is not None and all(prop.lower() in tags.meta for prop in tags.head_properties):
-        return article, og
+        return article, og, types
     try:
         for item in opengraph.extract_items(root):
             for prop, value in item.get("properties", []):
                 og.setdefault(prop.lower(), []).append(value)
     except Exception as exc:
         log.debug("OpenGraph unreadable: %s", exc)
-    return article, og
+    return article, og, types
 
 
 # ------------------------------------------------------------------------------------ HTML
@@ -442,7 +470,13 @@ class PageTags:
 
 
 def page_tags(root: etree._Element) -> PageTags:
-    """:class:`PageTags` of the page, from one walk of the tree."""
+    """:class:`PageTags` of the page, from one walk of the tree (the compiled kernel's where
+    :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        try:
+            return PageTags(*kernel.walks().page_tags(root, _is_canonical))
+        except kernel.Unsupported:
+            pass
     values: dict[str, list[str]] = {}
     head_properties: list[str] = []
     canonical = None
@@ -484,6 +518,90 @@ def find_title(root: etree._Element, meta: dict[str, list[str]], article: dict |
     return None
 
 
+_TITLE_SEPARATOR = re.compile(r"\s+(?:[|\-\u2013\u2014\u00b7\u2022\u00bb\u00ab~/]|::)\s+")
+_NON_ALNUM = re.compile(r"[\W_]+")
+#: A ``<title>`` part of at most this many words beside the headline is read as the site's name where nothing names
+#: the site (:func:`reader_title`).
+MAX_SITE_WORDS = 4
+
+
+def _folded(text: str) -> str:
+    return _NON_ALNUM.sub("", text.casefold())
+
+
+def _names_site(part: str, site_names: Iterable[str]) -> bool:
+    """Whether ``part`` of a title is the site's name: equal to, inside, or (at most about twice as long) holding
+    one of ``site_names`` (a site name, the domain's labels), compared on lowercased letters and digits ("The
+    Guardian" names ``guardian``; "How we designed Dropbox's ATF" does not name ``dropbox``), or abbreviated as
+    domains abbreviate names ("Los Angeles Times" names ``latimes``, "The Wall Street Journal" ``wsj``)."""
+    folded = _folded(part)
+    short = _abbreviations(part)
+    return bool(folded) and any(
+        n and (n == folded or n in short
+               or (len(n) >= 4 and (folded in n or (n in folded and len(folded) <= 2 * len(n) + 2))))
+        for n in map(_folded, site_names))
+
+
+def _abbreviations(part: str) -> set[str]:
+    """How a domain abbreviates a name of two to five words: the initials of every word, or of all but the last
+    word followed by it (``Los Angeles Times`` -> ``lat``, ``latimes``), a leading "The" left out."""
+    words = [_folded(w) for w in part.split()]
+    words = [w for w in words if w]
+    if words and words[0] == "the":
+        words = words[1:]
+    if not 2 <= len(words) <= 5:
+        return set()
+    initials = "".join(w[0] for w in words)
+    return {initials, initials[:-1] + words[-1]}
+
+
+def reader_title(title: str | None, site_names: Iterable[str] = (), headings: Iterable[str] = (),
+                 guess_site: bool = False) -> str | None:
+    """``title`` as readers see it on the page: without the site name a ``<title>`` adds before or after the
+    headline (separated by `` | ``, `` - ``, `` – ``, `` — ``, `` · ``, `` » ``, `` :: ``, ...).
+
+    ``site_names``: what names the site (``og:site_name``, the publisher, the registered domain's labels);
+    ``headings``: the page's ``<h1>`` texts. In order: a heading equal (letters and digits, case-folded) to the
+    title's parts without their first or last ones is the headline; else the leading and trailing parts that name
+    the site (:func:`_names_site`) are cut; else (``guess_site``, off by default: it cut real subtitles, 168
+    against 171 of trafilatura-eval's 210 gold titles right), when no part names the site, one last part of at
+    most :data:`MAX_SITE_WORDS` words is cut when the rest is longer. A title with no separator, or made of site names
+    only, is returned as it is. None for None."""
+    if not title:
+        return title
+    parts = _TITLE_SEPARATOR.split(title)
+    if len(parts) < 2:
+        return title
+    heads = {_folded(h) for h in headings if h}
+    for i, j in ((0, len(parts) - 1), (1, len(parts)), (0, len(parts) - 2), (2, len(parts))):
+        if 0 <= i < j <= len(parts) and (i, j) != (0, len(parts)):
+            candidate = _join_parts(title, parts, i, j)
+            if _folded(candidate) in heads:
+                return candidate
+    names = [n for n in site_names if n]
+    i, j = 0, len(parts)
+    while j - i > 1 and _names_site(parts[j - 1], names):
+        j -= 1
+    while j - i > 1 and _names_site(parts[i], names):
+        i += 1
+    if guess_site and (i, j) == (0, len(parts)) and not any(_names_site(p, names) for p in parts):
+        last, rest = len(parts[-1].split()), len(" ".join(parts[:-1]).split())
+        if last <= MAX_SITE_WORDS and rest > last:
+            j -= 1
+    return _join_parts(title, parts, i, j)
+
+
+def _join_parts(title: str, parts: list[str], i: int, j: int) -> str:
+    """The text of ``title`` from its ``i``-th to before its ``j``-th part, with the separators between them as
+    written."""
+    starts, pos = [], 0
+    for part in parts:
+        pos = title.index(part, pos)
+        starts.append(pos)
+        pos += len(part)
+    return title[starts[i]:starts[j - 1] + len(parts[j - 1])].strip()
+
+
 def find_language(root: etree._Element, meta: dict[str, list[str]]) -> str | None:
     """Declared language: ``<html lang>``, else ``content-language`` / ``og:locale`` meta (see :func:`declared_language`)."""
     for value in (root.get("lang"), root.get("{http://www.w3.org/XML/1998/namespace}lang"), root.get("xml:lang"),
@@ -522,7 +640,44 @@ def _modified(article: dict, meta: dict[str, list[str]]) -> datetime | None:
     return None
 
 
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DATE_WORD = re.compile(
+    rf"\b(?:{_MONTH}\.?\s+\d|\d{{1,2}}\.?\s+{_MONTH}\b|{_MONTH}\.?\s*$|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
+    r"(?:mon|tue|wed|thu|fri|sat|sun)\b\.?|(?:last\s+)?(?:updated|published|posted|modified)\b)", re.I)
+#: Words that make a byline part a job title or a page control, not a name ("Times Staff Writer", "View Profile").
+_NOT_NAME_WORDS = frozenset({
+    "writer", "staff", "editor", "editors", "correspondent", "reporter", "director", "manager", "scientist", "founder",
+    "contributor", "columnist", "producer", "broadcaster", "journalist", "analyst", "president", "ceo", "view",
+    "profile", "copyright", "authors", "author", "forum", "admin", "administrator", "email", "follow", "share",
+    "comments", "more", "contact", "subscribe", "account", "logged", "login", "sign", "news",
+})
+_HANDLE = re.compile(r"@\w+")
+#: Longest author name kept, in words (a byline box often holds a sentence: "is a reporter covering ...") and in
+#: characters (a sentence without spaces, in a script that writes none, is no name either).
+MAX_NAME_WORDS, MAX_NAME_LENGTH = 5, 40
+
+
+def clean_author_names(names: Iterable[str]) -> tuple[str, ...]:
+    """Author names as a reader would write them: "By"/"Von"/"Par" and social handles removed, date words
+    ("Updated", "March 5", "Tuesday") dropped with what follows them, and digits with what follows them; at most
+    :data:`MAX_NAME_WORDS` words, :data:`MAX_NAME_LENGTH` characters and at least two letters each; no job title or page control
+    (:data:`_NOT_NAME_WORDS`: "Times Staff Writer", "View Profile"); repeats (case-folded) removed, in order."""
+    out = []
+    for name in names:
+        name = _HANDLE.sub("", _BY.sub("", name))
+        date = _DATE_WORD.search(name)
+        name = collapse_ws(re.sub(r"\d.*$", "", name[:date.start()] if date else name)).strip(" -–—|,;:.·@")
+        words = name.split()
+        if sum(ch.isalpha() for ch in name) >= 2 and len(words) <= MAX_NAME_WORDS and len(name) <= MAX_NAME_LENGTH and \
+                _NOT_NAME_WORDS.isdisjoint(w.casefold().strip(".,") for w in words):
+            out.append(name[:MAX_NAME_CHARS])
+    return _dedupe(out)
+
+
 def _authors(article: dict, meta: dict[str, list[str]]) -> tuple[str, ...]:
+    """Authors from structured data, else author meta tags; cleaned by :func:`clean_author_names` (the page's
+    visible byline is read after the block decision, near the article: :mod:`newsclean.transforms.byline`)."""
     names = _names(article.get("author")) or _names(article.get("creator"))
     if not names:
         for key in _AUTHOR_META:
@@ -531,29 +686,56 @@ def _authors(article: dict, meta: dict[str, list[str]]) -> tuple[str, ...]:
                     names += _split_authors(value)
             if names:
                 break
-    return _dedupe(n[:MAX_NAME_CHARS] for n in names)
+    return clean_author_names(n[:MAX_NAME_CHARS] for n in names)
 
 
 def read_metadata(root: etree._Element) -> Metadata:
     """Read :class:`Metadata` from a parsed page (call before any node is removed; ``root`` is not changed)."""
     page = page_tags(root)
     meta = page.meta
-    article, og = _structured(root, page)
+    article, og, types = _structured(root, page)
     for prop, values in og.items():  # OpenGraph lives in <head>; page.meta already holds it, og keeps order
         meta.setdefault(prop, values)
     publisher = article.get("publisher")
     tags = _keywords(article.get("keywords")) or [t for k in _TAG_META for t in _keywords(meta.get(k))]
+    title = find_title(root, meta, article)
+    site_name = _first(_meta(meta, ("og:site_name",)), publisher, _meta(meta, _SITE_META[1:]))
+    canonical = page.canonical_url or _web_url(_meta(meta, ("og:url",))) or _web_url(_clean(article.get("url")))
+    page_title = _page_title(root)
     return Metadata(
-        title=find_title(root, meta, article),
+        title=title,
         published_at=_published(article, meta, root),
         language=find_language(root, meta),
         authors=_authors(article, meta),
         description=_first(article.get("description"), _meta(meta, _DESCRIPTION_META)),
         image_url=_web_url(_image(article.get("image"))) or _web_url(_meta(meta, _IMAGE_META)),
-        canonical_url=page.canonical_url or _web_url(_meta(meta, ("og:url",))) or _web_url(_clean(article.get("url"))),
-        site_name=_first(_meta(meta, ("og:site_name",)), publisher, _meta(meta, _SITE_META[1:])),
+        canonical_url=canonical,
+        site_name=site_name,
         modified_at=_modified(article, meta),
         section=_first(*_as_list(article.get("articleSection")), _meta(meta, _SECTION_META)),
         tags=_dedupe(tags),
         article_body=_clean(_first_text(article.get("articleBody")), MAX_BODY_CHARS),
+        headline=reader_title(title, (site_name or "", *_domain_labels(canonical)), _headings(root)),
+        page_title=page_title,
+        page_types=_dedupe((*(t.lower() for t in meta.get("og:type", ())), *types)),
     )
+
+
+def _page_title(root: etree._Element) -> str | None:
+    el = root.find(".//title")
+    return (collapse_ws(el.text_content()) or None) if el is not None else None
+
+
+def _headings(root: etree._Element) -> list[str]:
+    """The texts of the page's ``<h1>`` elements (at most 5)."""
+    return [collapse_ws(h.text_content()) for h in islice(root.iter("h1"), 5)]
+
+
+def _domain_labels(url: str | None) -> tuple[str, ...]:
+    """The labels of ``url``'s host left of its public suffix, ``www`` left out (``https://www.latimes.com/x`` ->
+    ``("latimes",)``); empty without a host. The bundled Public Suffix List (:func:`registered_domain`)."""
+    domain = registered_domain(url)
+    if not domain:
+        return ()
+    parts = _domain_extractor()(domain)
+    return tuple(p for p in (parts.domain,) if p and p != "www")

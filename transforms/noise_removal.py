@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, is_element, mark_of
 from newsclean.transforms.parse import prefix_word_counts
 from newsclean.transforms.text import count_words
@@ -95,17 +96,28 @@ def remove_noise(root: etree._Element, stages: tuple[str, ...] = (DYNAMIC, STATI
     ``stages`` limits removal to the marks of those stages (the others stay on the tree).
     """
     counts = RemovalCounts()
-    for el in _MARKED_DYNAMIC(root) if DYNAMIC in stages else ():
+    for el in _marked(root, DYNAMIC) if DYNAMIC in stages else ():
         if not _inside_removed(el):
             drop_keep_tail(el)
             counts.dynamic += 1
-    for el in _MARKED_STATIC(root) if STATIC in stages else ():
+    for el in _marked(root, STATIC) if STATIC in stages else ():
         if _has_unmarked_text(el):
             clear_own_text(el)
         else:
             drop_keep_tail(el)
         counts.static += 1
     return counts
+
+
+def _marked(root: etree._Element, stage: str) -> list[etree._Element]:
+    """The elements under and including ``root`` marked by ``stage``, in document order (found by the compiled
+    kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().marked_elements(root, NOISE_ATTR, stage)
+        except kernel.Unsupported:
+            pass
+    return (_MARKED_DYNAMIC if stage == DYNAMIC else _MARKED_STATIC)(root)
 
 
 def _inside_removed(el: etree._Element) -> bool:
@@ -149,7 +161,13 @@ def _unwrap_form(form: etree._Element, page: _PageWords | None, ratio: float) ->
 
 
 def remove_non_informative(root: etree._Element, params: NoiseRemovalParams = NoiseRemovalParams()) -> int:
-    """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed."""
+    """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed. The compiled
+    kernel does the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().remove_non_informative(root, params)
+        except kernel.Unsupported:
+            pass
     page = _PageWords(_TEXT(root)) if root.find(".//form") is not None else None  # before removal
     removed = 0
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):

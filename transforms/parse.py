@@ -56,6 +56,7 @@ from ftfy.badness import BADNESS_RE, badness
 from lxml import etree
 
 from newsclean.schemas.records import RejectReason
+from newsclean.transforms import kernel
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.text import count_words
 
@@ -539,7 +540,7 @@ def parse_html(text: str) -> etree._Element:
         raise ExtractionError(RejectReason.PARSE_ERROR, f"lxml could not parse: {exc}") from exc
     if root is None:
         raise ExtractionError(RejectReason.PARSE_ERROR, "lxml returned no root element")
-    if _TOO_DEEP(root):
+    if _too_deep(root):
         raise ExtractionError(RejectReason.TOO_DEEP, f"elements nested deeper than {MAX_DEPTH} levels")
     if not any(piece.strip() for piece in root.itertext()):  # root.text_content().strip(), without the join
         source_text = remove_tags(_join_outside(repaired, raw_text_spans(repaired)), "").strip()
@@ -547,6 +548,17 @@ def parse_html(text: str) -> etree._Element:
             raise ExtractionError(RejectReason.PARSE_ERROR,
                                   f"the parsed tree has none of the document's {len(source_text)} characters of text")
     return root
+
+
+def _too_deep(root: etree._Element) -> bool:
+    """Whether an element lies :data:`MAX_DEPTH` elements below the document's root element (:data:`_TOO_DEEP`; the
+    compiled kernel's walk where :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().too_deep(root, MAX_DEPTH)
+        except kernel.Unsupported:
+            pass
+    return bool(_TOO_DEEP(root))
 
 
 def html_parser() -> lxml.html.HTMLParser:

@@ -9,14 +9,17 @@ workers as a small side input). It holds
 * the site profile (:mod:`newsclean.transforms.site_profile`: where the site puts its articles, which block
   structures and texts recur), which the classifier's features and the page-level steps read.
 
-Each neighbour page is parsed once for both; a page that fails to parse is left out, and near-identical
-pages count once (:func:`~newsclean.transforms.static_noise.distinct_indices`).
+Each neighbour page is parsed once for both (a runner that extracts the same pages may hand over the trees it
+parsed: learning only reads them); a page that fails to parse is left out, and near-identical pages count once
+(:func:`~newsclean.transforms.static_noise.distinct_indices`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from lxml import etree
 
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.site_profile import SiteProfile, SiteProfileParams, learn_site_profile, summarise_page
@@ -48,11 +51,12 @@ class SiteEvidence:
         return self.static.pages
 
 
-def learn_site_evidence(htmls: Iterable[str], static: StaticNoiseParams = StaticNoiseParams(),
+def learn_site_evidence(htmls: Iterable[str | etree._Element], static: StaticNoiseParams = StaticNoiseParams(),
                         profile: SiteProfileParams | None = SiteProfileParams()) -> SiteEvidence:
     """The :class:`SiteEvidence` of a neighbour sample: decoded HTML pages of one site and category, each parsed
-    once (:func:`~newsclean.transforms.parse.parse_html`); ``static`` and ``profile`` parameterise the two parts
-    (``profile`` None: no profile learnt).
+    once (:func:`~newsclean.transforms.parse.parse_html`), or trees that function already parsed (read, not
+    changed: a runner that extracts the same pages afterwards hands them over instead of parsing twice);
+    ``static`` and ``profile`` parameterise the two parts (``profile`` None: no profile learnt).
 
     Pages that fail to parse are skipped (they do not count as neighbours); near-identical pages count once.
     Never raises for a page's content.
@@ -60,7 +64,7 @@ def learn_site_evidence(htmls: Iterable[str], static: StaticNoiseParams = Static
     pages = []
     for html in htmls:
         try:
-            root = parse_html(html)
+            root = html if isinstance(html, etree._Element) else parse_html(html)
             pages.append((page_keys(root), summarise_page(root) if profile is not None else None))
         except Exception:  # noqa: BLE001 - a broken neighbour must not stop learning
             continue

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import paragraph_of
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
 
@@ -164,7 +165,10 @@ def text_digest(text: str) -> int:
     """Digest of a block's text, case and whitespace folded and every year from 1900 to 2099 read as the same
     year: a copyright line recurs on a site's pages with the year it was written ("© 2005 The Associated Press.
     All rights reserved." on one page, "© 2006 ..." on the next). Other numbers stay: folding every digit would
-    also make date lines and bylines recur, which some gold standards keep (docs/DECISIONS.md "Recurring texts")."""
+    also make date lines and bylines recur, which some gold standards keep (docs/DECISIONS.md "Recurring texts").
+    The compiled kernel computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        return kernel.walks().text_digest(text)
     if "19" in text or "20" in text:  # the regex only where a year can be (a substring test is ~10x cheaper)
         text = _YEAR.sub("1900", text)
     return _digest(" ".join(text.lower().split()))
@@ -188,7 +192,13 @@ def best_cluster(blocks: Sequence[TextBlock]) -> etree._Element | None:
 
 
 def summarise_page(root: etree._Element) -> PageSummary:
-    """The :class:`PageSummary` of one parsed neighbour page (read only; the tree is not changed)."""
+    """The :class:`PageSummary` of one parsed neighbour page (read only; the tree is not changed). The compiled kernel
+    computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().summarise_page(root)
+        except kernel.Unsupported:
+            pass
     blocks = extract_blocks(root, SITE_BLOCKS, detail=False)  # a summary reads no text density and no pieces
     digests = PathDigests()
     words: dict[int, list[int]] = defaultdict(lambda: [0, 0])

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.marks import OWN_ATTR_PREFIX, STATIC, mark, own_text, own_texts
 
 
@@ -90,7 +91,13 @@ def key_digest(key: str) -> int:
 
 
 def page_keys(root: etree._Element) -> set[int]:
-    """The set of key digests of one page (support counts once per page)."""
+    """The set of key digests of one page (support counts once per page). The compiled kernel computes the same
+    where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().page_keys(root)
+        except kernel.Unsupported:
+            pass
     return {key_digest(_key(el, text)) for el, text in own_texts(root).items()}
 
 
@@ -146,9 +153,15 @@ def is_static(el: etree._Element | None, signature: StaticNoiseSignature) -> boo
 
 def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature,
                       params: StaticNoiseParams = StaticNoiseParams()) -> int:
-    """Mark (not remove) every node of ``root`` whose key is in ``signature``. Returns the count marked."""
+    """Mark (not remove) every node of ``root`` whose key is in ``signature``. Returns the count marked. The compiled
+    kernel does the same where :func:`newsclean.transforms.kernel.enabled` holds."""
     if not signature.keys:
         return 0
+    if kernel.enabled():
+        try:
+            return kernel.walks().mark_static_noise(root, signature, params)
+        except kernel.Unsupported:
+            pass
     keys = signature.keys
     # is_static of every element with own text (the others: None); marks do not change keys (own attributes
     # are left out of them), so all answers come first and the marking after

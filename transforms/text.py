@@ -15,6 +15,8 @@ import hashlib
 import re
 import unicodedata
 
+from newsclean.transforms import kernel
+
 _WS = re.compile(r"\s+")
 _SCORING_TOKEN = re.compile(r"\w+")
 _ALNUM = re.compile(r"\w")  # \w on str covers Unicode letters and digits (and "_")
@@ -53,7 +55,12 @@ def is_word(token: str) -> bool:
 
 
 def count_words(text: str) -> int:
-    """Number of :func:`words` in ``text``."""
+    """Number of :func:`words` in ``text`` (counted by the compiled kernel where
+    :func:`newsclean.transforms.kernel.enabled` holds and the text holds no Han/Kana)."""
+    if kernel.enabled():
+        n = kernel.walks().count_words(text)
+        if n >= 0:
+            return n
     return len(words(text))
 
 

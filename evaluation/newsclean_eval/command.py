@@ -34,7 +34,7 @@ from newsclean.transforms.boilernet import DEFAULT_BOILERNET_MODEL
 from newsclean.transforms.chain import BOILERNET_CONFIG, CONFIGS, DEFAULT_CONFIG
 from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
 from newsclean_eval import report
-from newsclean_eval.datasets import LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
+from newsclean_eval.datasets import ERA_YEAR, ERAS, LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
 from newsclean_eval.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from newsclean_eval.runner import DatasetRun, Runner, build_tasks, default_jobs
 from newsclean_eval.systems import (
@@ -343,6 +343,16 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
                       "The same rows on each set's *tune* pages only; the test halves are scored once per release, "
                       "never to choose. How each release moved these figures: evaluation/EXPERIMENTS.md.\n",
                       report.lodo_table(agg, datasets, "tune")]
+        results = [r for run in runs for r in run.results]
+        parts += [f"\n### Per era ({_split_words(opts.split)})\n",
+                  f"The same LODO row by the pages' era: before {ERA_YEAR} and from {ERA_YEAR} on, by the year each "
+                  "set gives (msv-big9: its crawl year; dragnet, cleaneval, cleanportaleval: their collection year, "
+                  "all before 2015; trafilatura-eval and Readability: the gold's date where it has one) or else the "
+                  "page's own publication date (JSON-LD, meta tags or htmldate); `undated` when none is known "
+                  "(`newsclean_eval.datasets.page_era`).\n",
+                  report.lodo_era_table(results, datasets, opts.split, ERAS)]
+        if opts.split == "all":
+            parts += ["\nTune pages only:\n", report.lodo_era_table(results, datasets, "tune", ERAS)]
     if opts.lodo_boilernet is not None:
         parts += [f"\n## BoilerNet, leave-one-data-set-out ({_split_words(opts.split)})\n",
                   "Each data set scored by the `boilernet` chain whose model was trained on the other text-gold "

@@ -23,6 +23,7 @@ import re
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import ftfy
@@ -52,6 +53,7 @@ class EvalPage:
     must_contain: tuple[str, ...] = ()
     must_not_contain: tuple[str, ...] = ()
     site: str | None = None  # the site when a group is finer (msv-big9: site/year); None = the group
+    date: str | None = None  # the publication date the set's gold gives (ISO 8601 text), where it gives one
 
     @property
     def split(self) -> str:
@@ -60,6 +62,34 @@ class EvalPage:
 
 
 TUNE_SHARE = 0.5
+
+#: Pages dated before this year are of the older markup era (HTML 4, tables, few structural marks), the others of
+#: the modern one: :func:`page_era`.
+ERA_YEAR = 2015
+ERAS = (f"before {ERA_YEAR}", f"{ERA_YEAR}+", "undated")
+#: Data sets whose README says when all their pages were collected: that year bounds every page's date
+#: (dragnet: Moz 2012; cleaneval: the 2007 shared task; cleanportaleval: collected for Endrédy & Novák 2013).
+COLLECTED_BY = {"dragnet": 2012, "cleaneval": 2007, "cleanportaleval": 2013}
+
+
+def page_year(page: EvalPage, published: datetime | None = None) -> int | None:
+    """The year of ``page``, as far as can be told: msv-big9's crawl year (its group, ``site/YYYY``); the
+    collection year of a set in :data:`COLLECTED_BY`; the date the set's gold gives (``page.date``:
+    trafilatura-eval's ``date``, Readability's ``publishedTime``); else the page's own publication date
+    (``published``: ``Metadata.published_at``, JSON-LD, meta tags or htmldate). None when none is known."""
+    if page.dataset == "msv-big9":
+        return int(page.group.rsplit("/", 1)[1])
+    if page.dataset in COLLECTED_BY:
+        return COLLECTED_BY[page.dataset]
+    if page.date and page.date[:4].isdigit():
+        return int(page.date[:4])
+    return published.year if published is not None else None
+
+
+def page_era(page: EvalPage, published: datetime | None = None) -> str:
+    """One of :data:`ERAS`: before or from :data:`ERA_YEAR` on, by :func:`page_year`; ``undated`` when unknown."""
+    year = page_year(page, published)
+    return ERAS[2] if year is None else ERAS[0] if year < ERA_YEAR else ERAS[1]
 
 
 def split_of(dataset: str, site: str, tune_share: float = TUNE_SHARE) -> str:
@@ -226,7 +256,10 @@ def load_readability(root: Path) -> Iterator[EvalPage]:
     for case in sorted(p for p in base.iterdir() if (p / "source.html").exists()):
         expected = (case / "expected.html").read_bytes()
         gold = html_text(decode_gold(expected)) if expected.strip() else ""
-        yield EvalPage("readability-test-pages", case.name, case.name, (case / "source.html").read_bytes(), gold)
+        meta_path = case / "expected-metadata.json"
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+        yield EvalPage("readability-test-pages", case.name, case.name, (case / "source.html").read_bytes(), gold,
+                       date=meta.get("publishedTime") or None)
 
 
 def load_trafilatura(root: Path) -> Iterator[EvalPage]:
@@ -239,7 +272,8 @@ def load_trafilatura(root: Path) -> Iterator[EvalPage]:
             continue
         entry = gold[row["url"]]
         yield EvalPage("trafilatura-eval", row["url"], row["file"], path.read_bytes(), None, row["url"],
-                       tuple(entry.get("with", ())), tuple(entry.get("without", ())))
+                       tuple(entry.get("with", ())), tuple(entry.get("without", ())),
+                       date=str(entry.get("date") or "") or None)
 
 
 LOADERS: dict[str, Callable[[Path], Iterator[EvalPage]]] = {

@@ -149,7 +149,7 @@ def _score(key: Key, rows: list[PageResult], idx: np.ndarray, agg: Aggregates) -
 # ---------------------------------------------------------------------------------------------- CSV
 
 CSV_COLUMNS = ("dataset", "group", "page_id", "split", "system", "precision", "recall", "f1", "tp", "fn", "fp", "tn",
-               "pred_tokens", "gold_tokens", "seconds", "error")
+               "pred_tokens", "gold_tokens", "seconds", "error", "era")
 
 
 def write_csv(results: Iterable[PageResult], path: Path) -> None:
@@ -164,7 +164,7 @@ def write_csv(results: Iterable[PageResult], path: Path) -> None:
         for r in sorted(results, key=lambda r: (r.dataset, r.system, r.group, r.page_id)):
             snips = list(r.snippets) if r.snippets is not None else ["", "", "", ""]
             w.writerow([r.dataset, r.group, r.page_id, r.split, r.system, f"{r.precision:.4f}", f"{r.recall:.4f}",
-                        f"{r.f1:.4f}", *snips, r.pred_tokens, r.gold_tokens, f"{r.seconds:.5f}", r.error])
+                        f"{r.f1:.4f}", *snips, r.pred_tokens, r.gold_tokens, f"{r.seconds:.5f}", r.error, r.era])
 
 
 # ----------------------------------------------------------------------------------------- Markdown
@@ -311,4 +311,32 @@ def lodo_table(agg: Aggregates, datasets: Sequence[str], split: str, reference: 
         met = ("yes" if lodo.f1 >= ref.f1 else "**no**") if ref else "–"
         lines.append(f"| {d} | {lodo.pages} | {lodo.f1:.3f} ({lodo.precision:.3f} / {lodo.recall:.3f}) | "
                      f"{_f(ref.f1 if ref else None)} | {delta} | {met} | {_f(shipped_row.f1 if shipped_row else None)} |")
+    return "\n".join(lines) + "\n"
+
+
+def era_scores(results: Iterable[PageResult], dataset: str, split: str, system: str, era: str) -> tuple[float, int] | None:
+    """``(F1, pages)`` of ``system`` on the pages of ``dataset`` in ``split`` (``all``, ``tune``, ``test``) whose
+    era (:func:`newsclean_eval.datasets.page_era`) is ``era``: macro F1 for text gold, micro snippet F1 for snippet
+    gold. None when no such page was scored."""
+    rows = [r for r in results if r.dataset == dataset and r.system == system and r.era == era
+            and split in ("all", r.split)]
+    if not rows:
+        return None
+    if rows[0].snippets is not None:
+        return snippet_scores(r.snippets for r in rows).f1, len(rows)
+    return float(np.mean([r.f1 for r in rows])), len(rows)
+
+
+def lodo_era_table(results: Sequence[PageResult], datasets: Sequence[str], split: str, eras: Sequence[str],
+                   reference: str = "trafilatura", system: str = LODO_SYSTEM) -> str:
+    """Markdown table of the leave-one-data-set-out row per data set and era (:func:`era_scores`): pages, LODO F1,
+    ``reference``'s F1 and Δ = LODO − reference (point estimates; eras with few pages are noisy)."""
+    lines = [f"| data set | era | pages | LODO F1 | {reference} F1 | Δ |", "|---|---|---:|---:|---:|---:|"]
+    for d in datasets:
+        for era in eras:
+            lodo, ref = era_scores(results, d, split, system, era), era_scores(results, d, split, reference, era)
+            if lodo is None:
+                continue
+            delta = f"{lodo[0] - ref[0]:+.3f}" if ref else "–"
+            lines.append(f"| {d} | {era} | {lodo[1]} | {lodo[0]:.3f} | {_f(ref[0] if ref else None)} | {delta} |")
     return "\n".join(lines) + "\n"

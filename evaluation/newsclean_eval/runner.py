@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 
 from newsclean.demo.scoring import prf, tokens
-from newsclean_eval.datasets import NEIGHBOUR_SETS, EvalPage
+from newsclean_eval.datasets import NEIGHBOUR_SETS, EvalPage, page_era, page_year
 from newsclean_eval.metrics import SnippetCounts, snippet_counts
 from newsclean_eval.systems import DEFAULT_NEIGHBOURS, PEERS, System
 
@@ -74,6 +74,7 @@ class PageResult:
     seconds: float
     error: str = ""
     snippets: SnippetCounts | None = None
+    era: str = ""  # newsclean_eval.datasets.page_era of the page ("" where not computed)
 
 
 @dataclass(frozen=True)
@@ -272,9 +273,29 @@ def warm_up(system: System) -> None:
         _run_peer(system.id, WARM_UP_HTML)
 
 
+def page_published(html: str):
+    """The page's own publication date (``Metadata.published_at``: JSON-LD, meta tags or htmldate), None when it
+    has none or does not parse."""
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.metadata import read_metadata
+    from newsclean.transforms.parse import parse_html
+
+    try:
+        return read_metadata(parse_html(html)).published_at if html else None
+    except ExtractionError:
+        return None
+
+
+def era_of(page: EvalPage, html: str) -> str:
+    """:func:`newsclean_eval.datasets.page_era` of ``page``, reading the page's own date only where the set
+    gives none (``html``: the decoded page)."""
+    return page_era(page, page_published(html) if page_year(page) is None else None)
+
+
 def run_group(task: GroupTask) -> list[PageResult]:
     """Every system of ``task`` on every page of its group; results in (system, page) order."""
     htmls = {p.page_id: decode_page(p) for p in task.pages}
+    eras = {p.page_id: era_of(p, htmls[p.page_id]) for p in task.pages}
     golds = {p.page_id: tokens(p.gold) if p.gold is not None else None for p in task.pages}
     sigs = _Signatures(htmls)
     out = []
@@ -289,7 +310,7 @@ def run_group(task: GroupTask) -> list[PageResult]:
             seconds = time.perf_counter() - start + learn_seconds
             p, r, f1, n_pred, snips = score_text(page, text, golds[page.page_id])
             out.append(PageResult(task.dataset, task.group, page.page_id, page.split, system.id, p, r, f1, n_pred,
-                                  len(golds[page.page_id] or ()), seconds, error, snips))
+                                  len(golds[page.page_id] or ()), seconds, error, snips, eras[page.page_id]))
     return out
 
 

@@ -317,6 +317,8 @@ def test_lodo_row_scores_each_data_set_with_its_own_models(synthetic, tmp_path):
     tune = markdown.split("### Tune pages only")[1].split("\n## ")[0]  # the same rows on the tune split
     tune_score = result.agg.get("synthetic-sites", "tune", report.LODO_SYSTEM)
     assert tune_score.pages > 0 and f"| synthetic-sites | {tune_score.pages} | {tune_score.f1:.3f}" in tune
+    eras = markdown.split("### Per era")[1]  # the synthetic pages carry no date: all undated
+    assert f"| synthetic-sites | undated | 12 | {lodo_score.f1:.3f} |" in eras
 
 
 def test_exclude_target_learns_from_other_pages(synthetic):

@@ -141,3 +141,20 @@ def test_cleaneval_gold_that_is_only_the_no_article_comment_is_empty():
 def test_cleaneval_gold_keeps_a_comment_shown_in_a_code_listing():
     gold = "URL: http://x.org/a\n<p><form action=\"p.php\">\n  <!-- Rest of form here -->\n</form>"
     assert "Rest of form here" in cleaneval_gold_text(gold)
+
+
+def test_page_era_by_the_sets_year_the_golds_date_or_the_pages_own():
+    from datetime import UTC, datetime
+
+    from newsclean_eval.datasets import EvalPage, page_era, page_year
+
+    def page(dataset, group="g", date=None):
+        return EvalPage(dataset, group, "p", b"<html></html>", "gold", date=date)
+
+    assert page_year(page("msv-big9", "cnn.com/2013")) == 2013 and page_era(page("msv-big9", "cnn.com/2009")) == "before 2015"
+    assert page_era(page("dragnet")) == "before 2015" and page_era(page("cleaneval")) == "before 2015"
+    assert page_era(page("trafilatura-eval", date="2020-01-16")) == "2015+"
+    assert page_era(page("readability-test-pages"), datetime(2019, 5, 1, tzinfo=UTC)) == "2015+"
+    assert page_era(page("readability-test-pages", date="2011-02-03"), datetime(2019, 5, 1, tzinfo=UTC)) == \
+        "before 2015"  # the gold's date first
+    assert page_era(page("readability-test-pages")) == "undated"

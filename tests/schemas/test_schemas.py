@@ -64,8 +64,11 @@ def test_every_column_is_described_in_the_field_metadata(schema):
 
 
 def test_article_schema_has_the_news_metadata_columns():
-    assert SCHEMA_VERSION == "2"
+    assert SCHEMA_VERSION == "3"
     types = {f.name: f.type for f in ARTICLE_SCHEMA}
+    assert types["captions"] == pa.list_(pa.string()) and types["lead"] == pa.string()
+    assert types["page_type"] == pa.string() and types["page_title"] == pa.string()
+    assert not ARTICLE_SCHEMA.field("page_type").nullable and ARTICLE_SCHEMA.field("lead").nullable
     assert types["authors"] == pa.list_(pa.string()) and types["tags"] == pa.list_(pa.string())
     for name in ("description", "image_url", "canonical_url", "domain", "site_name", "section", "declared_language"):
         assert types[name] == pa.string(), name

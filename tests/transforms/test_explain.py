@@ -70,7 +70,7 @@ def test_the_report_shows_what_the_peer_rescue_kept(monkeypatch):
     """explain labels as extract_article keeps: a block the peer rescue adds is "kept" in the report too."""
     from newsclean.transforms.refine import peer_rescue
 
-    def rescue_all(html, blocks, probs, keep, params):
+    def rescue_all(html, blocks, probs, keep, params, empty_too=False):
         assert html == PAGES[0][0]  # the page itself reaches the peer
         return [True] * len(keep)
     monkeypatch.setattr(peer_rescue, "rescue_keep", rescue_all)

@@ -179,3 +179,36 @@ def test_the_chain_hands_its_metadata_on():
     html = (FIXTURES / "graph-yoast.html").read_text(encoding="utf-8")
     extraction = extract_article(html, None, PAPER_CONFIG)
     assert extraction.metadata is not None and extraction.metadata.authors == ("Jana Müller",)
+
+
+# ------------------------------------------------------------------ headline, bylines, page types
+
+
+def test_reader_title_drops_the_site_name_a_title_adds():
+    from newsclean.transforms.metadata import reader_title
+
+    assert reader_title("Apple buys Beats | TechCrunch", ["TechCrunch"]) == "Apple buys Beats"
+    assert reader_title("BBC News - Apple buys Beats", ["BBC News"]) == "Apple buys Beats"
+    assert reader_title("Apple buys Beats for $3bn - Los Angeles Times", ["latimes"]) == "Apple buys Beats for $3bn"
+    assert reader_title("Apple buys Beats – a long review", [], ["Apple buys Beats"]) == "Apple buys Beats"
+    assert reader_title("Spider-Man returns - a review of the new film and its cast", []) == \
+        "Spider-Man returns - a review of the new film and its cast"  # a long last part is the headline's
+    assert reader_title("TechCrunch", ["TechCrunch"]) == "TechCrunch" and reader_title(None) is None
+
+
+def test_author_names_are_cleaned_and_found_in_the_byline():
+    from newsclean.transforms.chain import extract_article
+    from newsclean.transforms.metadata import clean_author_names, read_metadata
+
+    assert clean_author_names(["By John Smith, Updated March 5, 2020", "May Jones", "Jane Doe @jdoe"]) == (
+        "John Smith", "May Jones", "Jane Doe")
+    assert clean_author_names(["John Smith is a reporter covering the city council for the paper", "Thu",
+                               "Times Staff Writer", "View Profile"]) == ()
+    prose = "The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks. " * 4
+    html = ("<html><head><title>T</title><meta property='og:type' content='article'></head><body>"
+            "<div class='comments'><p><span class='author'>Troll Person</span> said this.</p></div>"
+            f"<article><h1>Bridge to close</h1><div class='byline'>By <a href='/a'>Jane Doe</a> and John Roe</div>"
+            f"<p>{prose}</p><p>{prose}</p></article></body></html>")
+    meta = read_metadata(parse_html(html))
+    assert meta.authors == () and meta.page_types == ("article",) and meta.page_title == "T"
+    assert extract_article(html).metadata.authors == ("Jane Doe", "John Roe")  # the byline beside the article

@@ -137,10 +137,22 @@ def test_the_page_level_steps_rescue_an_unsure_fragment_with_the_real_peer():
 def test_the_chain_gives_the_peer_the_page_it_cleans(monkeypatch):
     seen = []
 
-    def spy(html, blocks, probs, keep, params):
+    def spy(html, blocks, probs, keep, params, empty_too=False):
         seen.append(html)
         return list(keep)
     monkeypatch.setattr(peer_rescue, "rescue_keep", spy)
     html = _page(STORY * 3)
     extract_article(html, None, DEFAULT_CONFIG)
-    assert seen == [html] and DEFAULT_CONFIG.refine[-1] == PeerRescueParams()
+    assert seen == [html] and DEFAULT_CONFIG.refine[-1] == PeerRescueParams(declared_empty=True)
+
+
+def test_an_empty_page_gets_the_peers_vote_only_when_it_declares_an_article(monkeypatch):
+    monkeypatch.setattr(peer_rescue, "peer_text", lambda html: " ".join(STORY * 3))
+    html = _page(STORY * 3)
+    blocks = _blocks(html)
+    nothing = [False] * len(blocks)
+    step = PeerRescueParams(declared_empty=True)
+    assert refine_keep(blocks, [UNSURE] * len(blocks), nothing, PageContext(html=html), (step,)) == nothing
+    declared = PageContext(html=html, page_types=("newsarticle",))
+    assert _kept(blocks, refine_keep(blocks, [UNSURE] * len(blocks), nothing, declared, (step,))) == set(STORY)
+    assert refine_keep(blocks, [UNSURE] * len(blocks), nothing, declared, (PeerRescueParams(),)) == nothing

@@ -142,7 +142,8 @@ def test_on_in_the_shipped_chain_as_a_page_level_step():
     from newsclean.transforms.context import PageContext
     from newsclean.transforms.refine import refine_keep
 
-    assert DEFAULT_CONFIG.step(SideContentParams) == LEARNED_CONFIG.step(SideContentParams) == SideContentParams()
+    shipped = SideContentParams(protect_title=True, max_drop_share=0.5)
+    assert DEFAULT_CONFIG.step(SideContentParams) == LEARNED_CONFIG.step(SideContentParams) == shipped
     blocks = _blocks(ARTICLE + "<div class='share-bar'><p>Share on your networks</p></div>")
     probs, keep = [0.8] * len(blocks), [True] * len(blocks)
     assert refine_keep(blocks, probs, keep, PageContext(None), ()) == keep

@@ -35,6 +35,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_groups, paragraph_of, under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.boilerpipe import BoilerpipeParams, classify_blocks
@@ -558,16 +559,42 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
     feature_columns(names)  # unknown names fail here, before any work
     if not blocks:
         return np.zeros((0, len(names)))
-    ws = [b.words for b in blocks]  # computed once, by the block builder
-    page = _Page(blocks, ctx, lexicon, ws, [paragraph_of(b.container) for b in blocks],
-                 sum(b.num_words for b in blocks) or 1)
     column = {n: k for k, n in enumerate(names)}
+    groups = [group for group, group_names in FEATURE_GROUPS.items() if any(n in column for n in group_names)]
+    compiled, done = _compiled_groups(blocks, ctx, lexicon, groups)
+    if compiled is not None and all(n in done for n in names):
+        return compiled if tuple(names) == FEATURE_NAMES else compiled[:, feature_columns(names)]
+    page = None
     X = np.empty((len(blocks), len(names)))
-    for group, group_names in FEATURE_GROUPS.items():
+    for group in groups:
+        group_names = FEATURE_GROUPS[group]
         wanted = [k for k, n in enumerate(group_names) if n in column]
-        if wanted:
-            X[:, [column[group_names[k]] for k in wanted]] = _GROUP_FUNCTIONS[group](page)[:, wanted]
+        if group_names[0] in done:
+            X[:, [column[group_names[k]] for k in wanted]] = compiled[:, [FEATURE_INDEX[group_names[k]] for k in wanted]]
+            continue
+        if page is None:
+            ws = [b.words for b in blocks]  # computed once, by the block builder
+            page = _Page(blocks, ctx, lexicon, ws, [paragraph_of(b.container) for b in blocks],
+                         sum(b.num_words for b in blocks) or 1)
+        X[:, [column[group_names[k]] for k in wanted]] = _GROUP_FUNCTIONS[group](page)[:, wanted]
     return X
+
+
+def _compiled_groups(blocks: Sequence[TextBlock], ctx: PageContext, lexicon: Mapping[str, float] | None,
+                     groups: Sequence[str]) -> tuple[np.ndarray | None, frozenset[str]]:
+    """The compiled kernel's matrix of the groups it computes (columns in :data:`FEATURE_NAMES` order) and the
+    names of its filled columns; ``(None, frozenset())`` where the kernel is off, computes none of ``groups`` or
+    does not read the page (:mod:`newsclean.transforms.kernel`)."""
+    if not kernel.enabled():
+        return None, frozenset()
+    walks = kernel.walks()
+    if not any(g in walks.KERNEL_GROUPS for g in groups):
+        return None, frozenset()
+    try:
+        matrix = walks.block_features(list(blocks), ctx, lexicon)
+    except kernel.Unsupported:
+        return None, frozenset()
+    return matrix, frozenset(n for g in walks.KERNEL_GROUPS for n in FEATURE_GROUPS[g])
 
 
 def group_feature_names(groups: Sequence[str]) -> tuple[str, ...]:
@@ -599,7 +626,13 @@ CONTEXT_FEATURE_NAMES = (
 
 
 def context_groups(blocks: Sequence[TextBlock]) -> list[tuple[int, int]]:
-    """Per block, small integer ids of its paragraph's parent and grandparent (shared id = same element)."""
+    """Per block, small integer ids of its paragraph's parent and grandparent (shared id = same element). The compiled
+    kernel computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().context_groups(list(blocks))
+        except kernel.Unsupported:
+            pass
     ids: dict[etree._Element, int] = {}
     out = []
     for b in blocks:
@@ -634,7 +667,10 @@ def _runs(p: Sequence[float], threshold: float = 0.5) -> list[float]:
 def context_features(p: Sequence[float], groups: Sequence[tuple[int, int]], word_counts: Sequence[int]) -> np.ndarray:
     """Second-stage features (:data:`CONTEXT_FEATURE_NAMES`) from first-stage content probabilities
     ``p`` in [0, 1] of a page's blocks in document order, their :func:`context_groups` and word counts:
-    shape ``(len(p), 10)``, float64 (neighbours beyond the ends are 0)."""
+    shape ``(len(p), 10)``, float64 (neighbours beyond the ends are 0). The compiled kernel computes the same where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        return kernel.walks().context_features(p, groups, word_counts)
     n = len(p)
     out = np.zeros((n, len(CONTEXT_FEATURE_NAMES)))
     if not n:

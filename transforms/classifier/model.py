@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from newsclean.transforms import kernel
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.classifier.features import (
     CONTEXT_FEATURE_NAMES,
@@ -37,6 +38,7 @@ from newsclean.transforms.classifier.features import (
     context_features,
     context_groups,
 )
+from newsclean.transforms.classifier.forest import UnsupportedModel, parse_model
 from newsclean.transforms.classifier.lexicon import load_lexicon
 from newsclean.transforms.context import PageContext
 
@@ -85,20 +87,41 @@ ENSEMBLE_SEPARATOR = "\n\x1e\n"
 class ModelEnsemble:
     """LightGBM boosters trained alike with different seeds; predicts the mean of their probabilities.
 
-    ``feature_names``: the columns the members were trained on, in order (the model file records them).
+    ``feature_names``: the columns the members were trained on, in order (the model file records them);
+    ``texts``: the members' LightGBM text models (None: written out by the boosters when first needed), read by
+    the compiled evaluator where :func:`newsclean.transforms.kernel.enabled` holds.
     """
 
-    def __init__(self, boosters: Sequence, feature_names: tuple[str, ...] = ()):
+    def __init__(self, boosters: Sequence, feature_names: tuple[str, ...] = (), texts: Sequence[str] | None = None):
         self.boosters = list(boosters)
         self.feature_names = feature_names or tuple(self.boosters[0].feature_name())
+        self._texts = list(texts) if texts is not None else None
+        self._forests: list | None = None
 
     def predict(self, rows, early_stop_margin: float | None = None) -> np.ndarray:
         """Mean content probability in [0, 1] per feature row (``rows``: n x features), shape (n,);
-        ``early_stop_margin``: :func:`booster_predict`'s."""
+        ``early_stop_margin``: :func:`booster_predict`'s. With the compiled kernel, its evaluator of the same trees
+        (the same probabilities bit for bit, :mod:`newsclean.transforms.classifier.forest`); else LightGBM."""
         X = np.asarray(rows, dtype=float)
+        members = self.compiled() if kernel.enabled() else None
+        if members:
+            return members[0].predict(X, early_stop_margin) if len(members) == 1 else \
+                np.mean([m.predict(X, early_stop_margin) for m in members], axis=0)
         if len(self.boosters) == 1:
             return booster_predict(self.boosters[0], X, early_stop_margin)
         return np.mean([booster_predict(b, X, early_stop_margin) for b in self.boosters], axis=0)
+
+    def compiled(self) -> list:
+        """The members as the kernel's compiled forests (built once); empty when a member uses what the compiled
+        evaluator does not read (:class:`~newsclean.transforms.classifier.forest.UnsupportedModel`: LightGBM
+        predicts). Call only where :func:`newsclean.transforms.kernel.enabled` holds."""
+        if self._forests is None:
+            texts = self._texts if self._texts is not None else [b.model_to_string() for b in self.boosters]
+            try:
+                self._forests = [kernel.trees().CompiledForest(parse_model(text)) for text in texts]
+            except UnsupportedModel:
+                self._forests = []
+        return self._forests
 
 
 def predict_parameters(early_stop_margin: float | None = None) -> dict[str, object]:
@@ -177,7 +200,7 @@ def load_model(path: str, known: tuple[str, ...] = FEATURE_NAMES) -> ModelEnsemb
         if tuple(booster.feature_name()) != names:
             raise ValueError(f"{path}: the ensemble's members record different feature names")
     check_feature_names(path, names, known)
-    return ModelEnsemble(boosters, names)
+    return ModelEnsemble(boosters, names, members)
 
 
 def check_feature_names(path: str, trained: tuple[str, ...], known: tuple[str, ...]) -> None:

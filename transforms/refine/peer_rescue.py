@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
+from newsclean.transforms.metadata import declares_article
 from newsclean.transforms.text import scoring_tokens
 
 #: Pages longer than this (characters of decoded HTML) are not given to the peer: bounds its time on
@@ -44,6 +45,9 @@ class PeerRescueParams:
     min_peer_words: ... and trafilatura's text holds at least this many words (``\\w+`` tokens).
     min_block_share: a block is kept when at least this fraction in [0, 1] of its ``\\w+`` tokens occur in
         trafilatura's text (case-folded, NFC).
+    declared_empty: the rescue also runs on a page with nothing kept when the page declares an article
+        (``PageContext.page_types``: ``og:type`` ``article`` or a schema.org Article type): an article whose layout
+        the classifier could not read, not a section front.
     Raises ValueError for a share or probability outside (0, 1] or a negative word count.
     """
 
@@ -51,6 +55,7 @@ class PeerRescueParams:
     max_kept_probability: float = 0.8
     min_peer_words: int = 200
     min_block_share: float = 0.9
+    declared_empty: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 < self.min_block_share <= 1.0 or not 0.0 < self.max_kept_probability <= 1.0:
@@ -63,7 +68,10 @@ class PeerRescueParams:
                  ctx: PageContext) -> list[bool]:
         """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`rescue_keep` on the decoded page
         (``ctx.html``; without it, flags unchanged)."""
-        return rescue_keep(ctx.html, blocks, probs, keep, self) if ctx.html is not None else list(keep)
+        if ctx.html is None:
+            return list(keep)
+        declared = self.declared_empty and declares_article(ctx.page_types)
+        return rescue_keep(ctx.html, blocks, probs, keep, self, declared)
 
 
 def peer_text(html: str) -> str:
@@ -83,21 +91,23 @@ def peer_text(html: str) -> str:
 
 
 def collapsed(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
-              params: PeerRescueParams) -> bool:
-    """Whether the kept blocks are an unsure fragment (the rescue's trigger): they hold at least one and fewer
-    than ``params.max_kept_words`` words, each at a content probability below ``params.max_kept_probability``."""
+              params: PeerRescueParams, empty_too: bool = False) -> bool:
+    """Whether the kept blocks are an unsure fragment (the rescue's trigger): they hold fewer than
+    ``params.max_kept_words`` words, at least one unless ``empty_too``, each at a content probability below
+    ``params.max_kept_probability``."""
     kept = [(b.num_words, p) for b, p, k in zip(blocks, probs, keep) if k]
     words = sum(w for w, _ in kept)
-    return 0 < words < params.max_kept_words and all(p < params.max_kept_probability for _, p in kept)
+    return (empty_too or words > 0) and words < params.max_kept_words and \
+        all(p < params.max_kept_probability for _, p in kept)
 
 
 def rescue_keep(html: str, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
-                params: PeerRescueParams = PeerRescueParams()) -> list[bool]:
-    """Keep flags after the peer's vote: ``keep`` unchanged unless the page :func:`collapsed` and trafilatura's
-    text of ``html`` (the decoded page as given to the chain) holds >= ``params.min_peer_words`` words; then also
-    every block with >= ``params.min_block_share`` of its tokens in that text. ``probs`` and ``keep``: one content
-    probability in [0, 1] and one flag per block."""
-    if not collapsed(blocks, probs, keep, params):
+                params: PeerRescueParams = PeerRescueParams(), empty_too: bool = False) -> list[bool]:
+    """Keep flags after the peer's vote: ``keep`` unchanged unless the page :func:`collapsed` (an empty page too,
+    with ``empty_too``) and trafilatura's text of ``html`` (the decoded page as given to the chain) holds >=
+    ``params.min_peer_words`` words; then also every block with >= ``params.min_block_share`` of its tokens in that
+    text. ``probs`` and ``keep``: one content probability in [0, 1] and one flag per block."""
+    if not collapsed(blocks, probs, keep, params, empty_too):
         return list(keep)
     peer = scoring_tokens(peer_text(html))
     if len(peer) < params.min_peer_words:

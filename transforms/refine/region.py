@@ -76,6 +76,13 @@ def class_tokens(el: etree._Element) -> frozenset[str]:
     return frozenset(t.lower() for part in _NON_ALNUM.split(raw) for t in _HUMP.split(part) if t)
 
 
+def word_hint(words) -> re.Pattern:
+    """A pattern that finds any of ``words`` inside a lowercased class/id string: a prefilter for
+    :func:`class_tokens` (a token equal to a word holds it as a substring), which spares tokenising class names
+    that hold none of them."""
+    return re.compile("|".join(sorted(map(re.escape, words))))
+
+
 def shared_elements(region: set[etree._Element]) -> set[etree._Element]:
     """The region's containers and all their ancestors."""
     shared: set[etree._Element] = set()

@@ -36,7 +36,8 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import class_tokens, main_region, shared_elements
+from newsclean.transforms.refine.recurring import is_title_like
+from newsclean.transforms.refine.region import class_tokens, is_prose, main_region, shared_elements, text_container
 
 SIDE_CLASS_WORDS = (
     "related", "recommended", "newsletter", "subscribe", "subscription", "share", "sharing", "social", "promo",
@@ -91,6 +92,11 @@ class SideContentParams:
     max_drop_share: when set, in [0, 1], the step changes nothing on a page where it would drop more than this
     share of the kept words (``TextBlock.num_words``; None = off: only the every-block guard). Off in the
     default, 0.5 in the ``precision`` chain (docs/DECISIONS.md "Side content").
+    protect_title / protect_first_paragraph / protect_share: ancestors never read for a class word or tag
+    (:func:`protected_ancestors`): those of the page's title block (an ``<h1>``, or a kept block whose words are
+    the title's), those of the first kept paragraph of prose in the main region, and (``protect_share`` in [0, 1]) every element that
+    holds more than that share of the kept words: a wrapper named ``share-btns`` around the headline and intro, a
+    ``gallery-body`` around the lead paragraph, is the article's, not a side box.
 
     Raises ValueError for a probability, density or share outside [0, 1] or a negative word count.
     """
@@ -103,14 +109,19 @@ class SideContentParams:
     link_max_words: int = 25
     link_label_words: int | None = 3
     max_drop_share: float | None = None
+    protect_title: bool = False
+    protect_first_paragraph: bool = False
+    protect_share: float | None = None
 
     def __post_init__(self):
         if not 0.0 <= self.drop_below <= 1.0:
             raise ValueError(f"drop_below must be in [0, 1], got {self.drop_below!r}")
         if self.link_density is not None and not 0.0 <= self.link_density <= 1.0:
             raise ValueError(f"link_density must be in [0, 1] or None, got {self.link_density!r}")
-        if self.max_drop_share is not None and not 0.0 <= self.max_drop_share <= 1.0:
-            raise ValueError(f"max_drop_share must be in [0, 1] or None, got {self.max_drop_share!r}")
+        for name in ("max_drop_share", "protect_share"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1] or None, got {value!r}")
         counts = (self.max_words, self.link_max_words, self.link_label_words)
         if any(c is not None and c < 0 for c in counts):
             raise ValueError(f"word counts must be >= 0 or None, got {counts!r}")
@@ -119,8 +130,8 @@ class SideContentParams:
 
     def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
                  ctx: PageContext) -> list[bool]:
-        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`side_content_keep`."""
-        return side_content_keep(blocks, probs, keep, self)
+        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`side_content_keep` with the page's title."""
+        return side_content_keep(blocks, probs, keep, self, ctx.title)
 
 
 _LABEL = re.compile(r"^\W*([^:]{1,40}):\s*\S")
@@ -141,18 +152,51 @@ def names_side_box(el: etree._Element, tags: Container[str], words: frozenset[st
     return bool(words) and bool(el.get("class") or el.get("id")) and not words.isdisjoint(class_tokens(el))
 
 
+def protected_ancestors(blocks: Sequence[TextBlock], keep: Sequence[bool], params: SideContentParams,
+                        title: str | None = None) -> set[etree._Element]:
+    """The elements whose class words and tags :func:`side_content_keep` never reads (:class:`SideContentParams`
+    ``protect_*``): the containers and ancestors of the title block (the first ``<h1>`` block, else the first kept
+    block whose tokens are the ``title``'s, :func:`~newsclean.transforms.refine.recurring.is_title_like`), of the
+    first kept block of prose in the main region (:func:`~newsclean.transforms.refine.region.main_region`) (:func:`~newsclean.transforms.refine.region.is_prose`: 10 words, a sentence end,
+    link density at most 0.2), and every ancestor holding more than ``protect_share`` of the kept words."""
+    anchors = []
+    if params.protect_title:
+        heading = next((b for b in blocks if _in_h1(b.container)), None)
+        heading = heading or next((b for b, k in zip(blocks, keep) if k and is_title_like(b.text, title)), None)
+        anchors.append(heading)
+    if params.protect_first_paragraph:
+        region = main_region(blocks, keep)
+        anchors.append(next((b for b, k in zip(blocks, keep)
+                             if k and text_container(b) in region and is_prose(b, 10, 0.2)), None))
+    out = shared_elements({b.container for b in anchors if b is not None})
+    if params.protect_share is not None:
+        held: dict[etree._Element, int] = {}
+        for b, k in zip(blocks, keep):
+            if k and b.num_words:
+                for el in (b.container, *b.container.iterancestors()):
+                    held[el] = held.get(el, 0) + b.num_words
+        total = sum(b.num_words for b, k in zip(blocks, keep) if k)
+        out.update(el for el, n in held.items() if n > params.protect_share * total)
+    return out
+
+
+def _in_h1(el: etree._Element) -> bool:
+    return el.tag == "h1" or any(a.tag == "h1" for a in el.iterancestors())
+
+
 def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
-                      params: SideContentParams = SideContentParams()) -> list[bool]:
+                      params: SideContentParams = SideContentParams(), title: str | None = None) -> list[bool]:
     """``keep`` with the kept side-content blocks (module docstring) below ``params.drop_below`` dropped.
 
-    ``probs``: the classifier's content probabilities in [0, 1], one per block. A dropped block is never
-    kept; when the rule would drop every kept block with words, or more than ``params.max_drop_share`` of the
-    kept words, ``keep`` is returned unchanged.
+    ``probs``: the classifier's content probabilities in [0, 1], one per block; ``title``: the page's title (for
+    ``params.protect_title``; None: only an ``<h1>`` marks the title block). A dropped block is never kept; when
+    the rule would drop every kept block with words, or more than ``params.max_drop_share`` of the kept words,
+    ``keep`` is returned unchanged.
     """
     region = main_region(blocks, keep)
     if not region:
         return list(keep)
-    shared = shared_elements(region)
+    shared = shared_elements(region) | protected_ancestors(blocks, keep, params, title)
     candidates = [k and p < params.drop_below and (params.max_words is None or b.num_words <= params.max_words)
                   for b, p, k in zip(blocks, probs, keep)]
     words = frozenset(params.class_words)

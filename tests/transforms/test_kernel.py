@@ -1,0 +1,259 @@
+"""The compiled kernel against the Python reference: the same text, HTML, counts, marks, blocks, features and
+scores, on generated hostile pages (``kernel_pages``) and on trees holding nodes the kernel hands back to Python.
+The shared data sets' pages are compared in ``evaluation/tests/test_kernel_identity.py`` (and all of them by
+``python -m newsclean_eval.kernel_identity``)."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+import numpy as np
+import pytest
+from kernel_pages import altered_tree, hostile_page, site_pages
+from lxml import etree
+
+from newsclean.transforms import kernel
+from newsclean.transforms.blocks import BlockParams, extract_blocks
+from newsclean.transforms.chain import CONFIGS, _prune_empty, extract_article, prepare_blocks
+from newsclean.transforms.classifier.features import block_features, context_features, context_groups
+from newsclean.transforms.classifier.lexicon import load_lexicon
+from newsclean.transforms.classifier.model import DEFAULT_LEXICON, content_probabilities
+from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
+from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.marks import strip_marks
+from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_informative
+from newsclean.transforms.parse import parse_html
+from newsclean.transforms.site_evidence import learn_site_evidence
+from newsclean.transforms.site_profile import summarise_page
+from newsclean.transforms.static_noise import StaticNoiseSignature, mark_static_noise, page_keys
+from newsclean.transforms.text import count_words, words
+
+needs_kernel = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built here")
+CHAINS = ("default", "paper", "heuristic", "precision")
+
+
+def _compiler() -> bool:
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc) is not None
+
+
+def test_kernel_is_built_where_a_compiler_is():
+    """``pip install`` builds the kernel where a C compiler is found (CI's clean checkout included): a failed build
+    would otherwise pass every identity test by comparing Python with itself."""
+    if not _compiler():
+        pytest.skip("no C compiler: the pure-Python install is the expected one")
+    assert kernel.available(), "a C compiler is here but transforms/_kernel was not built (pip install -e . builds it)"
+
+
+def test_environment_variable_and_context_force_the_python_reference():
+    code = "from newsclean.transforms import kernel; print(kernel.enabled())"
+    env = {**os.environ, kernel.PURE_PYTHON_ENV: "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    with kernel.python_only():
+        assert not kernel.enabled()
+    assert kernel.enabled() == kernel.available()
+
+
+def _paths(root: etree._Element, blocks) -> list:
+    tree = root.getroottree()
+
+    def where(el):
+        return tree.getpath(el) if isinstance(el.tag, str) else (tree.getpath(el.getparent()), el.getparent().index(el))
+
+    return [(b.text, b.num_words, b.num_linked_words, repr(b.text_density), where(b.container),
+             [(where(e), s) for e, s in b.pieces]) for b in blocks]
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - both paths must fail alike
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _both(fn):
+    """``fn()`` with the Python reference, then with the kernel."""
+    with kernel.python_only():
+        reference = _outcome(fn)
+    with kernel.python_only(False):
+        compiled = _outcome(fn)
+    return reference, compiled
+
+
+def _extraction(html: str, evidence, config):
+    try:
+        e = extract_article(html, evidence, config)
+    except ExtractionError as exc:
+        return f"reject {exc.reason}: {exc}"
+    return (e.title, e.text, e.html, e.word_count, e.counts, e.metadata, e.published_at, e.language)
+
+
+def _prepared(html: str, evidence, config):
+    """Blocks, both feature matrices and the probabilities of one page (bits compared, not values)."""
+    try:
+        page = prepare_blocks(html, evidence, config)
+    except ExtractionError as exc:
+        return f"reject {exc.reason}"
+    out = [_paths(page.root, page.blocks), page.dynamic_marked, page.removed, page.non_informative]
+    if config.learned and page.blocks:
+        ctx = page.context(evidence, html)
+        lexicon = load_lexicon(str(DEFAULT_LEXICON))
+        out.append(block_features(page.blocks, ctx, lexicon).tobytes())
+        out.append(context_groups(page.blocks))
+        out.append(np.asarray(content_probabilities(page.blocks, ctx, config.learned)).tobytes())
+        probs = [0.25 * (i % 5) for i in range(len(page.blocks))]
+        out.append(context_features(probs, context_groups(page.blocks), [b.num_words for b in page.blocks]).tobytes())
+    return out
+
+
+@needs_kernel
+@pytest.mark.parametrize("seeds", [range(0, 40), range(40, 80), range(80, 120)])
+def test_chains_identical_on_hostile_pages(seeds):
+    for seed in seeds:
+        html = hostile_page(seed)
+        for name in CHAINS:
+            reference, compiled = _both(lambda h=html, n=name: _extraction(h, None, CONFIGS[n]))
+            assert reference == compiled, (seed, name)
+        reference, compiled = _both(lambda h=html: _prepared(h, None, CONFIGS["default"]))
+        assert reference == compiled, seed
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(6))
+def test_site_evidence_and_chain_with_it_identical(seed):
+    pages = site_pages(seed)
+    with kernel.python_only():
+        reference = learn_site_evidence(pages)
+    compiled = learn_site_evidence(pages)
+    assert reference == compiled
+    assert compiled.static.keys or seed, "the shared template gives static keys"
+    trees = [parse_html(p) for p in pages]
+    assert learn_site_evidence(trees) == compiled  # trees parsed by the runner: the same evidence
+    for html in pages:
+        for name in ("default", "paper"):
+            reference, compiled_out = _both(lambda h=html, n=name: _extraction(h, compiled, CONFIGS[n]))
+            assert reference == compiled_out
+        reference, compiled_out = _both(lambda h=html: _prepared(h, compiled, CONFIGS["default"]))
+        assert reference == compiled_out
+
+
+def _tree_steps(root: etree._Element) -> list:
+    """Every kernel-dispatched step on copies of ``root``: its result and the tree after it."""
+    def run(step):
+        tree = copy.deepcopy(root)
+        result = _outcome(lambda: step(tree))
+        if isinstance(result, list):
+            result = _paths(tree, result) if result and hasattr(result[0], "pieces") else result
+        return result, etree.tostring(tree)
+
+    body_of = lambda t: t.find("body") if t.find("body") is not None else t  # noqa: E731
+    signature = StaticNoiseSignature(frozenset(_outcome(lambda: page_keys(copy.deepcopy(root))) or ()), 2) \
+        if not isinstance(_outcome(lambda: page_keys(copy.deepcopy(root))), str) else StaticNoiseSignature()
+    return [
+        run(lambda t: extract_blocks(t, CONFIGS["default"].blocks)),
+        run(lambda t: extract_blocks(t, BlockParams(), detail=False)),
+        run(lambda t: sorted(page_keys(t))),
+        run(lambda t: mark_static_noise(t, signature)),
+        run(lambda t: mark_dynamic_noise(t, DynamicNoiseParams())),
+        run(lambda t: remove_non_informative(t, NoiseRemovalParams())),
+        run(lambda t: _prune_empty(body_of(t))),
+        run(lambda t: strip_marks(t)),
+        run(lambda t: summarise_page(t)),
+        run(lambda t: context_groups(extract_blocks(t, CONFIGS["default"].blocks))),
+        run(lambda t: block_features(extract_blocks(t, CONFIGS["default"].blocks)).tobytes()),
+    ]
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(24))
+def test_trees_with_entities_and_namespaces_fall_back_to_python(seed):
+    root = altered_tree(seed)
+    reference, compiled = _both(lambda: _tree_steps(root))
+    assert reference == compiled
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(0, 60, 7))
+def test_tree_steps_identical_on_parsed_hostile_pages(seed):
+    try:
+        root = parse_html(hostile_page(seed))
+    except ExtractionError:
+        pytest.skip("rejected page")
+    reference, compiled = _both(lambda: _tree_steps(root))
+    assert reference == compiled
+
+
+@needs_kernel
+def test_word_counts_identical():
+    texts = ["", " ", "a b", "_ __ _- a_b", "東京都 ひらがな カタカナ", "İstanbul ǅ ⅷ ² ١٢٣", "x\x1cy\u3000z\xa0w",
+             *(hostile_page(seed)[:2000] for seed in range(30))]
+    for text in texts:
+        assert count_words(text) == len(words(text)), text
+
+
+@needs_kernel
+def test_dynamic_marks_and_their_order_on_nested_lists():
+    html = "<html><body><div>" + "".join(
+        f"<ul><li><a href='/{i}'>link {i}</a></li><li><a href='/{i}b'>other {i}</a></li></ul><p>text {i}</p>"
+        for i in range(8)) + "<div><a href='/z'>z</a> and some words that are not linked at all here</div></div></body></html>"
+    reference, compiled = _both(lambda: (lambda t: (mark_dynamic_noise(t), etree.tostring(t)))(parse_html(html)))
+    assert reference == compiled and reference[0] > 0
+
+
+# --- the tree-ensemble evaluator --------------------------------------------------------------------------------
+
+def _rows(rng: np.random.Generator, n: int, columns: int) -> np.ndarray:
+    X = rng.normal(size=(n, columns)) * rng.choice([0.01, 1.0, 10.0], size=(n, columns))
+    X[rng.random(X.shape) < 0.2] = 0.0
+    X[rng.random(X.shape) < 0.03] = 1e-36    # the C API drops |x| <= 1e-35f
+    X[rng.random(X.shape) < 0.03] = -0.0
+    X[rng.random(X.shape) < 0.03] = np.nan
+    X[rng.random(X.shape) < 0.05] = 1.0000000180025095e-35  # a threshold of the shipped models, exactly
+    return X
+
+
+@needs_kernel
+@pytest.mark.parametrize("stage", [1, 2])
+def test_compiled_forest_equals_lightgbm_bit_for_bit(stage):
+    pytest.importorskip("lightgbm")
+    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.classifier.forest import parse_model
+    from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_MODEL, booster_predict, load_model
+
+    path, known = (DEFAULT_MODEL, FEATURE_NAMES) if stage == 1 else (DEFAULT_CONTEXT_MODEL, FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
+    booster = load_model(str(path), known).boosters[0]
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        forest = kernel.trees().CompiledForest(parse_model(fh.read()))
+    X = _rows(np.random.default_rng(stage), 3000, len(booster.feature_name()))
+    for margin in (None, 10.0, 4.0, 0.5):
+        assert np.array_equal(forest.predict(X, margin), booster_predict(booster, X, margin)), margin
+    with pytest.raises(ValueError):
+        forest.predict(X[:, :-1])
+
+
+@needs_kernel
+@pytest.mark.parametrize("options", [{}, {"zero_as_missing": True}, {"use_missing": False}])
+def test_compiled_forest_reads_missing_value_splits(options):
+    """Models trained on rows with NaN (missing type NaN), with zeros as missing (type Zero) or without missing
+    handling: the evaluator's plain walk (default directions) gives LightGBM's scores."""
+    lightgbm = pytest.importorskip("lightgbm")
+    from newsclean.transforms.classifier.forest import parse_model
+
+    rng = np.random.default_rng(7)
+    X = _rows(rng, 2000, 6)
+    y = ((np.nan_to_num(X[:, 0]) > 0) ^ (X[:, 1] == 0)).astype(int)
+    booster = lightgbm.train({"objective": "binary", "num_leaves": 15, "verbose": -1, "min_data_in_leaf": 5,
+                              **options}, lightgbm.Dataset(X, y), num_boost_round=30)
+    forest = kernel.trees().CompiledForest(parse_model(booster.model_to_string()))
+    Z = _rows(rng, 2000, 6)
+    for margin in (None, 2.0):
+        params = {"num_threads": 1} if margin is None else {"num_threads": 1, "pred_early_stop": True,
+                                                            "pred_early_stop_freq": 10, "pred_early_stop_margin": margin}
+        assert np.array_equal(forest.predict(Z, margin), booster.predict(Z, **params)), (options, margin)

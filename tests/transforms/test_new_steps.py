@@ -1,0 +1,176 @@
+"""The page-level steps for today's news pages: paragraph lines, teaser cards, consent regions, the empty-page
+fallback, and the side-content step's protections (transforms/refine/*.py)."""
+
+import lxml.html
+import pytest
+
+from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
+from newsclean.transforms.refine.article_fallback import ArticleFallbackParams, article_fallback_keep
+from newsclean.transforms.refine.consent import consent_keep, consent_regions
+from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams, line_runs, paragraph_lines_keep
+from newsclean.transforms.refine.side_content import SideContentParams, side_content_keep
+from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, teaser_cards_keep
+
+PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
+         "two of its supports. ")
+DESCRIPTION = " ".join(["The mayor said the new library will open next spring with longer hours."] * 3)
+
+
+def _blocks(body: str):
+    root = lxml.html.document_fromstring(f"<html><body>{body}</body></html>")
+    return extract_blocks(root, BlockParams(non_separator_tags=INLINE_TAGS, separate_marked=True))
+
+
+def _by_text(blocks, flags):
+    return {b.text: f for b, f in zip(blocks, flags)}
+
+
+# ------------------------------------------------------------------------------------------ paragraph lines
+
+
+def test_lines_split_by_br_take_the_paragraphs_decision():
+    blocks = _blocks(f"<p>{PROSE}<br>Name: Jane Doe<br><a href='/src'>Source link</a></p><p>{PROSE}</p>"
+                     "<div>Menu<br>Home</div>")
+    assert [len(r) for r in line_runs(blocks)] == [3, 1, 2]
+    keep = [True, False, False, True, False, False]
+    out = _by_text(blocks, paragraph_lines_keep(blocks, keep))
+    assert out["Name: Jane Doe"] and out["Source link"]  # the kept paragraph's lines
+    assert not out["Menu"] and not out["Home"]  # a dropped run stays dropped
+    assert paragraph_lines_keep(blocks, keep, ParagraphLinesParams(min_kept_share=1.0)) == keep
+
+
+def test_a_stray_kept_line_of_a_dropped_paragraph_is_dropped_only_when_asked():
+    blocks = _blocks(f"<p>Share this<br>{PROSE}{PROSE}</p>")
+    keep = [True, False]
+    assert paragraph_lines_keep(blocks, keep) == keep
+    assert paragraph_lines_keep(blocks, keep, ParagraphLinesParams(drop_share=0.2)) == [False, False]
+    with pytest.raises(ValueError):
+        ParagraphLinesParams(drop_share=0.6)
+
+
+# --------------------------------------------------------------------------------------------- teaser cards
+
+
+def _cards(n: int, words: str = "A short description of another story on the site, with a full stop.") -> str:
+    return "".join(f"<li class='card'><a href='/s{i}'>Headline number {i} here</a><p>{words}</p></li>"
+                   for i in range(n))
+
+
+def test_repeated_cards_after_the_body_are_dropped_a_list_inside_the_text_is_not():
+    article = f"<div class='body'><p>{PROSE * 3}</p><p>{PROSE * 2}</p><ul><li>{PROSE}</li><li>{PROSE}</li></ul></div>"
+    blocks = _blocks(article + f"<ul class='related'>{_cards(4)}</ul>")
+    out = teaser_cards_keep(blocks, [0.9] * len(blocks), [True] * len(blocks))
+    assert out[:4] == [True] * 4  # the article's paragraphs and its plain list (no links): kept
+    assert not any(out[4:])
+    two = _blocks(article + f"<ul class='related'>{_cards(2)}</ul>")
+    assert all(teaser_cards_keep(two, [0.9] * len(two), [True] * len(two)))  # two cards are no group
+    assert all(teaser_cards_keep(blocks, [0.9] * len(blocks), [True] * len(blocks), TeaserCardsParams(drop_below=0.5)))
+
+
+def test_a_page_of_cards_is_left_to_the_page_type():
+    blocks = _blocks(f"<p>{PROSE}</p><ul>{_cards(8)}</ul>")
+    assert all(teaser_cards_keep(blocks, [0.9] * len(blocks), [True] * len(blocks)))
+
+
+# ------------------------------------------------------------------------------------------------- consent
+
+
+def test_consent_regions_by_name_and_body_level_dialogs_with_privacy_prose():
+    body = (f"<div id='qc-cmp2-container'><p>We value your privacy. {PROSE}</p></div>"
+            f"<div role='dialog'><p>We and our partners use cookies. {PROSE}</p></div>"
+            f"<div role='dialog'><p>{PROSE}</p></div>"
+            f"<article class='cookie-story'><h1>Cookies</h1><p>{PROSE}</p></article>")
+    blocks = _blocks(body)
+    assert consent_regions(blocks) == [True, True, False, False, False]
+    assert consent_keep(blocks, [True] * len(blocks)) == [False, False, True, True, True]
+
+
+# ---------------------------------------------------------------------------------------- empty-page fallback
+
+
+def test_an_empty_page_gets_the_blocks_its_article_body_holds():
+    body = (f"<div class='cmp-consent'><p>{PROSE * 2}</p></div><div><p>{DESCRIPTION}</p><p>{DESCRIPTION}</p></div>"
+            "<div><p>Sign up for our newsletter today.</p></div>")
+    blocks = _blocks(body)
+    nothing = [False] * len(blocks)
+    out = article_fallback_keep(blocks, nothing, DESCRIPTION)
+    assert out == [False, True, True, False]
+    assert article_fallback_keep(blocks, nothing, None) == nothing  # no evidence: stays empty
+    kept = [False, False, False, True]
+    assert article_fallback_keep(blocks, kept, DESCRIPTION) == kept  # only acts on an empty page
+    assert article_fallback_keep(blocks, kept, DESCRIPTION, ArticleFallbackParams(max_kept_words=10))[1]
+
+
+def test_without_a_body_the_marked_article_element_gives_its_prose():
+    blocks = _blocks(f"<div class='nav'><p>{PROSE}</p></div><div itemprop='articleBody'><p>{PROSE}</p>"
+                     f"<p>Short line</p><p>{PROSE * 2}</p></div>")
+    assert article_fallback_keep(blocks, [False] * len(blocks), None) == [False, True, False, True]
+
+
+# ------------------------------------------------------------------------------- side content, protections
+
+
+def test_side_content_never_reads_the_wrapper_of_the_title_and_first_paragraph():
+    body = (f"<div class='share-btns'><h1>Bridge to close</h1><p>{PROSE}</p></div>"
+            f"<div class='article-body'><p>{PROSE * 3}</p><p>{PROSE * 3}</p></div>"
+            "<div class='social-share'><span>Share this story</span></div>")
+    blocks = _blocks(body)
+    probs, keep = [0.8] * len(blocks), [True] * len(blocks)
+    old = _by_text(blocks, side_content_keep(blocks, probs, keep))
+    assert not old["Bridge to close"]  # the wrapper's "share" token dropped the headline and the intro
+    params = SideContentParams(protect_title=True, protect_first_paragraph=True)
+    new = _by_text(blocks, side_content_keep(blocks, probs, keep, params, "Bridge to close"))
+    assert new["Bridge to close"] and new[PROSE.strip()] and not new["Share this story"]
+
+
+def test_side_content_cap_and_share_protection():
+    body = f"<div class='gallery-body'><p>{PROSE * 3}</p></div><div class='main'><p>{PROSE * 4}</p></div>"
+    blocks = _blocks(body)
+    probs, keep = [0.8] * len(blocks), [True] * len(blocks)
+    assert side_content_keep(blocks, probs, keep) == [False, True]
+    assert side_content_keep(blocks, probs, keep, SideContentParams(max_drop_share=0.3)) == [True, True]
+    assert side_content_keep(blocks, probs, keep, SideContentParams(protect_share=0.4)) == [True, True]
+    with pytest.raises(ValueError):
+        SideContentParams(protect_share=1.5)
+
+
+# ----------------------------------------------------------------------------------------------- first story
+
+
+def test_a_page_holding_the_next_story_keeps_its_own():
+    from newsclean.transforms.refine.first_story import first_story_keep
+
+    body = (f"<article><h2>Bridge to close for repairs</h2><p>{PROSE * 3}</p><p>{PROSE * 3}</p></article>"
+            f"<article><h2>Library opens in the town centre</h2><p>{DESCRIPTION * 2}</p><p>{DESCRIPTION * 2}</p>"
+            "</article>")
+    blocks = _blocks(body)
+    keep = [True] * len(blocks)
+    assert first_story_keep(blocks, keep) == keep  # nothing tells which is the page's own: a blog front, a thread
+    by_title = first_story_keep(blocks, keep, title="Library opens in the town centre - Daily Planet")
+    assert by_title == [False, False, False, True, True, True]
+    by_body = first_story_keep(blocks, keep, article_body=DESCRIPTION * 4)
+    assert by_body == [False, False, False, True, True, True]
+    one = _blocks(f"<article><p>{PROSE * 6}</p></article><article><p>Short teaser.</p></article>")
+    assert first_story_keep(one, [True, True]) == [True, True]  # one story only: unchanged
+
+
+# ------------------------------------------------------------------------------------- the chain, end to end
+
+
+def test_a_consent_overlay_never_replaces_the_article():
+    import json
+
+    from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
+
+    privacy = ("We and our 842 partners store and access information on your device, such as cookies, and process "
+               "personal data, such as unique identifiers and standard information sent by a device. ")
+    vendors = "".join(f"<li><span>Vendor number {i} Ltd.</span> <a href='/p{i}'>Privacy policy</a></li>"
+                      for i in range(60))
+    body = PROSE * 3
+    page = ("<html><head><title>Bridge to close</title><script type='application/ld+json'>"
+            + json.dumps({"@type": "NewsArticle", "headline": "Bridge to close", "articleBody": body * 2})
+            + f"</script></head><body><div class='fc-consent-root'><p>{privacy * 4}</p><p>{privacy * 3}</p>"
+            f"<ul>{vendors}</ul></div><article><h1>Bridge to close</h1><p>{body}</p><p>{body}</p></article>"
+            "</body></html>")
+    out = extract_article(page, config=DEFAULT_CONFIG)
+    assert PROSE.strip()[:40] in out.text and "842 partners" not in out.text and "Vendor number" not in out.text

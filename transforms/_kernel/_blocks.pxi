@@ -1,0 +1,388 @@
+# Part of walks.pyx (included there): Text blocks (blocks.extract_blocks) and hidden elements (blocks.hidden_elements).
+
+# ---------------------------------------------------------------------------------------------------------------
+# hidden elements (blocks.is_hidden, blocks.hidden_elements)
+
+cdef bint ascii_only(const char* s) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    while s[i]:
+        if <unsigned char>s[i] >= 0x80:
+            return False
+        i += 1
+    return True
+
+
+cdef inline char ascii_lower(char c) noexcept nogil:
+    return c + 32 if 0x41 <= c <= 0x5A else c
+
+
+cdef Py_ssize_t match_property(const char* s, Py_ssize_t i, const char* name, const char* value) noexcept nogil:
+    """Whether ASCII ``s`` at ``i`` matches ``name\\s*:\\s*value`` ignoring case (1) or not (0)."""
+    cdef Py_ssize_t k = 0
+    while name[k]:
+        if ascii_lower(s[i]) != name[k]:
+            return 0
+        i += 1
+        k += 1
+    while s[i] and Py_UNICODE_ISSPACE(<unsigned char>s[i]):
+        i += 1
+    if s[i] != b':':
+        return 0
+    i += 1
+    while s[i] and Py_UNICODE_ISSPACE(<unsigned char>s[i]):
+        i += 1
+    k = 0
+    while value[k]:
+        if ascii_lower(s[i]) != value[k]:
+            return 0
+        i += 1
+        k += 1
+    return 1
+
+
+cdef bint style_hides(const char* s) noexcept nogil:
+    """``blocks._HIDDEN_STYLE.search(style)`` for an ASCII style (``display\\s*:\\s*none|visibility\\s*:\\s*hidden``,
+    any case)."""
+    cdef Py_ssize_t i = 0
+    while s[i]:
+        if match_property(s, i, b"display", b"none") or match_property(s, i, b"visibility", b"hidden"):
+            return True
+        i += 1
+    return False
+
+
+cdef bint aria_true(const char* s) noexcept nogil:
+    """``value.strip().lower() == "true"`` for an ASCII value."""
+    cdef Py_ssize_t start = 0, end = _strlen(s)
+    while start < end and Py_UNICODE_ISSPACE(<unsigned char>s[start]):
+        start += 1
+    while end > start and Py_UNICODE_ISSPACE(<unsigned char>s[end - 1]):
+        end -= 1
+    if end - start != 4:
+        return False
+    return (ascii_lower(s[start]) == b't' and ascii_lower(s[start + 1]) == b'r' and ascii_lower(s[start + 2]) == b'u'
+            and ascii_lower(s[start + 3]) == b'e')
+
+
+cdef int node_hidden(object doc, xmlNode* node) except -1:
+    """``blocks.is_hidden`` of an element (Python's where a value is not ASCII)."""
+    cdef xmlAttr* a = node.properties
+    cdef const char* style = NULL
+    cdef const char* aria = NULL
+    cdef bint hidden_attr = False
+    while a != NULL:
+        if a.ns != NULL:
+            raise Unsupported("namespaced attribute")
+        if a.children != NULL and (a.children.next != NULL or a.children.type != tree.XML_TEXT_NODE):
+            raise Unsupported("attribute value of several nodes")
+        if strcmp(<const char*>a.name, b"style") == 0:
+            style = attr_value(a)
+        elif strcmp(<const char*>a.name, b"hidden") == 0:
+            hidden_attr = True
+        elif strcmp(<const char*>a.name, b"aria-hidden") == 0:
+            aria = attr_value(a)
+        a = a.next
+    if style == NULL and aria == NULL and not hidden_attr:
+        return 0
+    if (style != NULL and not ascii_only(style)) or (aria != NULL and not ascii_only(aria)):
+        return _blocks.is_hidden(cetree.elementFactory(doc, node))
+    if style != NULL and style[0] and style_hides(style):
+        return 1
+    return hidden_attr or (aria != NULL and aria_true(aria))
+
+# ---------------------------------------------------------------------------------------------------------------
+# text blocks (blocks.extract_blocks)
+
+cdef double wrap_density(const unsigned char* s, Py_ssize_t n, Py_ssize_t width, Py_ssize_t num_words,
+                         Py_ssize_t chars, bint ascii) except -1:
+    """``blocks.text_density`` of a block whose tokens are all narrow (one unit of ``len`` columns each): the greedy
+    ``width``-column wrap of its tokens (``s``: the tokens joined by single spaces, ``chars`` code points), words
+    on all lines but the last over lines - 1; one line: its words."""
+    cdef Py_ssize_t i = 0, start, tok_len, units = 0, line_words = 0, used = 0, extra
+    cdef Py_ssize_t lines = 0, before_last = 0, last = 0
+    cdef Py_UCS4 cp
+    cdef bint alnum, underscore, other, word
+    if chars <= width // 2 or (chars <= width and ascii):
+        return <double>num_words
+    while i < n:
+        # one token (tokens are separated by single spaces)
+        tok_len = 0
+        alnum = underscore = other = False
+        while i < n:
+            start = i
+            cp = decode(s, &i)
+            if cp == 0x20:
+                break
+            tok_len += 1
+            if cp == 0x5F:
+                underscore = True
+            else:
+                other = True
+                if cp < 0x80:
+                    if (0x30 <= cp <= 0x39) or (0x41 <= cp <= 0x5A) or (0x61 <= cp <= 0x7A):
+                        alnum = True
+                elif Py_UNICODE_ISALNUM(cp):
+                    alnum = True
+        word = alnum or (underscore and other)
+        extra = tok_len + (1 if units else 0)
+        if units and used + extra > width:
+            lines += 1
+            before_last += line_words
+            units = line_words = 0
+            used = 0
+            extra = tok_len
+        units += 1
+        line_words += word
+        used += extra
+    if units:
+        lines += 1
+        last = line_words
+    else:
+        return <double>num_words
+    if lines <= 1:
+        return <double>num_words
+    return <double>before_last / <double>(lines - 1)
+
+
+cdef class _Segmenter:
+    """The state of one :func:`extract_blocks` walk (``blocks._segment``)."""
+
+    cdef object doc
+    cdef object params
+    cdef bint detail
+    cdef Py_ssize_t width
+    cdef list out
+    cdef object fallback          # blocks._Builder for blocks the kernel leaves to Python (Han/Kana text)
+    # the pending block
+    cdef Nodes piece_nodes
+    cdef Ints piece_slots         # 0: text, 1: tail
+    cdef Ints piece_ends          # end offset of each piece in ``texts``
+    cdef Ints piece_linked
+    cdef Bytes texts
+    cdef Py_ssize_t linked_words
+    cdef bint linked_spaceless
+    cdef xmlNode* first
+    cdef bint has_text
+    cdef Bytes scratch
+
+    def __dealloc__(self):
+        free(self.piece_nodes.data)
+        free(self.piece_slots.data)
+        free(self.piece_ends.data)
+        free(self.piece_linked.data)
+        free(self.texts.data)
+        free(self.scratch.data)
+
+    cdef int reset(self) except -1:
+        self.piece_nodes.size = 0
+        self.piece_slots.size = 0
+        self.piece_ends.size = 0
+        self.piece_linked.size = 0
+        self.texts.size = 0
+        self.linked_words = 0
+        self.linked_spaceless = False
+        self.has_text = False
+        return 0
+
+    cdef int add_piece(self, xmlNode* node, int slot, Py_ssize_t start, bint linked) except -1:
+        """The text just appended to ``texts`` from ``start`` is a piece of ``node``'s ``slot``."""
+        cdef TokenStats st
+        cdef const unsigned char* s = <const unsigned char*>self.texts.data + start
+        cdef Py_ssize_t n = self.texts.size - start
+        nodes_push(&self.piece_nodes, node)
+        ints_push(&self.piece_slots, slot)
+        ints_push(&self.piece_ends, self.texts.size)
+        ints_push(&self.piece_linked, linked)
+        if linked:
+            token_stats(s, n, &st, NULL)
+            self.linked_words += st.words
+            self.linked_spaceless = self.linked_spaceless or st.spaceless
+        if not self.has_text:
+            self.has_text = has_non_space(s, n)
+        return 0
+
+    cdef list pieces(self):
+        cdef Py_ssize_t k
+        return [(cetree.elementFactory(self.doc, self.piece_nodes.data[k]),
+                 "tail" if self.piece_slots.data[k] else "text") for k in range(self.piece_nodes.size)]
+
+    cdef int flush(self) except -1:
+        """``blocks._Builder.flush`` of the pending pieces (a block when they hold a word), then a new block."""
+        cdef TokenStats st
+        cdef Py_ssize_t n, k, start
+        cdef double density
+        if not self.piece_nodes.size:
+            return 0
+        if not self.has_text:
+            self.reset()
+            return 0
+        self.scratch.size = 0
+        token_stats(<const unsigned char*>self.texts.data, self.texts.size, &st, &self.scratch)
+        if st.spaceless:
+            self.flush_in_python()
+        elif st.words:
+            n = st.words
+            text = PyUnicode_DecodeUTF8(self.scratch.data, self.scratch.size, NULL)
+            if self.detail:
+                if st.wide:
+                    density = _blocks.text_density(text, self.width, n, text.split())
+                else:
+                    density = wrap_density(<const unsigned char*>self.scratch.data, self.scratch.size, self.width,
+                                           n, st.chars, not st.non_ascii)
+                block = _blocks.TextBlock(text, n, min(self.linked_words, n), density,
+                                          cetree.elementFactory(self.doc, self.first), self.pieces())
+            else:
+                block = _blocks.TextBlock(text, n, min(self.linked_words, n), 0.0,
+                                          cetree.elementFactory(self.doc, self.first))
+            self.out.append(block)
+        self.reset()
+        return 0
+
+    cdef int flush_in_python(self) except -1:
+        """Hand the pending block to the Python builder (its words need ``text.words``' Han/Kana cuts)."""
+        cdef Py_ssize_t k, start = 0
+        texts, linked = [], []
+        for k in range(self.piece_nodes.size):
+            piece = PyUnicode_DecodeUTF8(self.texts.data + start, self.piece_ends.data[k] - start, NULL)
+            texts.append(piece)
+            if self.piece_linked.data[k]:
+                linked.append(piece)
+            start = self.piece_ends.data[k]
+        self.fallback.flush(self.pieces(), texts, linked, cetree.elementFactory(self.doc, self.first))
+        self.out.extend(self.fallback.blocks)
+        del self.fallback.blocks[:]
+        return 0
+
+
+cdef struct Kind:
+    bint separator
+    bint skip
+    bint link
+    bint hidden     # an outermost hidden element
+
+
+cdef list segment(cetree._Element body, object params, bint detail, bint skip_hidden, list hidden):
+    """``blocks._segment`` of ``body``: its text blocks; with ``skip_hidden``, the elements of
+    ``blocks.hidden_elements(body)`` are skipped as SKIP_TAGS are, and appended to ``hidden``."""
+    cdef _Segmenter seg = _Segmenter()
+    cdef xmlNode* root = body._c_node
+    cdef xmlNode* node
+    cdef xmlNode* nxt
+    cdef Nodes containers
+    cdef Kind* kinds = NULL
+    cdef Kind* grown
+    cdef Py_ssize_t depth = 0, cap = 0, links = 0, skipping = 0, start, hidden_depth = 0
+    cdef Kind kind
+    cdef bint separate_marked = params.separate_marked
+    cdef cetree._Element el
+    non_separators = frozenset(params.non_separator_tags)
+    skip_tags = frozenset(_blocks.SKIP_TAGS)
+    tag_kinds = {}
+    seg.doc = body._doc
+    seg.params = params
+    seg.detail = detail
+    seg.width = params.wrap_width
+    seg.out = []
+    seg.fallback = _blocks._Builder(params, detail)
+    containers.data = NULL
+    containers.size = containers.cap = 0
+    try:
+        node = root
+        while True:
+            # ---- start of ``node`` (an element, a comment or a PI)
+            if node.type == tree.XML_ELEMENT_NODE:
+                check_node(node)
+                check_children(node)
+                name = <bytes>node.name
+                cached = tag_kinds.get(name)
+                if cached is None:
+                    tag = name.decode("utf-8")
+                    cached = tag_kinds[name] = (tag not in non_separators, tag in skip_tags, tag == "a")
+                kind.separator, kind.skip, kind.link = cached
+                kind.hidden = False
+                if skip_hidden and not hidden_depth and node != root and node_hidden(seg.doc, node):
+                    kind.hidden = True  # an outermost hidden element (none above it, below ``body``)
+                    hidden.append(cetree.elementFactory(seg.doc, node))
+                    kind.skip = True
+                hidden_depth += kind.hidden
+                if not kind.separator and separate_marked and find_attr(node, b"data-newsclean-noise") != NULL:
+                    kind.separator = True
+                if depth == cap:
+                    cap = max(64, 2 * cap)
+                    grown = <Kind*>realloc(kinds, cap * sizeof(Kind))
+                    if grown == NULL:
+                        raise MemoryError()
+                    kinds = grown
+                kinds[depth] = kind
+                depth += 1
+                if kind.skip:
+                    skipping += 1
+                if kind.separator:
+                    seg.flush()
+                    nodes_push(&containers, node)
+                if kind.link:
+                    links += 1
+                if not skipping and node.children != NULL and is_text(node.children):
+                    start = seg.texts.size
+                    if add_text(&seg.texts, node.children) and seg.texts.size > start:
+                        if not seg.piece_nodes.size:
+                            if not containers.size:
+                                raise IndexError("list index out of range")  # blocks._segment's containers[-1]
+                            seg.first = containers.data[containers.size - 1]
+                        seg.add_piece(node, 0, start, links > 0)
+                    else:
+                        seg.texts.size = start
+                nxt = first_child(node)
+                if nxt != NULL:
+                    node = nxt
+                    continue
+                # no children: the element ends now
+            elif node.type != tree.XML_COMMENT_NODE and node.type != tree.XML_PI_NODE:
+                raise Unsupported(f"node type {node.type}")
+            # ---- end of ``node``, then its tail; climb while no next sibling
+            while True:
+                if node.type == tree.XML_ELEMENT_NODE:
+                    depth -= 1
+                    kind = kinds[depth]
+                    hidden_depth -= kind.hidden
+                    if kind.link:
+                        links -= 1
+                    if kind.separator:
+                        seg.flush()
+                        containers.size -= 1
+                    if kind.skip:
+                        skipping -= 1
+                    if node == root:
+                        break
+                if not skipping and node.next != NULL and is_text(node.next):
+                    start = seg.texts.size
+                    if add_text(&seg.texts, node.next) and seg.texts.size > start:
+                        if not seg.piece_nodes.size:
+                            seg.first = containers.data[containers.size - 1] if containers.size else root
+                        seg.add_piece(node, 1, start, links > 0)
+                    else:
+                        seg.texts.size = start
+                nxt = next_sibling(node)
+                if nxt != NULL:
+                    node = nxt
+                    break
+                node = node.parent
+            if node == root and depth == 0:
+                break
+        if seg.has_text:
+            seg.flush()
+        return seg.out
+    finally:
+        free(containers.data)
+        free(kinds)
+
+
+def extract_blocks(root, params, bint detail=True):
+    """``blocks.extract_blocks(root, params, detail)``. Raises :class:`Unsupported` (the tree is not changed)."""
+    body = root.find("body") if root.tag == "html" else root
+    body = root if body is None else body
+    hidden = []
+    out = segment(body, params, detail, params.skip_hidden, hidden)
+    if hidden and _blocks.hides_most(hidden, out, params.max_hidden_share):
+        out = segment(body, params, detail, False, [])
+    return out

@@ -1,0 +1,296 @@
+# Part of walks.pyx (included there): Buffers, nodes as lxml shows them, characters as CPython classifies them.
+
+# ---------------------------------------------------------------------------------------------------------------
+# growable buffers
+
+cdef struct Bytes:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int bytes_reserve(Bytes* b, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t cap
+    cdef char* grown
+    if b.size + extra <= b.cap:
+        return 0
+    cap = max(64, 2 * b.cap, b.size + extra)
+    grown = <char*>realloc(b.data, cap)
+    if grown == NULL:
+        raise MemoryError()
+    b.data = grown
+    b.cap = cap
+    return 0
+
+
+cdef inline int bytes_add(Bytes* b, const char* s, Py_ssize_t n) except -1:
+    if b.size + n > b.cap:
+        bytes_reserve(b, n)
+    memcpy(b.data + b.size, s, n)
+    b.size += n
+    return 0
+
+
+cdef inline int bytes_addc(Bytes* b, char c) except -1:
+    if b.size + 1 > b.cap:
+        bytes_reserve(b, 1)
+    b.data[b.size] = c
+    b.size += 1
+    return 0
+
+
+cdef struct Nodes:
+    xmlNode** data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int nodes_push(Nodes* v, xmlNode* node) except -1:
+    cdef Py_ssize_t cap
+    cdef xmlNode** grown
+    if v.size == v.cap:
+        cap = max(16, 2 * v.cap)
+        grown = <xmlNode**>realloc(v.data, cap * sizeof(xmlNode*))
+        if grown == NULL:
+            raise MemoryError()
+        v.data = grown
+        v.cap = cap
+    v.data[v.size] = node
+    v.size += 1
+    return 0
+
+
+cdef struct Ints:
+    Py_ssize_t* data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int ints_push(Ints* v, Py_ssize_t x) except -1:
+    cdef Py_ssize_t cap
+    cdef Py_ssize_t* grown
+    if v.size == v.cap:
+        cap = max(16, 2 * v.cap)
+        grown = <Py_ssize_t*>realloc(v.data, cap * sizeof(Py_ssize_t))
+        if grown == NULL:
+            raise MemoryError()
+        v.data = grown
+        v.cap = cap
+    v.data[v.size] = x
+    v.size += 1
+    return 0
+
+# ---------------------------------------------------------------------------------------------------------------
+# nodes as lxml shows them
+
+cdef inline bint is_lxml_child(xmlNode* node) noexcept nogil:
+    """lxml's ``_isElement``: the nodes an element iterates over (element, comment, entity reference, PI)."""
+    return (node.type == tree.XML_ELEMENT_NODE or node.type == tree.XML_COMMENT_NODE
+            or node.type == tree.XML_ENTITY_REF_NODE or node.type == tree.XML_PI_NODE)
+
+
+cdef inline xmlNode* first_child(xmlNode* node) noexcept nogil:
+    cdef xmlNode* c = node.children
+    while c != NULL and not is_lxml_child(c):
+        c = c.next
+    return c
+
+
+cdef inline xmlNode* next_sibling(xmlNode* node) noexcept nogil:
+    cdef xmlNode* c = node.next
+    while c != NULL and not is_lxml_child(c):
+        c = c.next
+    return c
+
+
+cdef inline bint is_text(xmlNode* node) noexcept nogil:
+    return node.type == tree.XML_TEXT_NODE or node.type == tree.XML_CDATA_SECTION_NODE
+
+
+cdef int check_node(xmlNode* node) except -1:
+    """Raise :class:`Unsupported` for a node lxml shows otherwise than the kernel reads it."""
+    cdef int t = node.type
+    if t == tree.XML_ELEMENT_NODE:
+        if node.ns != NULL:
+            raise Unsupported("namespaced element")
+        return 0
+    if t == tree.XML_TEXT_NODE or t == tree.XML_CDATA_SECTION_NODE or t == tree.XML_COMMENT_NODE \
+            or t == tree.XML_PI_NODE:
+        return 0
+    raise Unsupported(f"node type {t}")
+
+
+cdef int check_children(xmlNode* node) except -1:
+    """:func:`check_node` of every child node of ``node`` (text nodes included)."""
+    cdef xmlNode* c = node.children
+    while c != NULL:
+        check_node(c)
+        c = c.next
+    return 0
+
+
+cdef int add_text(Bytes* out, xmlNode* node) except -1:
+    """Append lxml's ``_collectText(node)``: the content of ``node`` and the text nodes after it (nothing when
+    ``node`` is no text node). Returns whether any text node was there (lxml: '' rather than None)."""
+    cdef int found = 0
+    cdef const char* s
+    while node != NULL and is_text(node):
+        found = 1
+        if node.content != NULL:
+            s = <const char*>node.content
+            bytes_add(out, s, _strlen(s))
+        node = node.next
+    return found
+
+
+cdef inline Py_ssize_t _strlen(const char* s) noexcept nogil:
+    cdef Py_ssize_t n = 0
+    while s[n]:
+        n += 1
+    return n
+
+
+cdef inline bint name_is(xmlNode* node, const char* name) noexcept nogil:
+    return node.name != NULL and strcmp(<const char*>node.name, name) == 0
+
+
+cdef xmlAttr* find_attr(xmlNode* node, const char* name) except? NULL:
+    """The attribute ``name`` (no namespace) of an element, NULL when absent. Raises :class:`Unsupported` for a
+    namespaced attribute or a value lxml would build from several nodes."""
+    cdef xmlAttr* a = node.properties
+    while a != NULL:
+        if a.ns != NULL:
+            raise Unsupported("namespaced attribute")
+        if a.name != NULL and strcmp(<const char*>a.name, name) == 0:
+            if a.children != NULL and (a.children.next != NULL or a.children.type != tree.XML_TEXT_NODE):
+                raise Unsupported("attribute value of several nodes")
+            return a
+        a = a.next
+    return NULL
+
+
+cdef const char* _EMPTY = ""
+
+
+cdef inline const char* attr_value(xmlAttr* a) noexcept nogil:
+    """The value of an attribute found by :func:`find_attr` ('' when it has none, as ``xmlGetNsProp``)."""
+    if a.children == NULL or a.children.content == NULL:
+        return _EMPTY
+    return <const char*>a.children.content
+
+# ---------------------------------------------------------------------------------------------------------------
+# characters
+
+cdef inline Py_UCS4 decode(const unsigned char* s, Py_ssize_t* i) noexcept nogil:
+    """The code point at byte ``i[0]`` of UTF-8 ``s`` (libxml2 stores valid UTF-8); moves ``i`` past it."""
+    cdef unsigned char c = s[i[0]]
+    cdef Py_UCS4 cp
+    if c < 0x80:
+        i[0] += 1
+        return c
+    if c < 0xE0:
+        cp = ((c & 0x1F) << 6) | (s[i[0] + 1] & 0x3F)
+        i[0] += 2
+        return cp
+    if c < 0xF0:
+        cp = ((c & 0x0F) << 12) | ((s[i[0] + 1] & 0x3F) << 6) | (s[i[0] + 2] & 0x3F)
+        i[0] += 3
+        return cp
+    cp = ((c & 0x07) << 18) | ((s[i[0] + 1] & 0x3F) << 12) | ((s[i[0] + 2] & 0x3F) << 6) | (s[i[0] + 3] & 0x3F)
+    i[0] += 4
+    return cp
+
+
+cdef inline bint is_space(Py_UCS4 cp) noexcept nogil:
+    """``str.isspace`` of one character (what ``str.split()`` splits on)."""
+    return Py_UNICODE_ISSPACE(cp)
+
+
+cdef inline bint is_spaceless(Py_UCS4 cp) noexcept nogil:
+    """A character of ``text._SPACELESS_WORD`` (Han, Hiragana, Katakana): words without spaces."""
+    return ((0x3040 <= cp <= 0x309F) or (0x3400 <= cp <= 0x4DBF) or (0x4E00 <= cp <= 0x9FFF)
+            or (0xF900 <= cp <= 0xFAFF) or (0x20000 <= cp <= 0x3134F) or (0x30A0 <= cp <= 0x30FF)
+            or (0x31F0 <= cp <= 0x31FF) or (0xFF66 <= cp <= 0xFF9F))
+
+
+cdef unsigned char* _WIDE = NULL  # per code point: 0 not looked up, 1 narrow, 2 East Asian Wide or Fullwidth
+
+
+cdef bint is_wide(Py_UCS4 cp) except -1:
+    """``unicodedata.east_asian_width(chr(cp)) in "WF"`` (looked up once per code point and process)."""
+    global _WIDE
+    if cp < 0x1100:
+        return False
+    if _WIDE == NULL:
+        _WIDE = <unsigned char*>calloc(0x110000, 1)
+        if _WIDE == NULL:
+            raise MemoryError()
+    if _WIDE[cp] == 0:
+        _WIDE[cp] = 2 if unicodedata.east_asian_width(chr(cp)) in ("W", "F") else 1
+    return _WIDE[cp] == 2
+
+
+cdef struct TokenStats:
+    Py_ssize_t tokens      # whitespace-separated tokens
+    Py_ssize_t words       # tokens holding a letter or digit (text.is_word)
+    Py_ssize_t chars       # code points of the tokens joined by single spaces
+    bint spaceless         # a Han/Kana character: text.words cuts tokens further (Python builds the block)
+    bint wide              # an East Asian Wide/Fullwidth character (Python's text_density)
+    bint non_ascii
+
+
+cdef int token_stats(const unsigned char* s, Py_ssize_t n, TokenStats* st, Bytes* joined) except -1:
+    """Split UTF-8 ``s[:n]`` as ``str.split()`` does and count tokens, words and characters; with ``joined``, write
+    the tokens joined by single spaces there (``" ".join(s.split())``)."""
+    cdef Py_ssize_t i = 0, start, tok_chars
+    cdef Py_UCS4 cp
+    cdef bint in_token = False, alnum = False, underscore = False, other = False
+    st.tokens = st.words = st.chars = 0
+    st.spaceless = st.wide = st.non_ascii = False
+    while i < n:
+        start = i
+        cp = decode(s, &i)
+        if is_space(cp):
+            if in_token:
+                if alnum or (underscore and other):
+                    st.words += 1
+                in_token = False
+            continue
+        if not in_token:
+            in_token = True
+            alnum = underscore = other = False
+            if st.tokens:
+                st.chars += 1
+                if joined != NULL:
+                    bytes_addc(joined, b' ')
+            st.tokens += 1
+        st.chars += 1
+        if joined != NULL:
+            bytes_add(joined, <const char*>s + start, i - start)
+        if cp == 0x5F:
+            underscore = True
+        else:
+            other = True
+            if cp < 0x80:
+                if (0x30 <= cp <= 0x39) or (0x41 <= cp <= 0x5A) or (0x61 <= cp <= 0x7A):
+                    alnum = True
+            else:
+                st.non_ascii = True
+                if Py_UNICODE_ISALNUM(cp):
+                    alnum = True
+                if is_spaceless(cp):
+                    st.spaceless = True
+                elif is_wide(cp):
+                    st.wide = True
+    if in_token and (alnum or (underscore and other)):
+        st.words += 1
+    return 0
+
+
+cdef bint has_non_space(const unsigned char* s, Py_ssize_t n) noexcept:
+    """``not text.isspace()`` of a non-empty text."""
+    cdef Py_ssize_t i = 0
+    while i < n:
+        if not is_space(decode(s, &i)):
+            return True
+    return False

@@ -1,0 +1,154 @@
+"""Repeated teaser cards beside the article: a related list, a breaking-news ticker, a trending rail.
+
+A news page repeats one template for each teaser it shows: three or more sibling elements (``<li>``, ``<div>``,
+``<article>``) of the same tag and class, each a headline link plus a short description. The block classifier
+reads each card alone, and a 40-80 word description with a sentence end looks like article prose: on sites it
+never saw it keeps them at 0.6-0.99. Decided on structure only, never on a site list:
+
+* a *card* is an element of a card tag (:data:`CARD_TAGS`: ``li``, ``div``, ``article``, ``section``, ``ul``,
+  ``ol``; never a paragraph or a table row) holding at most ``max_card_words`` words (``TextBlock.num_words`` of the blocks inside
+  it) and a headline link: a block of at least ``min_link_words`` words with link density at least
+  ``min_link_density`` (a paragraph with a link in it is no card);
+* a *card group* is a parent element with at least ``min_cards`` children of one tag-and-class signature
+  (:func:`~newsclean.transforms.refine.region.tag_class_signature`) of which at least ``min_card_share`` are cards;
+* a kept block is dropped (below ``drop_below``) when one of its *own ancestors* (from its container up to, not
+  including, the first element holding the main region,
+  :func:`~newsclean.transforms.refine.region.main_region`, as in
+  :mod:`~newsclean.transforms.refine.side_content`) is a card of a card group: cards outside the article's region,
+  or inside it after its paragraphs (a related list at the foot of the body).
+
+Never more than ``max_drop_share`` of the kept words: a page whose kept text is mostly cards is a listing, and is
+left to the page type (:mod:`newsclean.transforms.page_type`). The repeated-structure idea of the wrapper-induction
+and record-detection literature (MDR, Liu, Grossman & Zhai 2003: "data records" are similar sibling subtrees)
+applied to what the classifier kept. Measured on leave-one-data-set-out tune pages:
+evaluation/experiments-accuracy.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lxml import etree
+
+from newsclean.transforms.ancestor_filter import under_any
+from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine.region import main_container, main_region, shared_elements, tag_class_signature
+
+CARD_TAGS = frozenset({"li", "div", "article", "section", "ul", "ol"})
+"""Tags of a teaser card: list items, boxes, and lists (a "read more" list of one link repeated through the body); a
+paragraph, a table row or a cell is text, not a card."""
+
+
+@dataclass(frozen=True)
+class TeaserCardsParams:
+    """Settings of :func:`teaser_cards_keep` (module docstring).
+
+    min_cards: sibling cards of one signature that make a group (>= 2).
+    min_card_share: in (0, 1]: share of the same-signature siblings that must be cards.
+    max_card_words: a card's words at most (``TextBlock`` counts).
+    min_link_words / min_link_density: its headline link: a block of at least that many words, at least that
+    link density (linked words / words, in [0, 1]).
+    min_description_words: its unlinked words at least (the description beside the headline; 0: any).
+    skip_card_pages: change nothing where the main container (:func:`~newsclean.transforms.refine.region.main_container`)
+    is itself inside a card of a group: the page's content is the cards (an archive, a list of abstracts).
+    drop_below: in (0, 1]: only kept blocks below this content probability are dropped (1.0: any).
+    max_drop_share: in [0, 1]: the step changes nothing where it would drop more than this share of the kept words.
+
+    Raises ValueError for values outside these ranges.
+    """
+
+    min_cards: int = 3
+    min_card_share: float = 0.67
+    max_card_words: int = 120
+    min_link_words: int = 2
+    min_link_density: float = 0.5
+    min_description_words: int = 0
+    drop_below: float = 1.0
+    max_drop_share: float = 0.5
+    skip_card_pages: bool = False
+
+    def __post_init__(self) -> None:
+        if self.min_cards < 2 or self.max_card_words < 1 or self.min_link_words < 1:
+            raise ValueError("min_cards must be >= 2, max_card_words and min_link_words >= 1")
+        for name in ("min_card_share", "drop_below"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
+        if not 0.0 <= self.max_drop_share <= 1.0:
+            raise ValueError(f"max_drop_share must be in [0, 1], got {self.max_drop_share!r}")
+
+    def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                 ctx: PageContext) -> list[bool]:
+        """The step (:class:`~newsclean.transforms.refine.RefineStep`): :func:`teaser_cards_keep`."""
+        return teaser_cards_keep(blocks, probs, keep, self)
+
+
+def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
+                  min_link_density: float = 0.5) -> dict[etree._Element, tuple[int, int, int]]:
+    """Per element holding a block: ``(words, link blocks, linked words)`` of the blocks under it (itself and its
+    descendants' containers): their ``TextBlock.num_words``, how many of them are links (at least
+    ``min_link_words`` words, link density at least ``min_link_density``), and their ``num_linked_words``."""
+    held: dict[etree._Element, tuple[int, int, int]] = {}
+    for b in blocks:
+        if not b.num_words:
+            continue
+        link = int(b.num_words >= min_link_words and b.link_density >= min_link_density)
+        el = b.container
+        while el is not None:
+            w, links, linked = held.get(el, (0, 0, 0))
+            held[el] = (w + b.num_words, links + link, linked + b.num_linked_words)
+            el = el.getparent()
+    return held
+
+
+class CardGroups:
+    """Which elements are cards of a card group (:class:`TeaserCardsParams`), each parent's siblings judged once."""
+
+    def __init__(self, held: dict[etree._Element, tuple[int, int]], params: TeaserCardsParams):
+        self.held, self.params = held, params
+        self._groups: dict[tuple[etree._Element, tuple[str, str]], bool] = {}
+
+    def is_card(self, el: etree._Element) -> bool:
+        words, links, linked = self.held.get(el, (0, 0, 0))
+        return (el.tag in CARD_TAGS and 0 < words <= self.params.max_card_words and links > 0
+                and words - linked >= self.params.min_description_words)
+
+    def __call__(self, el: etree._Element) -> bool:
+        """Whether ``el`` is a card among at least ``min_cards`` same-signature sibling cards."""
+        parent = el.getparent()
+        if parent is None or not isinstance(el.tag, str) or not self.is_card(el):
+            return False
+        sig = tag_class_signature(el)
+        key = (parent, sig)
+        if key not in self._groups:
+            same = [c for c in parent if tag_class_signature(c) == sig and c in self.held]
+            cards = sum(map(self.is_card, same))
+            self._groups[key] = cards >= self.params.min_cards and cards >= self.params.min_card_share * len(same)
+        return self._groups[key]
+
+
+def teaser_cards_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
+                      params: TeaserCardsParams = TeaserCardsParams()) -> list[bool]:
+    """``keep`` with the kept blocks inside repeated teaser cards (module docstring) below ``params.drop_below``
+    dropped; unchanged when that would drop more than ``params.max_drop_share`` of the kept words or every kept
+    block. ``probs``: content probabilities in [0, 1], one per block."""
+    region = main_region(blocks, keep)
+    if not region:
+        return list(keep)
+    stop = shared_elements(region)
+    candidates = [k and p < params.drop_below for p, k in zip(probs, keep)]
+    if not any(candidates):
+        return list(keep)
+    groups = CardGroups(element_words(blocks, params.min_link_words, params.min_link_density), params)
+    if params.skip_card_pages:
+        main = main_container(blocks, keep)
+        if main is not None and any(groups(el) for el in (main, *main.iterancestors())):
+            return list(keep)
+    carded = under_any((b.container if c else None for b, c in zip(blocks, candidates)), groups, stop=stop)
+    out = [k and not c for k, c in zip(keep, carded)]
+    kept = sum(b.num_words for b, k in zip(blocks, keep) if k)
+    dropped = sum(b.num_words for b, k, o in zip(blocks, keep, out) if k and not o)
+    if dropped > params.max_drop_share * kept or dropped >= kept:
+        return list(keep)
+    return out
