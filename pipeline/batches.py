@@ -3,7 +3,7 @@
 Beam's local runner (the FnApiRunner) holds every shuffle and side input of a run in its processes, so one run over
 all the files needs memory that grows with the corpus (docs/runners.md). A run that leaves the runner to newsclean
 (:func:`~newsclean.pipeline.runner.chooses_local_mode`: no ``--runner``, no ``--direct_*`` flag) and reads more
-than :data:`BATCH_WARC_BYTES` of WARC files runs in three steps instead, into the same staging folder:
+than ``--batch-mib`` (:attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes`) of WARC files runs in three steps instead, into the same staging folder:
 
 1. **Evidence**, one Beam run over every file: :class:`~newsclean.pipeline.stages.LearnSiteEvidence`, so the
    neighbour samples and the URL sections are chosen over all the files, as in one run; its two outputs (one small
@@ -88,9 +88,6 @@ from newsclean.schemas.records import ARTICLE_SCHEMA, to_row
 
 log = logging.getLogger(__name__)
 
-#: WARC bytes of one batch (and the input size above which a run that leaves the runner to newsclean runs in
-#: batches): the 37 MiB shared corpus runs as one graph; docs/runners.md has the measurements.
-BATCH_WARC_BYTES = 128 << 20
 #: Folders of the staging folder: the learnt evidence (step 1) and one folder per batch (step 2).
 EVIDENCE_DIR, BATCHES_DIR = "_evidence", "_batches"
 #: The two outputs of :class:`~newsclean.pipeline.stages.LearnSiteEvidence`, as folders of ``_evidence/``.
@@ -113,11 +110,11 @@ def file_batches(files: list[tuple[str, int]], batch_bytes: int) -> list[list[st
     return batches
 
 
-def runs_in_batches(beam_args: BeamArgs, files: list[tuple[str, int]], batch_bytes: int = BATCH_WARC_BYTES) -> bool:
-    """Whether a run with ``beam_args`` over ``files`` (``(path, size)``) runs in batches: newsclean chooses its
-    local mode (:func:`~newsclean.pipeline.runner.chooses_local_mode`) and the files hold more than
-    ``batch_bytes``."""
-    return chooses_local_mode(beam_args) and sum(n for _, n in files) > batch_bytes
+def runs_in_batches(beam_args: BeamArgs, files: list[tuple[str, int]], batch_bytes: int) -> bool:
+    """Whether a run with ``beam_args`` over ``files`` (``(path, size)``) runs in batches: ``batch_bytes`` (the
+    batch size, :attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes`) is not 0, newsclean chooses its local
+    mode (:func:`~newsclean.pipeline.runner.chooses_local_mode`) and the files hold more than ``batch_bytes``."""
+    return batch_bytes > 0 and chooses_local_mode(beam_args) and sum(n for _, n in files) > batch_bytes
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,9 +340,9 @@ def write_counts(staging: str, counts: dict[str, int]) -> str:
 
 
 def run_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_args: BeamArgs,
-                   batch_bytes: int = BATCH_WARC_BYTES, params: NearDupParams = NearDupParams()) -> None:
+                   params: NearDupParams = NearDupParams()) -> None:
     """Clean ``files`` (``(path, size)``) into ``config.out`` (the run's staging folder) in the three steps of the
-    module docstring, batches of at most ``batch_bytes`` of WARC bytes (:func:`file_batches`), each Beam run with
+    module docstring, batches of at most ``config.batch_bytes`` of WARC bytes (:func:`file_batches`), each Beam run with
     ``beam_args`` (the local mode of :func:`~newsclean.pipeline.runner.runner_options` over its own files). Leaves
     in ``config.out`` what one run's graph writes there (``articles/``, ``rejects/``, ``duplicates/``,
     ``_index/``, ``_counts/``), plus the steps' own folders (``_evidence/``, ``_batches/``, deleted with the
@@ -353,6 +350,7 @@ def run_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_args:
     staging = config.out
     paths = [path for path, _ in files]
     evidence = FileSystems.join(staging, EVIDENCE_DIR)
+    batch_bytes = config.batch_bytes
     batches = file_batches(files, batch_bytes)
     PROGRESS.note(f"{len(files):,} WARC files ({sum(n for _, n in files) / 2**20:,.0f} MiB): site evidence from all "
                   f"of them, then cleaning in {len(batches)} batches of at most {batch_bytes / 2**20:,.0f} MiB")

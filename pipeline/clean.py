@@ -18,7 +18,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from newsclean.pipeline.batches import BATCH_WARC_BYTES, run_in_batches, runs_in_batches
+from newsclean.pipeline.batches import run_in_batches, runs_in_batches
 from newsclean.pipeline.dedup import NearDupParams, WriteDuplicates, article_of, deduplicate
 from newsclean.pipeline.errors import NewscleanError, NoInputError
 from newsclean.pipeline.incremental import (
@@ -73,7 +73,7 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
 
 
 def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = True,
-              progress: bool = False, batch_bytes: int = BATCH_WARC_BYTES) -> RunSummary:
+              progress: bool = False) -> RunSummary:
     """Run the cleaning pipeline to completion and publish its output folder (pipeline/output.py).
 
     The run holds ``OUT/.clean.lock`` throughout (:func:`~newsclean.pipeline.output.hold_output`: another run
@@ -91,9 +91,6 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
         check: raise :class:`~newsclean.pipeline.errors.AccountingError` when articles + rejects + duplicates
             != records read, and :class:`~newsclean.pipeline.errors.NothingReadError` when no WARC response
             record could be read (the output folder is published all the same, with its rejects).
-        batch_bytes: when ``beam_args`` leave the runner to newsclean and the files hold more WARC bytes than this,
-            the run is cut into batches of files of at most this size (:mod:`newsclean.pipeline.batches`: the same
-            rows, memory bounded by the batch).
 
     Returns the :class:`RunSummary` read back from the outputs (incremental runs: the whole corpus's).
 
@@ -115,7 +112,7 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
             staging = new_staging(out)
             try:
                 _run_staged(dataclasses.replace(config, out=staging),
-                            plan.patterns if config.incremental else patterns, beam_args, progress, batch_bytes)
+                            plan.patterns if config.incremental else patterns, beam_args, progress)
                 summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
             except BaseException:
                 discard_staging(staging)
@@ -129,17 +126,16 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     return summary
 
 
-def _run_staged(config: CleanConfig, patterns: list[str], beam_args: BeamArgs, progress: bool,
-                batch_bytes: int) -> None:
+def _run_staged(config: CleanConfig, patterns: list[str], beam_args: BeamArgs, progress: bool) -> None:
     """Run the cleaning of the files of ``patterns`` into ``config.out`` (the staging folder) to completion: in
     batches (:func:`~newsclean.pipeline.batches.run_in_batches`) when newsclean chooses the local mode and the
-    files hold more than ``batch_bytes``, else as one graph (:func:`build_pipeline`)."""
+    files hold more than ``config.batch_bytes``, else as one graph (:func:`build_pipeline`)."""
     PROGRESS.reset()
     PROGRESS.enabled = progress
     try:
         files = matched_files(patterns)
-        if runs_in_batches(beam_args, files, batch_bytes):
-            run_in_batches(config, files, beam_args, batch_bytes)
+        if runs_in_batches(beam_args, files, config.batch_bytes):
+            run_in_batches(config, files, beam_args)
         else:
             run_graph(lambda p: build_pipeline(p, patterns, config), beam_args, patterns)
     finally:

@@ -970,7 +970,7 @@ class DedupDecisions:
         losers: ``(warc_file, offset)`` of each article dropped by exact dedup within the run.
         clusters: near-dedup's ``{article id: kept member's id}`` (:class:`ClusterFn`), for :func:`assign_cluster`.
         rows: the ``duplicates`` rows of the exact losers (:func:`exact_duplicate_row`).
-        counts: ``{count name: n}`` of those drops (``duplicates_dropped``).
+        counts: ``{count name: n}`` of those drops (``duplicates_dropped``; absent when none, as in the graph).
         corpus: the corpus built by earlier runs (incremental runs), or None.
     """
 
@@ -1018,7 +1018,7 @@ def dedup_decisions(keys: Iterable[ArticleKey], repeated: set[str], params: Near
         keep(group)
     clusters = near_clusters([*entries, *(corpus.entries if corpus is not None else ())], params)
     rows = [exact_duplicate_row(d, clusters, in_corpus or None) for d in dropped]
-    return DedupDecisions(losers, clusters, rows, counts, corpus)
+    return DedupDecisions(losers, clusters, rows, {k: n for k, n in counts.items() if n}, corpus)
 
 
 def drop_counts(row: dict) -> tuple[tuple[str, int], ...]:
