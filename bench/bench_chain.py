@@ -8,7 +8,8 @@ pages is parsed once, and the chain then cleans the tree learning read), then ev
 extracts every page, ``--rounds`` times, the systems taking turns group by group so that they share
 the machine's load; pages/s is the median round. Systems: ``lxml parse`` (``lxml.html`` parse of
 the decoded text, nothing else: the floor every extractor pays), the chain's ``default`` and
-``paper`` configurations and ``trafilatura`` (with its defaults, when installed). Prints pages/s per
+``paper`` configurations, the default with the compiled kernel off (the Python reference; where the kernel is
+built) and ``trafilatura`` (with its defaults, when installed). Prints pages/s per
 system, the ratio default / trafilatura (the target: >= 3) and default / lxml parse, then
 the default chain's time per page by stage, from one more pass with the chain's stage functions
 wrapped by timers (``--no-stages`` skips it). ``--models DIR`` adds the default chain with the model files
@@ -32,7 +33,7 @@ import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from newsclean.transforms import chain, site_evidence  # noqa: E402
+from newsclean.transforms import chain, kernel, site_evidence  # noqa: E402
 from newsclean.transforms.chain import CONFIGS, extract_article  # noqa: E402
 from newsclean.transforms.classifier import model as learned  # noqa: E402
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
@@ -40,6 +41,7 @@ from newsclean.transforms.parse import decode_html  # noqa: E402
 from newsclean_eval.datasets import LOADERS, load  # noqa: E402
 
 NEIGHBOURS = 10
+PYTHON_DEFAULT = "default, Python reference"
 Groups = dict[str, list[str]]
 
 
@@ -75,6 +77,15 @@ def chain_runner(config) -> Callable[[Groups], None]:
                 except ExtractionError:
                     pass
     return run
+
+
+def python_reference(run: Callable[[Groups], None]) -> Callable[[Groups], None]:
+    """``run`` with the compiled kernel switched off (:func:`newsclean.transforms.kernel.python_only`): the Python
+    reference modules do the tree walks and LightGBM the predictions."""
+    def reference(groups: Groups) -> None:
+        with kernel.python_only():
+            run(groups)
+    return reference
 
 
 def models_config(folder: Path):
@@ -197,6 +208,8 @@ def main(argv=None) -> int:
     groups = load_groups(datasets, args.pages)
     systems = {"lxml parse": lxml_runner, "default": chain_runner(CONFIGS["default"]),
                "paper": chain_runner(CONFIGS["paper"])}
+    if kernel.enabled():
+        systems[PYTHON_DEFAULT] = python_reference(chain_runner(CONFIGS["default"]))
     if args.models:
         systems[f"default ({args.models})"] = chain_runner(models_config(args.models))
     traf = trafilatura_runner()
@@ -210,13 +223,23 @@ def main(argv=None) -> int:
         print(f"  {name:{max(12, *map(len, rates))}s} {rate:8.1f} pages/s")
     if traf:
         print(f"default / trafilatura: x{rates['default'] / rates['trafilatura']:.2f} (target x3)")
+        if PYTHON_DEFAULT in rates:
+            print(f"{PYTHON_DEFAULT} / trafilatura: x{rates[PYTHON_DEFAULT] / rates['trafilatura']:.2f}")
         if args.models:
             print(f"default ({args.models}) / trafilatura: x{rates[f'default ({args.models})'] / rates['trafilatura']:.2f}")
     print(f"default / lxml parse: x{rates['default'] / rates['lxml parse']:.3f}")
     if not args.no_stages:
-        print("\ndefault chain, ms per page by stage (one instrumented pass):")
-        for label, ms in stage_table(groups):
-            print(f"  {label:26s} {ms:7.2f}")
+        compiled = dict(stage_table(groups))
+        print("\ndefault chain, ms per page by stage (one instrumented pass each):")
+        if kernel.enabled():
+            with kernel.python_only():
+                reference = dict(stage_table(groups))
+            print(f"  {'stage':26s} {'kernel':>7s} {'Python':>7s}")
+            for label, ms in compiled.items():
+                print(f"  {label:26s} {ms:7.2f} {reference.get(label, 0.0):7.2f}")
+        else:
+            for label, ms in compiled.items():
+                print(f"  {label:26s} {ms:7.2f}")
     return 0
 
 

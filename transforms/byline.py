@@ -24,7 +24,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.metadata import MAX_NAME_CHARS, clean_author_names
-from newsclean.transforms.refine.region import class_tokens, main_container
+from newsclean.transforms.refine.region import class_tokens, main_container, word_hint
 from newsclean.transforms.text import collapse_ws
 
 BYLINE_WORDS = frozenset({
@@ -40,6 +40,14 @@ XPaths match ``[Aa]uthor`` and ``[Bb]yline`` anywhere in a class)."""
 
 COMMENT_WORDS = frozenset({"comment", "comments", "reply", "replies", "respond", "disqus"})
 """Class/id tokens of a comment box: its "author" boxes are commenters."""
+
+
+_BOX_HINT = word_hint(BYLINE_WORDS | COMMENT_WORDS | frozenset(BYLINE_STEMS))
+"""Finds a byline or comment word or a byline stem inside a lowercased class/id string: a class name without one has
+no token the byline boxes look for, so it is not tokenised."""
+
+#: Bylines are short: longer blocks are not looked at (words, ``TextBlock.num_words``).
+MAX_BYLINE_WORDS = 40
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,8 @@ def _box_of(el: etree._Element, levels: int, scope: etree._Element, stems: bool 
     for _ in range(levels + 1):
         if node is None or not isinstance(node.tag, str):
             return None
-        tokens = class_tokens(node) if (node.get("class") or node.get("id")) else frozenset()
+        raw = f"{node.get('class') or ''} {node.get('id') or ''}".lower()
+        tokens = class_tokens(node) if _BOX_HINT.search(raw) else frozenset()
         if not tokens.isdisjoint(COMMENT_WORDS):
             return None
         prop = f"{node.get('itemprop') or ''} {node.get('rel') or ''}".lower()
@@ -74,6 +83,21 @@ def _box_of(el: etree._Element, levels: int, scope: etree._Element, stems: bool 
             return None
         node = node.getparent()
     return None
+
+
+def _in_comments(el: etree._Element, levels: int, scope: etree._Element) -> bool:
+    """Whether ``el`` or one of its ``levels`` nearest ancestors (not above ``scope``) is a comment box."""
+    node = el
+    for _ in range(levels + 1):
+        if node is None or not isinstance(node.tag, str):
+            return False
+        raw = f"{node.get('class') or ''} {node.get('id') or ''}".lower()
+        if _BOX_HINT.search(raw) and not class_tokens(node).isdisjoint(COMMENT_WORDS):
+            return True
+        if node is scope:
+            return False
+        node = node.getparent()
+    return False
 
 
 def _inline_box(block: TextBlock, scope: etree._Element, stems: bool) -> etree._Element | None:
@@ -100,11 +124,11 @@ def byline_names(blocks: Sequence[TextBlock], keep: Sequence[bool],
     scope = nth_ancestor(main, params.scope_levels)
     inside = under_any((b.container for b in blocks), lambda el: el is scope)
     for b, within in zip(blocks, inside):
-        if not within:
+        if not within or b.num_words > MAX_BYLINE_WORDS:
             continue
-        box = _inline_box(b, scope, params.stems)
-        if box is None:
-            box = _box_of(b.container, params.box_levels, scope, params.stems)
+        box = _box_of(b.container, params.box_levels, scope, params.stems)
+        if box is None and not _in_comments(b.container, params.box_levels, scope):
+            box = _inline_box(b, scope, params.stems)
         if box is None:
             continue
         text = collapse_ws(" ".join(box.itertext()))

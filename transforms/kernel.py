@@ -5,8 +5,8 @@ The Python modules (:mod:`~newsclean.transforms.blocks`, :mod:`~newsclean.transf
 :mod:`~newsclean.transforms.classifier.features`, LightGBM for the models) are the readable reference. The compiled
 kernel (``transforms/_kernel``: Cython over lxml's C API, which walks libxml2's node structs without a Python object
 per node, and a tree-ensemble evaluator for the LightGBM text models) does the same work and gives the same
-results, bit for bit (``tests/transforms/test_kernel_identity.py``; all shared pages:
-``evaluation/kernel_identity.py``). Where a page holds something the kernel does not read (a namespaced element or
+results, bit for bit (``tests/transforms/test_kernel.py``; all shared pages:
+``evaluation/newsclean_eval/kernel_identity.py``). Where a page holds something the kernel does not read (a namespaced element or
 attribute, an entity reference node, XInclude markers), the kernel hands that call back to the Python reference.
 
 This module is the one place that decides: :func:`enabled` is true when the kernel was built (``pip install``

@@ -36,13 +36,18 @@ from pathlib import Path
 
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
 from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
+from newsclean.transforms.refine.article_fallback import ArticleFallbackParams
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
 from newsclean.transforms.refine.coherence import CoherenceParams
+from newsclean.transforms.refine.consent import ConsentParams
+from newsclean.transforms.refine.first_story import FirstStoryParams
+from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams
 from newsclean.transforms.refine.peer_rescue import PeerRescueParams
 from newsclean.transforms.refine.recurring import RecurringTextParams
 from newsclean.transforms.refine.region_recall import RegionRecallParams
 from newsclean.transforms.refine.side_content import SideContentParams
 from newsclean.transforms.refine.site_check import SiteCheckParams
+from newsclean.transforms.refine.teaser_cards import TeaserCardsParams
 
 CROSSFIT_MODELS = Path(__file__).with_name("models") / "crossfit"
 """The shipped model's three files trained on the *test* split instead, for ``newsclean eval``'s cross-fitted
@@ -58,12 +63,17 @@ ABLATION_GROUPS = ("stages", "algorithm", "depth", "filters", "neighbours")
 #: Page-level step type -> (row id after "no-", words after "−", whether the row needs neighbour groups): the
 #: ablation rows of a base's ``refine`` steps, one per kind of step (all steps of that kind taken out).
 STEP_ROWS: dict[type, tuple[str, str, bool]] = {
+    ConsentParams: ("consent", "consent regions", False),
     CoherenceParams: ("coherence", "page-level coherence", False),
     RegionRecallParams: ("region-recall", "article region recall", False),
     BodyEvidenceParams: ("body-evidence", "articleBody evidence", False),
     SiteCheckParams: ("site-check", "site check", True),
     SideContentParams: ("side-content", "side content", False),
     RecurringTextParams: ("recurring", "recurring texts", True),
+    TeaserCardsParams: ("teaser-cards", "teaser cards", False),
+    ParagraphLinesParams: ("paragraph-lines", "paragraph lines", False),
+    FirstStoryParams: ("first-story", "first story", False),
+    ArticleFallbackParams: ("article-fallback", "empty-page fallback", False),
     PeerRescueParams: ("peer-rescue", "peer rescue (trafilatura on collapsed pages)", False),
 }
 
