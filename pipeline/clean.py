@@ -18,6 +18,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from newsclean.pipeline.batches import run_in_batches, runs_in_batches
 from newsclean.pipeline.dedup import NearDupParams, WriteDuplicates, article_of, deduplicate
 from newsclean.pipeline.errors import NewscleanError, NoInputError
 from newsclean.pipeline.incremental import (
@@ -32,23 +33,14 @@ from newsclean.pipeline.incremental import (
 )
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
 from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
-from newsclean.pipeline.progress import PROGRESS, CountProgress
-from newsclean.pipeline.runner import (
-    BeamArgs,
-    as_options,
-    check_runner,
-    new_pipeline,
-    run_to_completion,
-    runner_options,
-)
+from newsclean.pipeline.progress import PROGRESS
+from newsclean.pipeline.runner import BeamArgs, as_options, check_runner, run_graph
 from newsclean.pipeline.stages import (
-    CleanPages,
-    FilterResponses,
     FindWarcFiles,
     LearnSiteEvidence,
-    ReadWarc,
     WriteCounts,
     WriteParquet,
+    read_and_clean,
 )
 from newsclean.pipeline.summary import RunSummary, check_balanced, check_something_read
 
@@ -66,30 +58,18 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     # which URL sections of other crawlers' files have pages enough to be a category.
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
     learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
-    evidence = learnt["evidence"]
-    # Read the WARC response records: pages, and a reject for each record that cannot be one.
-    read = paths | "ReadWarc" >> ReadWarc(learnt["sections"])
-    # Keep the HTML 200 responses; clean each page into an article or a reject.
-    filtered = read["pages"] | "FilterResponses" >> FilterResponses()
-    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,
-                                                             config.text_includes, config.keep_listings)
+    cleaned = read_and_clean(paths, learnt["sections"], learnt["evidence"], config)
     # Drop exact and near duplicates (incremental runs: also against the corpus already in OUT).
     corpus_index = p | "ReadCorpusIndex" >> ReadIndex(corpus_of(config.out)) if config.incremental else None
-    kept = deduplicate(cleaned["articles"], config.out, NearDupParams(), corpus_index=corpus_index)
+    kept = deduplicate(cleaned.articles, config.out, NearDupParams(), corpus_index=corpus_index)
     # Write the corpus index, the duplicates, the articles and rejects (the run's settings in their metadata), and
     # the counts.
     settings = run_settings(config)
     _ = kept.articles | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
     _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out, settings)
-    rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
     articles = kept.articles | "Articles" >> beam.Map(article_of)
-    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
-    _ = (read["counts"], *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
-    # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
-    # each record as read before it passes it on, so a line never shows more articles than records read).
-    for label, pcoll, what in (("ProgressArticles", cleaned["articles"], "articles"),
-                               ("ProgressRejects", rejects, "rejects")):
-        _ = pcoll | label >> beam.ParDo(CountProgress(what))
+    _ = {"articles": articles, "rejects": cleaned.rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
+    _ = (cleaned.counts, *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
 
 
 def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = True,
@@ -147,14 +127,17 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
 
 
 def _run_staged(config: CleanConfig, patterns: list[str], beam_args: BeamArgs, progress: bool) -> None:
-    """Build the graph over ``patterns`` into ``config.out`` (the staging folder) and run it to completion."""
-    options = runner_options(beam_args, patterns)
-    p = new_pipeline(options)
-    build_pipeline(p, patterns, config)
+    """Run the cleaning of the files of ``patterns`` into ``config.out`` (the staging folder) to completion: in
+    batches (:func:`~newsclean.pipeline.batches.run_in_batches`) when newsclean chooses the local mode and the
+    files hold more than ``config.batch_bytes``, else as one graph (:func:`build_pipeline`)."""
     PROGRESS.reset()
     PROGRESS.enabled = progress
     try:
-        run_to_completion(p, options)
+        files = matched_files(patterns)
+        if runs_in_batches(beam_args, files, config.batch_bytes):
+            run_in_batches(config, files, beam_args)
+        else:
+            run_graph(lambda p: build_pipeline(p, patterns, config), beam_args, patterns)
     finally:
         PROGRESS.finish()
         PROGRESS.enabled = False

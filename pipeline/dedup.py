@@ -371,6 +371,43 @@ class SpillArticles(beam.PTransform):
                 | "PathsAtEpoch" >> beam.Map(at_epoch))
 
 
+#: Folder of the spilled keys under ``OUT/_spill/`` (the bounded local run: pipeline/batches.py).
+KEYS_DIR = "keys"
+#: One spilled key: an article's content hash (what :func:`repeated_hashes` reads alone) and its
+#: :class:`ArticleKey`, pickled (internal to one run, read back by the same code: :func:`key_of_row`).
+KEY_SCHEMA = pa.schema([pa.field("content_hash", pa.string(), nullable=False),
+                        pa.field("key", pa.binary(), nullable=False)],
+                       metadata={b"newsclean.record": b"article_key", b"newsclean.schema_version": b"1"})
+
+
+def key_row(keyed: KeyedArticle) -> dict:
+    """The spilled key row (:data:`KEY_SCHEMA`) of ``(article, key)``: ~1.2 KB at the defaults (the pickled
+    key holds the 512-byte MinHash, the URL twice and the ranks)."""
+    key = keyed[1]
+    return {"content_hash": key.content_hash, "key": pickle.dumps(key, protocol=5)}
+
+
+def key_of_row(row: dict) -> ArticleKey:
+    """The :class:`ArticleKey` of a spilled key row (:func:`key_row`): the same types and values."""
+    return pickle.loads(row["key"])
+
+
+class SpillKeys(beam.PTransform):
+    """:data:`KeyedArticle` pairs -> their keys (:func:`key_row`) in ``OUT/_spill/keys/part-*.parquet``, for
+    :func:`dedup_decisions` over the keys of several runs (pipeline/batches.py); output: the files' paths."""
+
+    def __init__(self, out: str):
+        super().__init__()
+        self.out = out
+
+    def expand(self, keyed):
+        return (keyed | "Rows" >> beam.Map(key_row)
+                | "Write" >> beam.io.WriteToParquet(
+                    FileSystems.join(self.out, SPILL_DIR, KEYS_DIR, "part"), KEY_SCHEMA, codec="snappy",
+                    file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=SPILL_ROW_GROUP_BYTES,
+                    record_batch_size=1000))
+
+
 class KeepWinnersFn(beam.DoFn):
     """Spilled row -> ``(Article, MinHash signature)`` (:func:`spilled_article`), unless its record is among the
     dropped ones (side input ``{(warc_file, offset): True}``; their count was emitted by :class:`DedupExact`)."""
@@ -525,25 +562,39 @@ def url_history(rows: Iterable[dict]) -> tuple[int, datetime | None]:
     return max(int(r["version"]) for r in rows), (min(firsts) if firsts else None)
 
 
+#: What dropping one article against the corpus adds to the counts (:func:`filter_by_corpus`).
+CORPUS_DROP_COUNTS = ((DUPLICATES_DROPPED, 1), (CORPUS_DUPLICATES, 1))
+
+
+def filter_by_corpus(signed: SignedArticle, hashes: dict[str, str],
+                     history: dict[str, tuple]) -> SignedArticle | dict:
+    """A new :data:`SignedArticle` against the corpus built by earlier runs: its ``exact_duplicate`` row
+    (:func:`duplicate_row`, ``cluster_id`` the corpus article's id) when the corpus has its text (``hashes``:
+    content hash -> corpus article id; the drop adds :data:`CORPUS_DROP_COUNTS`), else the same pair with
+    ``version``/``first_seen`` continued from the URL's corpus rows (``history``: URL -> :func:`url_history`)."""
+    article, sig = signed
+    corpus_id = hashes.get(article.content_hash)
+    if corpus_id is not None:
+        return duplicate_row(article, corpus_id, EXACT_DUPLICATE)
+    past = history.get(article.url)
+    if past is not None:
+        version, first = past
+        article = dataclasses.replace(article, version=version + 1, first_seen=first or article.fetched_at)
+    return article, sig
+
+
 class CorpusFilterFn(beam.DoFn):
-    """New :data:`SignedArticle` -> dropped when the corpus has its text (two counts on :data:`COUNTS_TAG` and an
-    ``exact_duplicate`` row on :data:`DUPLICATE_TAG` whose ``cluster_id`` is the corpus article's id), else the
-    same with ``version``/``first_seen`` continued from the URL's corpus rows. Side inputs: ``hashes``
-    (content hash -> corpus article id) and ``history`` (URL -> :func:`url_history`)."""
+    """:func:`filter_by_corpus` in the graph: a kept pair on the main output; a dropped article's row on
+    :data:`DUPLICATE_TAG` and its counts on :data:`COUNTS_TAG`. Side inputs: ``hashes`` and ``history``."""
 
     def process(self, signed: SignedArticle, hashes, history):
-        article, sig = signed
-        corpus_id = hashes.get(article.content_hash)
-        if corpus_id is not None:
-            yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, duplicate_row(article, corpus_id, EXACT_DUPLICATE))
-            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
-            yield beam.pvalue.TaggedOutput(COUNTS_TAG, (CORPUS_DUPLICATES, 1))
+        out = filter_by_corpus(signed, hashes, history)
+        if isinstance(out, dict):
+            yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, out)
+            for count in CORPUS_DROP_COUNTS:
+                yield beam.pvalue.TaggedOutput(COUNTS_TAG, count)
             return
-        past = history.get(article.url)
-        if past is not None:
-            version, first = past
-            article = dataclasses.replace(article, version=version + 1, first_seen=first or article.fetched_at)
-        yield article, sig
+        yield out
 
 
 def _hash_id(row: dict) -> tuple[str, str]:
@@ -750,21 +801,36 @@ def duplicate_row(article: Article, cluster_id: str, reason: str = NEAR_DUPLICAT
             "warc_offset": article.warc_offset}
 
 
+#: What dropping one near-duplicate adds to the counts (:func:`assign_cluster`).
+NEAR_DROP_COUNTS = ((DUPLICATES_DROPPED, 1), (NEAR_DUPLICATES_DROPPED, 1))
+
+
+def assign_cluster(signed: SignedArticle, clusters: dict[str, str]) -> SignedArticle | dict:
+    """A :data:`SignedArticle` after near-dedup: the same pair with ``cluster_id`` (and ``first_seen``,
+    ``last_seen`` where unset: its fetch) when the article is kept, else its ``near_duplicate`` row
+    (:func:`duplicate_row`; the drop adds :data:`NEAR_DROP_COUNTS`). ``clusters``: ``{article id: kept member's
+    id}`` (:class:`ClusterFn`, :func:`near_clusters`); an article absent from it is a cluster of one."""
+    article, sig = signed
+    kept = clusters.get(article.article_id, article.article_id)
+    if kept == article.article_id:
+        return dataclasses.replace(article, cluster_id=kept, first_seen=article.first_seen or article.fetched_at,
+                                   last_seen=article.last_seen or article.fetched_at), sig
+    return duplicate_row(article, kept)
+
+
 class AssignClusterFn(beam.DoFn):
-    """:data:`SignedArticle` (+ side input ``{id: kept id}``) -> the same with ``cluster_id`` set when the article
-    is kept; else a ``duplicates`` row (:data:`DUPLICATE_TAG`) and two counts (:data:`COUNTS_TAG`)."""
+    """:func:`assign_cluster` in the graph (side input ``{id: kept id}``): a kept pair on the main output; a
+    dropped article's row on :data:`DUPLICATE_TAG` and its counts on :data:`COUNTS_TAG`."""
 
     def process(self, signed: SignedArticle, clusters):
-        article, sig = signed
-        kept = clusters.get(article.article_id, article.article_id)
-        if kept == article.article_id:
-            yield dataclasses.replace(article, cluster_id=kept, first_seen=article.first_seen or article.fetched_at,
-                                      last_seen=article.last_seen or article.fetched_at), sig
+        out = assign_cluster(signed, clusters)
+        if not isinstance(out, dict):
+            yield out
             return
         inc_counter("near_duplicates")
-        yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, duplicate_row(article, kept))
-        yield beam.pvalue.TaggedOutput(COUNTS_TAG, (DUPLICATES_DROPPED, 1))
-        yield beam.pvalue.TaggedOutput(COUNTS_TAG, (NEAR_DUPLICATES_DROPPED, 1))
+        yield beam.pvalue.TaggedOutput(DUPLICATE_TAG, out)
+        for count in NEAR_DROP_COUNTS:
+            yield beam.pvalue.TaggedOutput(COUNTS_TAG, count)
 
 
 class NearDedup(beam.PTransform):
@@ -835,6 +901,145 @@ class WriteDuplicates(beam.PTransform):
             FileSystems.join(self.out, DUPLICATES_DIR, "part"), with_settings(DUPLICATE_SCHEMA, self.settings),
             codec="snappy",
             file_name_suffix=PARQUET_SUFFIX)
+
+
+# --------------------------------------------------------------------------------------------
+# The same decisions in one process, over spilled keys (the bounded local run: pipeline/batches.py)
+# --------------------------------------------------------------------------------------------
+
+
+def near_clusters(entries: list[SignatureEntry], params: NearDupParams = NearDupParams()) -> dict[str, str]:
+    """:class:`NearDedup`'s ``{article id: kept member's id}`` map of ``entries``, computed in one process: each
+    entry's LSH band keys (:func:`band_keys`), the edges of every bucket of two or more (:func:`bucket_edges`:
+    the pairs :func:`bucket_pairs` makes, compared on the same signatures) and their connected components with
+    their kept members (:class:`ClusterFn`). Holds 8 bytes per band and entry besides ``entries`` (a band key's
+    16 hex digits as one ``uint64``), and one bucket's entries at a time."""
+    fn = ClusterFn()
+    acc = fn.create_accumulator()
+    ranges = band_ranges(params.threshold, params.num_perm)
+    bands = np.empty((len(entries), len(ranges)), dtype=np.uint64)
+    for i, entry in enumerate(entries):
+        bands[i] = [int(digest, 16) for _, digest in band_keys(entry.values(), params)]
+    for column in bands.T:
+        order = np.argsort(column, kind="stable")
+        ordered = column[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else np.empty(0, int)
+        for start, end in zip(starts, [*starts[1:], len(ordered)], strict=True):
+            if end - start >= 2:
+                for edge in bucket_edges([entries[i] for i in order[start:end]], params.threshold):
+                    acc = fn.add_input(acc, edge)
+    return fn.extract_output(acc)
+
+
+def repeated_hashes(hashes: Iterable[str]) -> set[str]:
+    """The content hashes that occur more than once in ``hashes`` (the exact-duplicate groups to hold whole)."""
+    seen, repeated = set(), set()
+    for digest in hashes:
+        (repeated if digest in seen else seen).add(digest)
+    return repeated
+
+
+class CorpusIndex(NamedTuple):
+    """What dedup knows of the corpus built by earlier runs (incremental runs), from its ``_index`` rows
+    (:func:`corpus_index`): ``ids`` content hash -> article id, ``history`` URL -> :func:`url_history`,
+    ``entries`` the rows' :func:`corpus_entry`."""
+
+    ids: dict[str, str]
+    history: dict[str, tuple]
+    entries: list[SignatureEntry]
+
+
+def corpus_index(rows: Iterable[dict]) -> CorpusIndex:
+    """The :class:`CorpusIndex` of ``_index`` rows (``pipeline.incremental.INDEX_SCHEMA`` dicts): what
+    :func:`dedup_against_corpus` makes of them in the graph."""
+    ids, by_url, entries = {}, {}, []
+    for row in rows:
+        digest, article_id = _hash_id(row)
+        ids[digest] = article_id
+        by_url.setdefault(row["url"], []).append(row)
+        entries.append(corpus_entry(row))
+    return CorpusIndex(ids, {url: url_history(url_rows) for url, url_rows in by_url.items()}, entries)
+
+
+@dataclass
+class DedupDecisions:
+    """The decisions of exact and near dedup over a run's keys (:func:`dedup_decisions`), to apply to its spilled
+    articles (:func:`decided`).
+
+    Attributes:
+        losers: ``(warc_file, offset)`` of each article dropped by exact dedup within the run.
+        clusters: near-dedup's ``{article id: kept member's id}`` (:class:`ClusterFn`), for :func:`assign_cluster`.
+        rows: the ``duplicates`` rows of the exact losers (:func:`exact_duplicate_row`).
+        counts: ``{count name: n}`` of those drops (``duplicates_dropped``; absent when none, as in the graph).
+        corpus: the corpus built by earlier runs (incremental runs), or None.
+    """
+
+    losers: set[tuple[str, int]]
+    clusters: dict[str, str]
+    rows: list[dict]
+    counts: dict[str, int]
+    corpus: CorpusIndex | None = None
+
+
+def dedup_decisions(keys: Iterable[ArticleKey], repeated: set[str], params: NearDupParams = NearDupParams(),
+                    corpus: CorpusIndex | None = None) -> DedupDecisions:
+    """Exact and near dedup of a run's articles from their keys, in one process, with :func:`deduplicate`'s
+    decisions: per content hash the :func:`first_fetched` winner; the winners whose text the corpus has
+    (``corpus``) left to :func:`filter_by_corpus`; the other winners' and the corpus's entries clustered by
+    :func:`near_clusters`; each exact loser's row by :func:`exact_duplicate_row`.
+
+    Args:
+        keys: every article's :class:`ArticleKey`, once each, in any order (streamed: only the keys of
+            ``repeated`` hashes are held whole, the others' near-dedup entries only, ~1 KB an article).
+        repeated: the content hashes more than one key has (:func:`repeated_hashes`).
+        params: near-dedup's parameters.
+        corpus: the corpus built by earlier runs (incremental runs), or None.
+    """
+    groups: dict[str, list[ArticleKey]] = {}
+    entries: list[SignatureEntry] = []
+    losers, dropped, counts = set(), [], {DUPLICATES_DROPPED: 0}
+    in_corpus = corpus.ids if corpus is not None else {}
+
+    def keep(group: list[ArticleKey]) -> None:
+        winner, n, others = first_fetched(group)
+        counts[DUPLICATES_DROPPED] += n - 1
+        for key in others:
+            losers.add(key.record)
+            dropped.append((key, winner.near.article_id))
+        if winner.content_hash not in in_corpus:
+            entries.append(winner.near)
+
+    for key in keys:
+        if key.content_hash in repeated:
+            groups.setdefault(key.content_hash, []).append(key)
+        else:
+            keep([key])
+    for group in groups.values():
+        keep(group)
+    clusters = near_clusters([*entries, *(corpus.entries if corpus is not None else ())], params)
+    rows = [exact_duplicate_row(d, clusters, in_corpus or None) for d in dropped]
+    return DedupDecisions(losers, clusters, rows, {k: n for k, n in counts.items() if n}, corpus)
+
+
+def drop_counts(row: dict) -> tuple[tuple[str, int], ...]:
+    """What dropping the article of a ``duplicates`` row that :func:`decided` gives adds to the counts:
+    :data:`NEAR_DROP_COUNTS` for a near-duplicate, :data:`CORPUS_DROP_COUNTS` for a text the corpus has."""
+    return NEAR_DROP_COUNTS if row["reason"] == NEAR_DUPLICATE else CORPUS_DROP_COUNTS
+
+
+def decided(signed: SignedArticle, decisions: DedupDecisions) -> SignedArticle | dict | None:
+    """A spilled article after ``decisions``: None when exact dedup dropped it (its row is among
+    ``decisions.rows``), its ``duplicates`` row when the corpus or near-dedup drops it (:func:`filter_by_corpus`,
+    :func:`assign_cluster`), else the kept pair, as :class:`ReadSpilled`, :class:`CorpusFilterFn` and
+    :class:`AssignClusterFn` give it."""
+    article = signed[0]
+    if (article.warc_file, article.warc_offset) in decisions.losers:
+        return None
+    if decisions.corpus is not None:
+        signed = filter_by_corpus(signed, decisions.corpus.ids, decisions.corpus.history)
+        if isinstance(signed, dict):
+            return signed
+    return assign_cluster(signed, decisions.clusters)
 
 
 # --------------------------------------------------------------------------------------------

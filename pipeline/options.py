@@ -25,6 +25,10 @@ from newsclean.transforms.roles import TEXT_PARTS
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site.
 DEFAULT_NEIGHBOUR_SAMPLE = 10
+#: ``--batch-mib``: WARC MiB of one batch of a local run whose runner newsclean chooses (pipeline/batches.py), and
+#: the input size above which such a run goes in batches: the 37 MiB shared corpus runs as one graph
+#: (docs/runners.md has the measurements).
+DEFAULT_BATCH_MIB = 128
 
 
 def _int_at_least(minimum: int):
@@ -97,6 +101,12 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         help="keep the listing pages of WARC files without a crawler page type (Common Crawl: section fronts, "
              "portals) as rows whose text is one item a line (default: 'not_article' rejects)")
     parser.add_argument(
+        "--batch-mib", "--batch_mib", dest="batch_mib", type=_non_negative_int, default=DEFAULT_BATCH_MIB,
+        metavar="N",
+        help="local runs without --runner or --direct_* flags: an input of more than N MiB of WARC files is "
+             "cleaned in batches of files of at most N MiB, so memory follows the batch, not the corpus; the rows "
+             f"are those of one run (default {DEFAULT_BATCH_MIB}; 0: always one run)")
+    parser.add_argument(
         "--partition-by", "--partition_by", dest="partition_by", choices=["crawl_date", "site"], default=None,
         help="write articles/ Hive-partitioned: articles/crawl_date=YYYY-MM-DD/ (UTC fetch day) or "
              "articles/site=NAME/ (default: not partitioned)")
@@ -160,6 +170,9 @@ class CleanConfig:
         chain: a key of :data:`CHAIN_CONFIGS`.
         min_words: the corpus filter, in words: a page whose cleaned text is shorter becomes a
             ``too_short`` reject (0: none). The chain extracts; what is long enough to keep is the pipeline's call.
+        batch_bytes: ``--batch-mib`` in bytes: a local run whose runner newsclean chooses and whose WARC files
+            hold more goes in batches of files of at most this size (pipeline/batches.py; 0: always one graph).
+            The rows do not depend on it, so it is not among the run's settings.
 
     Raises:
         UsageError: a missing ``warc``/``out``, a value out of range, an unknown chain.
@@ -176,6 +189,7 @@ class CleanConfig:
     allow_mixed_settings: bool = False  # --allow-mixed-settings: pipeline/incremental.py
     text_includes: tuple[str, ...] | None = None  # --text-includes: captions, lead (None: the chain's own)
     keep_listings: bool = False  # --keep-listings: a foreign WARC's listing pages kept as rows
+    batch_bytes: int = DEFAULT_BATCH_MIB << 20  # --batch-mib, in bytes: pipeline/batches.py
 
     def __post_init__(self):
         if not self.warc:
@@ -186,6 +200,8 @@ class CleanConfig:
             raise UsageError(f"--neighbour-sample must be at least 1, got {self.neighbour_sample}")
         if self.min_words < 0:
             raise UsageError(f"--min-words must be at least 0, got {self.min_words}")
+        if self.batch_bytes < 0:
+            raise UsageError(f"--batch-mib must be at least 0, got {self.batch_bytes >> 20}")
         if self.partition_by not in (None, "crawl_date", "site"):
             raise UsageError(f"--partition-by must be crawl_date or site, got {self.partition_by!r}")
         if self.chain not in CHAIN_CONFIGS:
@@ -204,7 +220,8 @@ def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
                        wait_for_lock=bool(getattr(view, "wait_for_lock", False)),
                        allow_mixed_settings=bool(getattr(view, "allow_mixed_settings", False)),
                        text_includes=getattr(view, "text_includes", None),
-                       keep_listings=bool(getattr(view, "keep_listings", False)))
+                       keep_listings=bool(getattr(view, "keep_listings", False)),
+                       batch_bytes=getattr(view, "batch_mib", DEFAULT_BATCH_MIB) << 20)
 
 
 def resolve_chain_config(name: str) -> ChainConfig:

@@ -70,6 +70,20 @@ class ProgressTally:
                 self._status = tqdm(file=stream, bar_format="{desc}", dynamic_ncols=True)
             self._status.set_description_str(PREFIX + self.line())
 
+    def note(self, text: str, stream=None) -> None:
+        """Print ``text`` on a line of its own to ``stream`` (default stderr), after :data:`PREFIX`, when enabled:
+        a phase of a run (the batches of a bounded local run, pipeline/batches.py). A terminal's status line ends
+        first and starts again with the next count."""
+        with self.lock:
+            if not self.enabled:
+                return
+            if self._status is not None:
+                self._status.close()
+                self._status = None
+            stream = stream or sys.stderr
+            stream.write(PREFIX + text + "\n")
+            stream.flush()
+
     def finish(self) -> None:
         """End the terminal's status line with a newline (nothing when none was shown)."""
         with self.lock:

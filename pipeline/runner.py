@@ -22,7 +22,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -84,17 +84,25 @@ def local_workers(cores: int, warc_bytes: int, memory: int | None) -> int:
     return max(int(workers), 1)
 
 
+def chooses_local_mode(beam_args: BeamArgs) -> bool:
+    """Whether newsclean chooses how a run with ``beam_args`` runs locally: they name no runner and no
+    ``--direct_*`` or ``--environment_type`` flag (a list of flags, such as the CLI's; ready ``PipelineOptions``
+    are taken as they are). Such a run is on the DirectRunner, with :func:`with_local_mode`'s workers, and in
+    batches of files when its input is large (pipeline/batches.py)."""
+    if isinstance(beam_args, PipelineOptions):
+        return False
+    return not any(a.split("=", 1)[0] in _LOCAL_FLAGS for a in beam_args or [])
+
+
 def with_local_mode(beam_args: BeamArgs, patterns: list[str], cores: int | None = None,
                     memory: int | None = None) -> BeamArgs:
     """``beam_args`` plus :data:`LOCAL_PARALLEL_MODE` and ``--direct_num_workers`` = :func:`local_workers` when
     they name no runner and no ``--direct_*`` flag (so the run is on the DirectRunner by default) and that is more
     than one worker; otherwise ``beam_args`` unchanged (ready ``PipelineOptions`` always are). ``cores`` defaults
     to the CPUs this process may use, ``memory`` to :func:`available_memory`."""
-    if isinstance(beam_args, PipelineOptions):
+    if not chooses_local_mode(beam_args):
         return beam_args
     args = list(beam_args or [])
-    if any(a.split("=", 1)[0] in _LOCAL_FLAGS for a in args):
-        return beam_args
     cores = cores if cores is not None else len(os.sched_getaffinity(0))
     if cores <= 1:
         return beam_args
@@ -362,3 +370,12 @@ def run_to_completion(p: beam.Pipeline, options: PipelineOptions) -> None:
         raise NewscleanError(f"pipeline failed: {type(exc).__name__}: {first}") from exc
     if state not in (PipelineState.DONE, None):
         raise NewscleanError(f"pipeline ended in state {state}")
+
+
+def run_graph(build: Callable[[beam.Pipeline], None], beam_args: BeamArgs, patterns: list[str]) -> None:
+    """Build a graph over the WARC files of ``patterns`` with ``build(p)`` on :func:`new_pipeline` of
+    :func:`runner_options` and run it with :func:`run_to_completion` (which raises what it raises)."""
+    options = runner_options(beam_args, patterns)
+    p = new_pipeline(options)
+    build(p)
+    run_to_completion(p, options)

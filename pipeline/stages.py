@@ -34,6 +34,7 @@ import hashlib
 import json
 import logging
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import apache_beam as beam
 import pyarrow as pa
@@ -42,7 +43,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.budget import RecordTimeout, time_budget
-from newsclean.pipeline.options import resolve_chain_config
+from newsclean.pipeline.options import CleanConfig, resolve_chain_config
+from newsclean.pipeline.progress import CountProgress
 from newsclean.pipeline.warc_reader import (
     COUNTS_TAG,
     REJECTS_TAG,
@@ -93,7 +95,7 @@ PARQUET_SUFFIX = ".parquet"
 __all__ = [
     "FindWarcFiles", "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "WriteParquet", "WriteCounts",
     "classify_response", "looks_like_html", "evidence_for_key", "clean_page", "build_article", "make_reject",
-    "article_id", "read_pages_at",
+    "article_id", "read_pages_at", "read_and_clean", "Cleaned",
 ]
 
 
@@ -648,6 +650,43 @@ class CleanPages(beam.PTransform):
 
 
 # --------------------------------------------------------------------------------------------
+# Read, filter, clean: the stages before dedup, together
+# --------------------------------------------------------------------------------------------
+
+
+class Cleaned(NamedTuple):
+    """What :func:`read_and_clean` adds to a graph: ``articles`` (cleaned :class:`~newsclean.schemas.records.Article`
+    records, before dedup), ``rejects`` (every stage's rejects, flattened) and ``counts`` (the reader's ``(name,
+    int)`` count pairs: records read, the second pass's count, skipped records)."""
+
+    articles: beam.PCollection
+    rejects: beam.PCollection
+    counts: beam.PCollection
+
+
+def read_and_clean(paths, sections, evidence, config: CleanConfig) -> Cleaned:
+    """Add reading, filtering and cleaning of the WARC files ``paths`` (:class:`FindWarcFiles`) to their graph
+    (labels ``ReadWarc``, ``FilterResponses``, ``CleanPages``, ``CollectRejects`` and the progress branches).
+
+    ``sections``: PCollection of ``((site, section), pages)``, ``evidence``: of ``((site, category),
+    SiteEvidence | None)`` (:class:`LearnSiteEvidence`'s outputs, or the same read back from disk), both side inputs.
+    """
+    # Read the WARC response records: pages, and a reject for each record that cannot be one.
+    read = paths | "ReadWarc" >> ReadWarc(sections)
+    # Keep the HTML 200 responses; clean each page into an article or a reject.
+    filtered = read["pages"] | "FilterResponses" >> FilterResponses()
+    cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,
+                                                             config.text_includes, config.keep_listings)
+    rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
+    # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
+    # each record as read before it passes it on, so a line never shows more articles than records read).
+    for label, pcoll, what in (("ProgressArticles", cleaned["articles"], "articles"),
+                               ("ProgressRejects", rejects, "rejects")):
+        _ = pcoll | label >> beam.ParDo(CountProgress(what))
+    return Cleaned(cleaned["articles"], rejects, read["counts"])
+
+
+# --------------------------------------------------------------------------------------------
 # WriteParquet / WriteCounts
 # --------------------------------------------------------------------------------------------
 
@@ -673,7 +712,8 @@ def output_prefix(out: str, name: str) -> str:
 
 class WriteParquet(beam.PTransform):
     """Write ``{"articles": Article, "rejects": Reject}`` to ``OUT/articles/part-*.parquet``
-    and ``OUT/rejects/part-*.parquet`` with the schemas of :mod:`newsclean.schemas.records` (snappy).
+    and ``OUT/rejects/part-*.parquet`` with the schemas of :mod:`newsclean.schemas.records` (snappy); without
+    ``"articles"``, the rejects only (the batches of a bounded local run, pipeline/batches.py).
 
     An empty PCollection still
     gives one Parquet file with the schema and no rows (Beam writes an empty shard), which
@@ -687,20 +727,23 @@ class WriteParquet(beam.PTransform):
         self.settings = settings
 
     def expand(self, pcolls):
-        rejects = pcolls["rejects"]
-        a = (pcolls["articles"] | "ArticleRows" >> beam.Map(to_row)
-             | "WriteArticles" >> beam.io.WriteToParquet(
-                 output_prefix(self.out, ARTICLES_DIR), with_settings(ARTICLE_SCHEMA, self.settings), codec="snappy",
-                 file_name_suffix=PARQUET_SUFFIX, row_group_buffer_size=ARTICLE_ROW_GROUP_BYTES,
-                 record_batch_size=ARTICLE_RECORD_BATCH))
-        r = (rejects | "RejectRows" >> beam.Map(to_row)
-             | "WriteRejects" >> beam.io.WriteToParquet(
-                 output_prefix(self.out, REJECTS_DIR), with_settings(REJECT_SCHEMA, self.settings), codec="snappy",
-                 file_name_suffix=PARQUET_SUFFIX))
-        return {"articles": a, "rejects": r}
+        written = {}
+        if "articles" in pcolls:
+            written["articles"] = (pcolls["articles"] | "ArticleRows" >> beam.Map(to_row)
+                                   | "WriteArticles" >> beam.io.WriteToParquet(
+                                       output_prefix(self.out, ARTICLES_DIR), with_settings(ARTICLE_SCHEMA, self.settings),
+                                       codec="snappy", file_name_suffix=PARQUET_SUFFIX,
+                                       row_group_buffer_size=ARTICLE_ROW_GROUP_BYTES,
+                                       record_batch_size=ARTICLE_RECORD_BATCH))
+        written["rejects"] = (pcolls["rejects"] | "RejectRows" >> beam.Map(to_row)
+                              | "WriteRejects" >> beam.io.WriteToParquet(
+                                  output_prefix(self.out, REJECTS_DIR), with_settings(REJECT_SCHEMA, self.settings),
+                                  codec="snappy", file_name_suffix=PARQUET_SUFFIX))
+        return written
 
 
-def _json_line(kv) -> str:
+def json_line(kv) -> str:
+    """One line of ``OUT/_counts/counts.jsonl``: ``{"name": ..., "value": ...}`` of a ``(name, int)`` pair."""
     return json.dumps({"name": kv[0], "value": kv[1]}, sort_keys=True)
 
 
@@ -721,7 +764,7 @@ class WriteCounts(beam.PTransform):
         return (
             counts
             | "Sum" >> beam.CombinePerKey(sum)
-            | "ToJson" >> beam.Map(_json_line)
+            | "ToJson" >> beam.Map(json_line)
             | "Write" >> beam.io.WriteToText(FileSystems.join(self.out, COUNTS_DIR, "counts"),
                                              file_name_suffix=".jsonl", shard_name_template="")
         )

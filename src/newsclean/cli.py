@@ -242,7 +242,8 @@ def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) 
     config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain,
                          min_words=args.min_words, partition_by=args.partition_by, incremental=args.incremental,
                          wait_for_lock=args.wait_for_lock, allow_mixed_settings=args.allow_mixed_settings,
-                         text_includes=args.text_includes, keep_listings=args.keep_listings)
+                         text_includes=args.text_includes, keep_listings=args.keep_listings,
+                         batch_bytes=args.batch_mib << 20)
     beam_args = quiet_workers(beam_args, args.verbose)
     if args.no_wait:  # pipeline/launch.py: submit, print the job id, exit
         from newsclean.pipeline.launch import launch_clean

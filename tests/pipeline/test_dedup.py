@@ -26,6 +26,7 @@ from newsclean.pipeline.dedup import (
     estimated_jaccard,
     keep_rank,
     member,
+    near_clusters,
     packed_member,
     pair_edge,
     shingles,
@@ -250,3 +251,31 @@ def test_signature_join_gives_the_edges_of_whole_buckets():
     assert edges == list(bucket_edges(entries, 0.8)) == [(members[1], members[0])]
 
 
+
+
+def test_near_clusters_in_one_process_are_the_graphs():
+    """:func:`near_clusters` (the batched run's dedup, pipeline/batches.py) gives every article the cluster that
+    :class:`NearDedup` gives it in the graph: 8 texts with 0-3 near copies each (a chain of edits too), 6 others."""
+    import apache_beam as beam
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to
+
+    texts = []
+    for i in range(8):
+        text = _text(100 + i)
+        texts.append(text)
+        for k in range(i % 4):  # each copy edits the previous one: a chain
+            text = _change_words(text, [10 + 40 * k, 200 - 30 * k])
+            texts.append(text)
+    texts += [_text(200 + i) for i in range(6)]
+    articles = [_article(f"a{j:02d}", text, T0 + timedelta(hours=(7 * j) % 11)) for j, text in enumerate(texts)]
+    entries = [signature_entry(a, NearDupParams()) for a in articles]
+    clusters = near_clusters(entries)
+    assert len(set(clusters.values())) >= 5 and len(clusters) >= 15  # most of the 7 texts with copies
+    expected = [(e.article_id, clusters.get(e.article_id, e.article_id)) for e in entries]
+    with TestPipeline(runner="FnApiRunner") as p:
+        signed = p | "Articles" >> beam.Create([(a, e.signature) for a, e in zip(articles, entries, strict=True)])
+        out = signed | NearDedup(NearDupParams(), entries=p | "Entries" >> beam.Create(entries))
+        kept = out["articles"] | beam.Map(lambda s: (s[0].article_id, s[0].cluster_id))
+        dropped = out["duplicates"] | beam.Map(lambda d: (d["article_id"], d["cluster_id"]))
+        assert_that((kept, dropped) | beam.Flatten(), equal_to(expected))

@@ -1,0 +1,219 @@
+"""The bounded local run (pipeline/batches.py): a run that leaves the runner to newsclean and reads more than a
+batch of WARC bytes is cut into batches of files, and gives the rows of one run over all of them.
+
+The crawl is made so that cutting it per file would change rows if each batch decided on its own: the best-ranked
+copy of an exact duplicate and of a near-duplicate lies in a later file than the other copy, and a URL section of
+another crawler's files fills a neighbour sample only with the pages of two files together."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+from warc_builder import Response, article_page, paragraph, write_warc
+
+from newsclean.pipeline import batches
+from newsclean.pipeline.batches import file_batches, runs_in_batches
+from newsclean.pipeline.clean import run_clean
+from newsclean.pipeline.incremental import INDEX_DIR
+from newsclean.pipeline.options import CleanConfig
+from newsclean.pipeline.summary import read_counts
+
+T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+#: One run's graph, whatever the input's size.
+ONE_GRAPH = 0
+#: A batch per WARC file.
+PER_FILE = 1
+
+
+def _paragraphs(seed: int) -> list[str]:
+    return [paragraph(seed * 100 + j) for j in range(6)]  # about 280 words: 3 changed words keep J > 0.8
+
+
+def _edit(paras: list[str]) -> list[str]:
+    words = paras[1].split()
+    for i in (5, 15, 25):
+        words[i] = "changedword"
+    return [paras[0], " ".join(words), *paras[2:]]
+
+
+def _page(site: str, category: str, url: str, seed: int, date: datetime, paras=None) -> Response:
+    return Response(url, article_page(site, category, f"Story {seed}", paras or _paragraphs(seed)).encode(),
+                    date=date)
+
+
+def _crawl(root: Path) -> Path:
+    """Five WARC files; the best-ranked copies of the duplicates lie in the later files."""
+    warc = root / "warc"
+    first = [_page("alpha", "news", f"http://alpha.test/news/story-{i}.html", i, T0 + timedelta(hours=1, minutes=i))
+             for i in range(4)]
+    write_warc(warc / "alpha" / "news" / "alpha-news-20240501T100000Z-00000.warc.gz", "alpha", "news", first)
+    second = [
+        # the same text as story-2, fetched earlier: it wins exact dedup although its file comes later
+        Response("http://alpha.test/news/wire-copy-2.html", first[2].body, date=T0),
+        # a near-duplicate of story-1, published earlier: it is the cluster's kept member
+        _page("alpha", "news", "http://alpha.test/news/near-1.html", 1, T0, _edit(_paragraphs(1))),
+        _page("alpha", "news", "http://alpha.test/news/story-9.html", 9, T0 + timedelta(hours=2)),
+        Response("http://alpha.test/news/missing.html", b"<html><body>Not found</body></html>", status=404),
+    ]
+    write_warc(warc / "alpha" / "news" / "alpha-news-20240501T120000Z-00001.warc.gz", "alpha", "news", second)
+    beta = [_page("beta", "world", f"http://beta.test/world/story-{i}.html", 20 + i, T0) for i in range(3)]
+    beta.append(Response("http://beta.test/world/empty.html", b"   "))
+    write_warc(warc / "beta" / "world" / "beta-world-20240501T100000Z-00000.warc.gz", "beta", "world", beta)
+    # another crawler's files (no headers, no folder layout): gamma.test/sport/ has 3 pages in 2 files
+    foreign = [_page("gamma", "sport", f"http://gamma.test/sport/match-{i}.html", 40 + i, T0) for i in range(2)]
+    foreign.append(_page("gamma", "opinion", "http://gamma.test/opinion/view.html", 45, T0))
+    write_warc(warc / "crawl" / "CC-MAIN-00000.warc.gz", "x", "y", foreign, newsclean_headers="none")
+    write_warc(warc / "crawl" / "CC-MAIN-00001.warc.gz", "x", "y",
+               [_page("gamma", "sport", "http://gamma.test/sport/match-2.html", 42, T0)], newsclean_headers="none")
+    return warc
+
+
+def _config(warc: Path, out: Path, batch_bytes: int, incremental: bool = False) -> CleanConfig:
+    return CleanConfig(warc=str(warc), out=str(out), neighbour_sample=3, incremental=incremental,
+                       batch_bytes=batch_bytes)
+
+
+def _rows(out: Path, table: str) -> list[tuple]:
+    rows = ds.dataset(str(out / table), format="parquet").to_table().to_pylist()
+    return sorted(tuple(sorted((k, repr(v)) for k, v in row.items())) for row in rows)
+
+
+def _same_rows(a: Path, b: Path) -> None:
+    for table in ("articles", "rejects", "duplicates", INDEX_DIR):
+        assert _rows(a, table) == _rows(b, table), table
+    assert read_counts(str(a)) == read_counts(str(b))
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("batches")
+    warc = _crawl(root)
+    graphs = []
+    original = batches.run_graph
+
+    def counted(build, beam_args, patterns):
+        graphs.append(len(patterns))
+        return original(build, beam_args, patterns)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(batches, "run_graph", counted)
+    try:
+        one = run_clean(_config(warc, root / "one", ONE_GRAPH), [])
+        cut = run_clean(_config(warc, root / "cut", PER_FILE), [])
+    finally:
+        mp.undo()
+    return {"root": root, "warc": warc, "one": root / "one", "cut": root / "cut", "summaries": (one, cut),
+            "graphs": graphs}
+
+
+def test_a_large_input_runs_in_batches_of_files(outputs):
+    assert outputs["graphs"] == [5, 1, 1, 1, 1, 1]  # the evidence over all five files, then one run per file
+
+
+def test_batches_give_the_rows_of_one_run(outputs):
+    _same_rows(outputs["one"], outputs["cut"])
+    one, cut = outputs["summaries"]
+    assert one.to_dict() | {"warc": ""} == cut.to_dict() | {"warc": ""}
+    assert cut.balanced and cut.records_read == 16
+
+
+def test_the_best_ranked_copy_in_a_later_batch_is_kept(outputs):
+    articles = {r["url"]: r for r in ds.dataset(str(outputs["cut"] / "articles")).to_table().to_pylist()}
+    assert "http://alpha.test/news/wire-copy-2.html" in articles
+    assert "http://alpha.test/news/story-2.html" not in articles
+    assert "http://alpha.test/news/near-1.html" in articles
+    assert "http://alpha.test/news/story-1.html" not in articles
+    assert {r["url"] for r in articles.values() if r["category"] == "sport"} == {
+        f"http://gamma.test/sport/match-{i}.html" for i in range(3)}  # the section's pages of both files
+
+
+def test_an_incremental_run_in_batches_gives_the_rows_of_one_run(outputs, tmp_path):
+    warc = outputs["warc"]
+    later = [
+        _page("alpha", "news", "http://alpha.test/news/story-9b.html", 9, T0 + timedelta(days=1)),  # corpus text
+        _page("alpha", "news", "http://alpha.test/news/near-0.html", 0, T0, _edit(_paragraphs(0))),  # near corpus
+        _page("alpha", "news", "http://alpha.test/news/story-3.html", 3, T0 + timedelta(days=1),
+              _edit(_paragraphs(3))),  # a new version of a corpus URL
+        _page("beta", "world", "http://beta.test/world/story-7.html", 27, T0 + timedelta(days=1)),
+    ]
+    write_warc(tmp_path / "warc" / "alpha" / "news" / "alpha-news-20240502T100000Z-00000.warc.gz", "alpha", "news",
+               later[:3])
+    write_warc(tmp_path / "warc" / "beta" / "world" / "beta-world-20240502T100000Z-00000.warc.gz", "beta", "world",
+               later[3:])
+    shutil.copytree(warc, tmp_path / "warc", dirs_exist_ok=True)
+    for name in ("one", "cut"):
+        shutil.copytree(outputs["one"], tmp_path / name)
+    one = run_clean(_config(tmp_path / "warc", tmp_path / "one", ONE_GRAPH, True), [])
+    cut = run_clean(_config(tmp_path / "warc", tmp_path / "cut", PER_FILE, True), [])
+    _same_rows(tmp_path / "one", tmp_path / "cut")
+    assert cut.balanced and cut.duplicates == one.duplicates
+    assert cut.duplicates["near_duplicate"] >= 1 and cut.duplicates["exact_duplicate"] >= 2
+
+
+def test_a_partitioned_run_in_batches_gives_the_rows_of_one_run(outputs, tmp_path):
+    config = dataclasses.replace(_config(outputs["warc"], tmp_path / "out", PER_FILE), partition_by="crawl_date")
+    assert run_clean(config, []).balanced
+    assert sorted(p.name for p in (tmp_path / "out" / "articles").iterdir()) == ["crawl_date=2024-05-01"]
+    table = ds.dataset(str(tmp_path / "out" / "articles"), format="parquet", partitioning="hive").to_table()
+    rows = sorted(tuple(sorted((k, repr(v)) for k, v in row.items() if k != "crawl_date")) for row in table.to_pylist())
+    assert rows == _rows(outputs["one"], "articles")
+
+
+def test_file_batches_keep_the_order_and_the_bound():
+    files = [("a", 5), ("b", 4), ("c", 2), ("d", 20), ("e", 1)]
+    assert file_batches(files, 10) == [["a", "b"], ["c"], ["d"], ["e"]]
+    assert file_batches(files, 100) == [["a", "b", "c", "d", "e"]]
+    assert file_batches([], 10) == []
+
+
+def test_only_a_large_run_that_leaves_the_runner_to_newsclean_runs_in_batches():
+    files = [("a", 100 << 20), ("b", 100 << 20)]
+    assert runs_in_batches([], files, 128 << 20)
+    assert not runs_in_batches([], files[:1], 128 << 20)
+    assert not runs_in_batches([], files, 0)  # --batch-mib 0: always one run
+    for flags in (["--runner", "DirectRunner"], ["--direct_running_mode=in_memory"], ["--runner=PrismRunner"]):
+        assert not runs_in_batches(flags, files, 128 << 20)
+
+
+def test_batch_mib_reaches_the_run(monkeypatch, tmp_path):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    import newsclean.pipeline.clean as clean
+    from newsclean.cli import main
+    from newsclean.pipeline.options import DEFAULT_BATCH_MIB, clean_config_from_options
+
+    class Seen(Exception):
+        pass
+
+    def run_clean(config, *args, **kwargs):
+        raise Seen(config.batch_bytes)
+
+    monkeypatch.setattr(clean, "run_clean", run_clean)
+    for flags, mib in (([], DEFAULT_BATCH_MIB), (["--batch-mib", "3"], 3), (["--batch_mib=0"], 0)):
+        with pytest.raises(Seen) as seen:
+            main(["clean", "--warc", str(tmp_path), "--out", str(tmp_path / "out"), *flags])
+        assert seen.value.args == (mib << 20,)
+        assert clean_config_from_options(PipelineOptions(["--warc", "w", "--out", "o", *flags])).batch_bytes == mib << 20
+
+
+def test_progress_of_a_run_in_batches(outputs, tmp_path, monkeypatch, capsys):
+    """The phases on lines of their own; the counts go on over the batches, never more articles than records."""
+    import re
+
+    import newsclean.pipeline.progress as progress
+
+    monkeypatch.setattr(progress, "INTERVAL_S", 0.0)  # a line at every count
+    run_clean(_config(outputs["warc"], tmp_path / "out", PER_FILE), [], progress=True)
+    lines = [line[len(progress.PREFIX):] for line in capsys.readouterr().err.splitlines()
+             if line.startswith(progress.PREFIX)]
+    notes = [line for line in lines if "records read" not in line]
+    assert notes[0].startswith("5 WARC files") and "cleaning in 5 batches" in notes[0]
+    assert notes[1:] == [*(f"batch {i} of 5: 1 WARC files" for i in range(1, 6)), "deduplicating the batches' articles"]
+    counts = [tuple(int(n.replace(",", "")) for n in re.findall(r"([\d,]+) (?:records read|articles|rejects)", line))
+              for line in lines if "records read" in line]
+    assert counts[-1][0] == 16 and all(a + j <= r for r, a, j in counts)
