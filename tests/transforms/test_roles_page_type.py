@@ -75,6 +75,9 @@ def test_page_type_article_listing_other():
     keep = [True] * len(listing)
     assert page_type(listing, keep) == "listing"
     assert page_type(listing, keep, ("collectionpage",)) == "listing"
+    # a page declaring an article is never a listing, whatever its cards (a paper with a long reference list)
+    assert page_type(listing, keep, ("scholarlyarticle",)) == "other"
+    assert page_type(listing, keep, ("article", "collectionpage")) == "other"
     assert listing_lines(listing)[0] == "Headline number 0 of the section A short description of that story."
     assert len(listing_lines(listing)) == 12
     error = _blocks("<h1>Page not found</h1><p>Sorry.</p>")
