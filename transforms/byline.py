@@ -24,7 +24,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.metadata import MAX_NAME_CHARS, clean_author_names
-from newsclean.transforms.refine.region import class_tokens, main_container, word_hint
+from newsclean.transforms.refine.region import hinted_class_tokens, main_container, word_hint
 from newsclean.transforms.text import collapse_ws
 
 BYLINE_WORDS = frozenset({
@@ -72,8 +72,7 @@ def _box_of(el: etree._Element, levels: int, scope: etree._Element, stems: bool 
     for _ in range(levels + 1):
         if node is None or not isinstance(node.tag, str):
             return None
-        raw = f"{node.get('class') or ''} {node.get('id') or ''}".lower()
-        tokens = class_tokens(node) if _BOX_HINT.search(raw) else frozenset()
+        tokens = hinted_class_tokens(node, _BOX_HINT)
         if not tokens.isdisjoint(COMMENT_WORDS):
             return None
         prop = f"{node.get('itemprop') or ''} {node.get('rel') or ''}".lower()
@@ -91,8 +90,7 @@ def _in_comments(el: etree._Element, levels: int, scope: etree._Element) -> bool
     for _ in range(levels + 1):
         if node is None or not isinstance(node.tag, str):
             return False
-        raw = f"{node.get('class') or ''} {node.get('id') or ''}".lower()
-        if _BOX_HINT.search(raw) and not class_tokens(node).isdisjoint(COMMENT_WORDS):
+        if not hinted_class_tokens(node, _BOX_HINT).isdisjoint(COMMENT_WORDS):
             return True
         if node is scope:
             return False

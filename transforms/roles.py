@@ -30,7 +30,7 @@ from lxml import etree
 
 from newsclean.transforms.ancestor_filter import nth_ancestor
 from newsclean.transforms.blocks import TextBlock
-from newsclean.transforms.refine.region import class_tokens, is_prose, main_container, text_container, word_hint
+from newsclean.transforms.refine.region import hinted_class_tokens, is_prose, main_container, text_container, word_hint
 from newsclean.transforms.refine.teaser_cards import element_words
 from newsclean.transforms.text import scoring_tokens
 
@@ -97,10 +97,7 @@ class _Boxes:
         words = self.held.get(el, (0, 0, 0))[0]
         if tag in ("figcaption", "figure") and words <= self.params.max_caption_words:
             return CAPTION
-        raw = f"{el.get('class') or ''} {el.get('id') or ''}"
-        if not raw.strip() or not self.hint.search(raw.lower()):
-            return None
-        tokens = class_tokens(el)
+        tokens = hinted_class_tokens(el, self.hint)
         if not tokens.isdisjoint(self.params.caption_words) and words <= self.params.max_caption_words:
             return CAPTION
         if not tokens.isdisjoint(self.params.lead_words) and words <= self.params.max_lead_words:

@@ -29,7 +29,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import class_tokens, word_hint
+from newsclean.transforms.refine.region import hinted_class_tokens, word_hint
 
 CONSENT_WORDS = ("cookie", "cookies", "consent", "gdpr", "cmp", "onetrust", "didomi", "truste", "usercentrics",
                  "cookiebot", "quantcast", "privacymanager", "cookiebanner", "cookienotice", "sp_message")
@@ -82,9 +82,8 @@ def is_consent_region(el: etree._Element, params: ConsentParams = ConsentParams(
     ``<article>``/``<main>`` elements and ``<body>``/``<html>`` never are."""
     if not isinstance(el.tag, str) or el.tag in ("body", "html", "article", "main"):
         return False
-    raw = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
-    named = bool(raw.strip()) and bool(_hint(params.words).search(raw)) and \
-        not frozenset(params.words).isdisjoint(t.rstrip(_DIGITS) for t in class_tokens(el))
+    tokens = hinted_class_tokens(el, _hint(params.words))
+    named = not frozenset(params.words).isdisjoint(t.rstrip(_DIGITS) for t in tokens)
     if not named and params.dialogs:
         role = (el.get("role") or "").strip().lower()
         if role in DIALOG_ROLES or (el.get("aria-modal") or "").strip().lower() == "true":

@@ -83,6 +83,13 @@ def word_hint(words) -> re.Pattern:
     return re.compile("|".join(sorted(map(re.escape, words))))
 
 
+def hinted_class_tokens(el: etree._Element, hint: re.Pattern) -> frozenset[str]:
+    """:func:`class_tokens` of ``el`` when ``hint`` (:func:`word_hint`) finds one of its words in ``el``'s lowercased
+    class and id; else empty (no token could be one of those words)."""
+    raw = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+    return class_tokens(el) if hint.search(raw) else frozenset()
+
+
 def shared_elements(region: set[etree._Element]) -> set[etree._Element]:
     """The region's containers and all their ancestors."""
     shared: set[etree._Element] = set()
