@@ -24,6 +24,7 @@ from functools import cached_property
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.blocks import TextBlock
 
 PARAGRAPH_TAGS = (
@@ -96,6 +97,14 @@ def under_any(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Elem
             memo[el] = answer
         out.append(answer)
     return out
+
+
+def under_element(nodes: Iterable[etree._Element | None], scope: etree._Element) -> list[bool]:
+    """Per node, whether it is ``scope`` or lies under it (a None node: False): :func:`under_any` asking ``el is
+    scope``, walked by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        return kernel.walks().under_element(list(nodes), scope)
+    return under_any(nodes, lambda el: el is scope)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import nth_ancestor, under_any
+from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.metadata import MAX_NAME_CHARS, clean_author_names
 from newsclean.transforms.refine.region import hinted_class_tokens, main_container, word_hint
@@ -65,18 +65,44 @@ def _names_byline(tokens: frozenset[str], stems: bool) -> bool:
     return not tokens.isdisjoint(BYLINE_WORDS) or (stems and any(s in t for t in tokens for s in BYLINE_STEMS))
 
 
-def _box_of(el: etree._Element, levels: int, scope: etree._Element, stems: bool = True) -> etree._Element | None:
+_COMMENT_BOX, _BYLINE_BOX = 1, 2
+
+
+class _BoxKinds:
+    """Memo of what box each element is: a comment box (class/id tokens in :data:`COMMENT_WORDS`), else a byline
+    box (a byline token, with ``stems`` a byline stem, or ``itemprop``/``rel`` naming the author), else neither (0).
+    One page's blocks share their ancestors, so each element is read once."""
+
+    def __init__(self, stems: bool):
+        self.stems = stems
+        self.memo: dict[etree._Element, int] = {}
+
+    def __call__(self, node: etree._Element) -> int:
+        kind = self.memo.get(node)
+        if kind is None:
+            tokens = hinted_class_tokens(node, _BOX_HINT)
+            if not tokens.isdisjoint(COMMENT_WORDS):
+                kind = _COMMENT_BOX
+            elif _names_byline(tokens, self.stems) or \
+                    "author" in f"{node.get('itemprop') or ''} {node.get('rel') or ''}".lower():
+                kind = _BYLINE_BOX
+            else:
+                kind = 0
+            self.memo[node] = kind
+        return kind
+
+
+def _box_of(el: etree._Element, levels: int, scope: etree._Element, kinds: _BoxKinds) -> etree._Element | None:
     """The nearest of ``el`` and its ``levels`` ancestors (not above ``scope``) that is a byline box; None when one
     of them is a comment box first, or none is a byline box."""
     node = el
     for _ in range(levels + 1):
         if node is None or not isinstance(node.tag, str):
             return None
-        tokens = hinted_class_tokens(node, _BOX_HINT)
-        if not tokens.isdisjoint(COMMENT_WORDS):
+        kind = kinds(node)
+        if kind == _COMMENT_BOX:
             return None
-        prop = f"{node.get('itemprop') or ''} {node.get('rel') or ''}".lower()
-        if _names_byline(tokens, stems) or "author" in prop:
+        if kind == _BYLINE_BOX:
             return node
         if node is scope:
             return None
@@ -84,13 +110,13 @@ def _box_of(el: etree._Element, levels: int, scope: etree._Element, stems: bool 
     return None
 
 
-def _in_comments(el: etree._Element, levels: int, scope: etree._Element) -> bool:
+def _in_comments(el: etree._Element, levels: int, scope: etree._Element, kinds: _BoxKinds) -> bool:
     """Whether ``el`` or one of its ``levels`` nearest ancestors (not above ``scope``) is a comment box."""
     node = el
     for _ in range(levels + 1):
         if node is None or not isinstance(node.tag, str):
             return False
-        if not hinted_class_tokens(node, _BOX_HINT).isdisjoint(COMMENT_WORDS):
+        if kinds(node) == _COMMENT_BOX:
             return True
         if node is scope:
             return False
@@ -98,14 +124,14 @@ def _in_comments(el: etree._Element, levels: int, scope: etree._Element) -> bool
     return False
 
 
-def _inline_box(block: TextBlock, scope: etree._Element, stems: bool) -> etree._Element | None:
+def _inline_box(block: TextBlock, scope: etree._Element, kinds: _BoxKinds) -> etree._Element | None:
     """The first inline element holding some of the block's text, or an inline ancestor of one below the block's
     container (``<span class="byline"><a>Jane Doe</a></span>``, ``<a rel="author">``: inline tags do not split
     blocks, so the block's container is their parent), that is a byline box."""
     for el, slot in block.pieces:
         node = el if slot == "text" else el.getparent()
         while node is not None and node is not block.container and node is not scope:
-            if _box_of(node, 0, scope, stems) is not None:
+            if _box_of(node, 0, scope, kinds) is not None:
                 return node
             node = node.getparent()
     return None
@@ -120,13 +146,14 @@ def byline_names(blocks: Sequence[TextBlock], keep: Sequence[bool],
     if main is None:
         return ()
     scope = nth_ancestor(main, params.scope_levels)
-    inside = under_any((b.container for b in blocks), lambda el: el is scope)
+    inside = under_element([b.container for b in blocks], scope)
+    kinds = _BoxKinds(params.stems)
     for b, within in zip(blocks, inside):
         if not within or b.num_words > MAX_BYLINE_WORDS:
             continue
-        box = _box_of(b.container, params.box_levels, scope, params.stems)
-        if box is None and not _in_comments(b.container, params.box_levels, scope):
-            box = _inline_box(b, scope, params.stems)
+        box = _box_of(b.container, params.box_levels, scope, kinds)
+        if box is None and not _in_comments(b.container, params.box_levels, scope, kinds):
+            box = _inline_box(b, scope, kinds)
         if box is None:
             continue
         text = collapse_ws(" ".join(box.itertext()))

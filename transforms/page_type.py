@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from newsclean.schemas.contract import PageType
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.metadata import declares_article
@@ -76,7 +77,10 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def _folded(text: str) -> str:
-    """``text`` case-folded, letters and digits only."""
+    """``text`` case-folded, letters and digits only (by the compiled kernel where
+    :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        return kernel.walks().alnum_casefold(text)
     return _NOT_ALNUM.sub("", text.casefold())
 
 

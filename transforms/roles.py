@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import nth_ancestor
+from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.refine.region import hinted_class_tokens, is_prose, main_container, text_container, word_hint
 from newsclean.transforms.refine.teaser_cards import element_words
@@ -122,7 +122,7 @@ def block_roles(blocks: Sequence[TextBlock], keep: Sequence[bool], description: 
     roles: list[str | None] = []
     for i, (b, k) in enumerate(zip(blocks, keep)):
         box = boxes.role_of(b.container)
-        if box == CAPTION and (k or _inside(b.container, scope)):
+        if box == CAPTION and (k or under_element([b.container], scope)[0]):
             roles.append(CAPTION)
         elif not k:
             roles.append(None)
@@ -132,10 +132,6 @@ def block_roles(blocks: Sequence[TextBlock], keep: Sequence[bool], description: 
         else:
             roles.append(BODY)
     return roles
-
-
-def _inside(el: etree._Element, scope: etree._Element) -> bool:
-    return el is scope or any(a is scope for a in el.iterancestors())
 
 
 def _overlap(text: str, wanted: set[str]) -> float:

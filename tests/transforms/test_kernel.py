@@ -19,6 +19,7 @@ from kernel_pages import altered_tree, hostile_page, site_pages
 from lxml import etree
 
 from newsclean.transforms import kernel
+from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import BlockParams, extract_blocks
 from newsclean.transforms.chain import CONFIGS, _prune_empty, extract_article, prepare_blocks
 from newsclean.transforms.classifier.features import block_features, context_features, context_groups
@@ -28,7 +29,9 @@ from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.marks import strip_marks
 from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_informative
+from newsclean.transforms.page_type import _folded
 from newsclean.transforms.parse import parse_html
+from newsclean.transforms.refine import teaser_cards
 from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.site_profile import summarise_page
 from newsclean.transforms.static_noise import StaticNoiseSignature, mark_static_noise, page_keys
@@ -92,7 +95,8 @@ def _extraction(html: str, evidence, config):
         e = extract_article(html, evidence, config)
     except ExtractionError as exc:
         return f"reject {exc.reason}: {exc}"
-    return (e.title, e.text, e.html, e.word_count, e.counts, e.metadata, e.published_at, e.language)
+    return (e.title, e.text, e.html, e.word_count, e.counts, e.metadata, e.published_at, e.language, e.captions,
+            e.lead, e.page_type)
 
 
 def _prepared(html: str, evidence, config):
@@ -188,6 +192,54 @@ def test_tree_steps_identical_on_parsed_hostile_pages(seed):
         pytest.skip("rejected page")
     reference, compiled = _both(lambda: _tree_steps(root))
     assert reference == compiled
+
+
+def _page_level_reads(html: str) -> list:
+    """What the page-level steps read through the kernel, for one page's blocks: the elements' word counts
+    (two link settings), the containers under each block's grandparent, the folded text."""
+    try:
+        page = prepare_blocks(html, None, CONFIGS["default"])
+    except ExtractionError as exc:
+        return [f"reject {exc.reason}"]
+    tree = page.root.getroottree()
+    containers = [b.container if i % 3 else None for i, b in enumerate(page.blocks)]
+    scopes = [nth_ancestor(b.container, 2) for b in page.blocks[:20]]
+    return [
+        *([(tree.getpath(el), counts) for el, counts in _element_words(page.blocks, *link).items()]
+          for link in ((2, 0.5), (1, 0.0))),
+        *(under_element(containers, scope) for scope in scopes),
+        _folded(" ".join(b.text for b in page.blocks)),
+    ]
+
+
+@needs_kernel
+@pytest.mark.parametrize("seeds", [range(0, 60), range(60, 120)])
+def test_page_level_reads_identical_on_hostile_pages(seeds):
+    compared = 0
+    for seed in seeds:
+        html = hostile_page(seed)
+        with kernel.python_only():
+            reference = _page_level_reads(html)
+        with kernel.python_only(False):
+            compiled = _page_level_reads(html)
+        assert reference == compiled, seed
+        compared += len(reference) > 1 and bool(reference[0])
+    assert compared > len(seeds) // 2  # most hostile pages give blocks: the reads were compared, not two rejects
+
+
+def _element_words(blocks, min_link_words, min_link_density):
+    """``element_words`` with its memo of the last page cleared (each path computes its own answer)."""
+    teaser_cards._LAST_ELEMENT_WORDS[0] = None
+    return teaser_cards.element_words(blocks, min_link_words, min_link_density)
+
+
+@needs_kernel
+def test_folded_text_identical_on_wide_and_mixed_scripts():
+    texts = ["", "_", "Straße ΣΑΣ ǅ İ", "東京都 ひらがな_カタカナ", "١٢٣ ⅷ ² x\u0301", "a\u00adb c\u200bd", "ﬁ ﬀ"]
+    for text in texts:
+        with kernel.python_only():
+            reference = _folded(text)
+        assert kernel.walks().alnum_casefold(text) == reference, text
 
 
 @needs_kernel

@@ -9,7 +9,7 @@ from newsclean.transforms.refine.article_fallback import ArticleFallbackParams, 
 from newsclean.transforms.refine.consent import consent_keep, consent_regions
 from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams, line_runs, paragraph_lines_keep
 from newsclean.transforms.refine.side_content import SideContentParams, side_content_keep
-from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, teaser_cards_keep
+from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, element_words, teaser_cards_keep
 
 PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
          "two of its supports. ")
@@ -70,6 +70,21 @@ def test_repeated_cards_after_the_body_are_dropped_a_list_inside_the_text_is_not
 def test_a_page_of_cards_is_left_to_the_page_type():
     blocks = _blocks(f"<p>{PROSE}</p><ul>{_cards(8)}</ul>")
     assert all(teaser_cards_keep(blocks, [0.9] * len(blocks), [True] * len(blocks)))
+
+
+def test_element_words_memo_answers_only_the_same_list_and_settings():
+    """The last page's counts are given again only for the same list of blocks and link settings."""
+    blocks = _blocks(f"<div id='a'><p>{PROSE}</p><ul>{_cards(3)}</ul></div>")
+    body = blocks[0].container.getparent().getparent()
+    total = sum(b.num_words for b in blocks)
+    links = sum(b.num_words >= 2 and b.link_density >= 0.5 for b in blocks)
+    assert element_words(blocks)[body] == (total, links, sum(b.num_linked_words for b in blocks)) and links == 3
+    assert element_words(blocks) is element_words(blocks)
+    assert element_words(blocks, 2, 0.5) is element_words(blocks)
+    assert element_words(blocks, 50, 0.5)[body][1] == 0  # other settings: counted again, no link block that long
+    fewer = blocks[:1]
+    assert element_words(fewer)[body] == (blocks[0].num_words, 0, 0)  # another list: counted again
+    assert element_words(list(blocks))[body][0] == total  # an equal list that is not the same object: counted again
 
 
 # ------------------------------------------------------------------------------------------------- consent

@@ -68,6 +68,11 @@ def _hint(words: tuple[str, ...]):
     return word_hint(words)
 
 
+@functools.cache
+def _word_set(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(words)
+
+
 def _depth_below_body(el: etree._Element) -> int | None:
     depth = 0
     for node in el.iterancestors():
@@ -83,7 +88,7 @@ def is_consent_region(el: etree._Element, params: ConsentParams = ConsentParams(
     if not isinstance(el.tag, str) or el.tag in ("body", "html", "article", "main"):
         return False
     tokens = hinted_class_tokens(el, _hint(params.words))
-    named = not frozenset(params.words).isdisjoint(t.rstrip(_DIGITS) for t in tokens)
+    named = bool(tokens) and not _word_set(params.words).isdisjoint(t.rstrip(_DIGITS) for t in tokens)
     if not named and params.dialogs:
         role = (el.get("role") or "").strip().lower()
         if role in DIALOG_ROLES or (el.get("aria-modal") or "").strip().lower() == "true":

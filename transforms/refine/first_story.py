@@ -48,21 +48,40 @@ class FirstStoryParams:
         return first_story_keep(blocks, keep, ctx.title, ctx.article_body, self)
 
 
-def _outermost_story(el: etree._Element) -> etree._Element | None:
-    found = None
-    for node in (el, *el.iterancestors()):
-        if isinstance(node.tag, str) and node.tag not in ("body", "html", "main"):
-            container, body_prop, body_name = article_marks(node)
-            if (container and node.tag != "main") or body_prop or body_name:
-                found = node
-    return found
+def _is_story(node: etree._Element) -> bool:
+    """Whether ``node`` is marked as an article (:func:`~newsclean.transforms.structure.article_marks`: an article
+    container but ``<main>``, an ``articleBody`` property, a body class/id name); never ``body``, ``html``, ``main``."""
+    if not isinstance(node.tag, str) or node.tag in ("body", "html", "main"):
+        return False
+    container, body_prop, body_name = article_marks(node)
+    return (container and node.tag != "main") or body_prop or body_name
+
+
+def _outermost_stories(containers: Sequence[etree._Element | None]) -> list[etree._Element | None]:
+    """Per element (None: None), the outermost of it and its ancestors that is a story (:func:`_is_story`), None when
+    none is; each element is judged once (the answers of an element's ancestors are shared by the elements below)."""
+    memo: dict[etree._Element, etree._Element | None] = {}
+    out = []
+    for el in containers:
+        path = []
+        node = el
+        while node is not None and node not in memo:
+            path.append(node)
+            node = node.getparent()
+        found = memo[node] if node is not None else None
+        for n in reversed(path):
+            if found is None and _is_story(n):
+                found = n
+            memo[n] = found
+        out.append(found)
+    return out
 
 
 def first_story_keep(blocks: Sequence[TextBlock], keep: Sequence[bool], title: str | None = None,
                      article_body: str | None = None, params: FirstStoryParams = FirstStoryParams()) -> list[bool]:
     """``keep`` with the kept blocks of every story but the page's own dropped (module docstring); unchanged when
     fewer than two stories hold ``params.min_story_words`` kept words of prose. One flag per block."""
-    stories = [_outermost_story(b.container) if k else None for b, k in zip(blocks, keep)]
+    stories = _outermost_stories([b.container if k else None for b, k in zip(blocks, keep)])
     prose: dict[etree._Element, int] = {}
     for b, s in zip(blocks, stories):
         if s is not None and is_prose(b, 10, 0.3):

@@ -86,8 +86,13 @@ def word_hint(words) -> re.Pattern:
 def hinted_class_tokens(el: etree._Element, hint: re.Pattern) -> frozenset[str]:
     """:func:`class_tokens` of ``el`` when ``hint`` (:func:`word_hint`) finds one of its words in ``el``'s lowercased
     class and id; else empty (no token could be one of those words)."""
-    raw = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
-    return class_tokens(el) if hint.search(raw) else frozenset()
+    cls, ident = el.get("class"), el.get("id")
+    if not cls and not ident:
+        return _NO_TOKENS
+    return class_tokens(el) if hint.search(f"{cls or ''} {ident or ''}".lower()) else _NO_TOKENS
+
+
+_NO_TOKENS: frozenset[str] = frozenset()
 
 
 def shared_elements(region: set[etree._Element]) -> set[etree._Element]:

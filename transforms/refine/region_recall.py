@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import nth_ancestor, under_any
+from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.region import class_tokens, is_prose, main_container, text_container
@@ -92,9 +92,9 @@ def _words_under(scope: etree._Element, blocks: Sequence[TextBlock],
                  containers: Sequence[etree._Element]) -> tuple[list[bool], int]:
     """Per block, whether its container lies under ``scope`` (or is it), and the words of those blocks.
 
-    Decided from the containers' ancestors (:func:`~newsclean.transforms.ancestor_filter.under_any`), not from
+    Decided from the containers' ancestors (:func:`~newsclean.transforms.ancestor_filter.under_element`), not from
     ``scope``'s whole subtree."""
-    inside = under_any(containers, lambda node: node is scope)
+    inside = under_element(containers, scope)
     return inside, sum(b.num_words for b, i in zip(blocks, inside) if i)
 
 
@@ -103,7 +103,7 @@ def _has_class_word(el: etree._Element, words: Sequence[str], levels: int) -> bo
     for _ in range(levels + 1):
         if node is None:
             return False
-        if not class_tokens(node).isdisjoint(words):
+        if (node.get("class") or node.get("id")) and not class_tokens(node).isdisjoint(words):
             return True
         node = node.getparent()
     return False

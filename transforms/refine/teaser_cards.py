@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
@@ -88,7 +89,31 @@ def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
                   min_link_density: float = 0.5) -> dict[etree._Element, tuple[int, int, int]]:
     """Per element holding a block: ``(words, link blocks, linked words)`` of the blocks under it (itself and its
     descendants' containers): their ``TextBlock.num_words``, how many of them are links (at least
-    ``min_link_words`` words, link density at least ``min_link_density``), and their ``num_linked_words``."""
+    ``min_link_words`` words, link density at least ``min_link_density``), and their ``num_linked_words``.
+
+    The page's blocks are asked for this twice (the teaser-card step, then the page type and roles): the last
+    answer is kept and given again for the same list and settings (the dict is shared: read it, do not change it).
+    The compiled kernel counts where :func:`newsclean.transforms.kernel.enabled` holds."""
+    last = _LAST_ELEMENT_WORDS[0]
+    if last is not None and last[0] is blocks and last[1] == (min_link_words, min_link_density):
+        return last[2]
+    held = None
+    if kernel.enabled():
+        try:
+            held = kernel.walks().element_words(list(blocks), min_link_words, min_link_density)
+        except kernel.Unsupported:
+            pass
+    if held is None:
+        held = _element_words(blocks, min_link_words, min_link_density)
+    _LAST_ELEMENT_WORDS[0] = (blocks, (min_link_words, min_link_density), held)  # one tuple: safe across threads
+    return held
+
+
+_LAST_ELEMENT_WORDS: list[tuple | None] = [None]
+
+
+def _element_words(blocks: Sequence[TextBlock], min_link_words: int,
+                   min_link_density: float) -> dict[etree._Element, tuple[int, int, int]]:
     held: dict[etree._Element, tuple[int, int, int]] = {}
     for b in blocks:
         if not b.num_words:
@@ -107,7 +132,7 @@ class CardGroups:
 
     def __init__(self, held: dict[etree._Element, tuple[int, int]], params: TeaserCardsParams):
         self.held, self.params = held, params
-        self._groups: dict[tuple[etree._Element, tuple[str, str]], bool] = {}
+        self._groups: dict[etree._Element, dict[tuple[str, str], bool]] = {}
 
     def is_card(self, el: etree._Element) -> bool:
         words, links, linked = self.held.get(el, (0, 0, 0))
@@ -116,16 +141,27 @@ class CardGroups:
 
     def __call__(self, el: etree._Element) -> bool:
         """Whether ``el`` is a card among at least ``min_cards`` same-signature sibling cards."""
+        if el not in self.held or not isinstance(el.tag, str) or not self.is_card(el):
+            return False  # an element holding no block's words is no card
         parent = el.getparent()
-        if parent is None or not isinstance(el.tag, str) or not self.is_card(el):
+        if parent is None:
             return False
-        sig = tag_class_signature(el)
-        key = (parent, sig)
-        if key not in self._groups:
-            same = [c for c in parent if tag_class_signature(c) == sig and c in self.held]
-            cards = sum(map(self.is_card, same))
-            self._groups[key] = cards >= self.params.min_cards and cards >= self.params.min_card_share * len(same)
-        return self._groups[key]
+        groups = self._groups.get(parent)
+        if groups is None:
+            groups = self._groups[parent] = self._judge(parent)
+        return groups[tag_class_signature(el)]
+
+    def _judge(self, parent: etree._Element) -> dict[tuple[str, str], bool]:
+        """Per signature (:func:`~newsclean.transforms.refine.region.tag_class_signature`) of ``parent``'s children
+        holding words: whether at least ``min_cards`` of them, and ``min_card_share`` of them, are cards."""
+        tally: dict[tuple[str, str], tuple[int, int]] = {}
+        for child in parent:
+            if child in self.held:
+                sig = tag_class_signature(child)
+                same, cards = tally.get(sig, (0, 0))
+                tally[sig] = (same + 1, cards + self.is_card(child))
+        return {sig: cards >= self.params.min_cards and cards >= self.params.min_card_share * same
+                for sig, (same, cards) in tally.items()}
 
 
 def teaser_cards_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
