@@ -22,7 +22,13 @@ from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import BlockParams, extract_blocks
 from newsclean.transforms.chain import CONFIGS, _prune_empty, extract_article, prepare_blocks
-from newsclean.transforms.classifier.features import block_features, context_features, context_groups
+from newsclean.transforms.classifier.features import (
+    block_features,
+    context_features,
+    context_groups,
+    site_features,
+    structure_features,
+)
 from newsclean.transforms.classifier.lexicon import load_lexicon
 from newsclean.transforms.classifier.model import DEFAULT_LEXICON, content_probabilities
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
@@ -225,6 +231,27 @@ def test_page_level_reads_identical_on_hostile_pages(seeds):
         assert reference == compiled, seed
         compared += len(reference) > 1 and bool(reference[0])
     assert compared > len(seeds) // 2  # most hostile pages give blocks: the reads were compared, not two rejects
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(6))
+def test_site_and_structure_feature_groups_identical(seed):
+    """The two groups the shipped model does not read (a model trained with them would): with the site's profile
+    from its neighbours and an ``articleBody`` holding part of the page's text."""
+    pages = site_pages(seed)
+    profile = learn_site_evidence(pages).profile
+    assert profile is not None
+    for html in pages:
+        page = prepare_blocks(html, None, CONFIGS["default"])
+        body = " ".join(b.text for b in page.blocks[::2]) + " words of a body the page does not show" * 3
+
+        def groups(blocks=page.blocks, body=body):
+            return [site_features(blocks, profile).tobytes(), site_features(blocks, None).tobytes(),
+                    structure_features(blocks, body).tobytes(), structure_features(blocks, None).tobytes()]
+
+        reference, compiled = _both(groups)
+        assert reference == compiled
+        assert np.frombuffer(reference[0]).any() and np.frombuffer(reference[2]).any()  # not all zeros
 
 
 def _element_words(blocks, min_link_words, min_link_density):

@@ -484,15 +484,21 @@ def site_features(blocks: Sequence[TextBlock], profile: SiteProfile | None) -> n
       (0 when the path recurs on fewer than ``min_support`` neighbours);
     - site_text_support: share of neighbours holding the block's exact text (case and whitespace folded).
 
-    All zeros without a profile.
+    All zeros without a profile. The compiled kernel computes the same where
+    :func:`newsclean.transforms.kernel.enabled` holds.
     """
     out = np.zeros((len(blocks), len(SITE_FEATURE_NAMES)))
     if profile is None or not blocks:
         return out
-    digests = PathDigests()
     content = dict(profile.content)
     structures = profile.structures()
     texts = profile.texts()
+    if kernel.enabled():
+        try:
+            return kernel.walks().site_columns(list(blocks), content, structures, texts)
+        except kernel.Unsupported:
+            pass
+    digests = PathDigests()
     memo: dict[etree._Element, float] = {}
     page_words = sum(b.num_words for b in blocks) or 1
     for i, b in enumerate(blocks):
@@ -506,13 +512,21 @@ def site_features(blocks: Sequence[TextBlock], profile: SiteProfile | None) -> n
 def structure_features(blocks: Sequence[TextBlock], article_body: str | None = None) -> np.ndarray:
     """The :data:`STRUCTURE_FEATURE_NAMES` of ``blocks`` (one page, document order): shape
     ``(len(blocks), 8)``, float64. ``article_body``: the page's JSON-LD/microdata ``articleBody`` text
-    (None or empty: the ``ld_*`` columns are 0). Linear in the blocks and the elements above them."""
+    (None or empty: the ``ld_*`` columns are 0). Linear in the blocks and the elements above them. The compiled
+    kernel computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
     out = np.zeros((len(blocks), len(STRUCTURE_FEATURE_NAMES)))
     if not blocks:
         return out
+    page_words = sum(b.num_words for b in blocks) or 1
+    body = blocks_body_support(blocks, article_body)
+    coverage = min(1.0, body.body_words / page_words) if body is not None else 0.0
+    if kernel.enabled():
+        try:
+            return kernel.walks().structure_columns(list(blocks), body.support if body is not None else None, coverage)
+        except kernel.Unsupported:
+            pass
     marks = PathMarks()
     states = [marks.of(b.container) for b in blocks]
-    page_words = sum(b.num_words for b in blocks) or 1
     held: dict[etree._Element, int] = {}
     for b, (_, _, _, nearest) in zip(blocks, states):
         if nearest is not None:
@@ -523,8 +537,6 @@ def structure_features(blocks: Sequence[TextBlock], article_body: str | None = N
             if anc in held:
                 totals[anc] += n
     has_container = float(bool(held))
-    body = blocks_body_support(blocks, article_body)
-    coverage = min(1.0, body.body_words / page_words) if body is not None else 0.0
     for i, (container, body_prop, body_name, nearest) in enumerate(states):
         out[i] = [
             float(container), float(body_prop), float(body_name),
