@@ -71,7 +71,7 @@ from newsclean.transforms.refine.side_content import (
     SideContentParams,
 )
 from newsclean.transforms.refine.site_check import SiteCheckParams
-from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, element_words
+from newsclean.transforms.refine.teaser_cards import TeaserCardsParams
 from newsclean.transforms.roles import BODY, CAPTION, LEAD, TEXT_PARTS, RoleParams, block_roles
 from newsclean.transforms.site_evidence import SiteEvidence
 from newsclean.transforms.static_noise import StaticNoiseParams, mark_static_noise
@@ -400,10 +400,8 @@ def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> Artic
     """The :class:`ArticleParts` of ``page`` with the keep flags ``keep`` (one per block) under ``config``
     (:class:`ChainConfig`: ``roles``, ``text_includes``, ``page_types``, ``listing_text``)."""
     blocks = page.blocks
-    held = element_words(blocks, *((config.page_types.cards.min_link_words, config.page_types.cards.min_link_density)
-                                   if config.page_types else ()))
     dated = page.meta.published_at is not None or bool(page.meta.authors)
-    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, held, dated) \
+    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, dated) \
         if config.page_types else PageType.ARTICLE.value
     if config.listing_text and kind == PageType.LISTING.value:
         lines = listing_lines(blocks, config.page_types.cards)
@@ -411,7 +409,7 @@ def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> Artic
             return ArticleParts(unicodedata.normalize("NFC", "\n".join(lines)), page_type=kind)
     if config.roles is None:
         return ArticleParts(blocks_text([b for b, k in zip(blocks, keep) if k]), page_type=kind)
-    roles = block_roles(blocks, keep, page.meta.description, config.roles, held)
+    roles = block_roles(blocks, keep, page.meta.description, config.roles)
     wanted = {BODY, *(part.rstrip("s") for part in config.text_includes)}
     body = [b for b, r in zip(blocks, roles) if r in wanted]
     if not any(b.num_words for b in body if b is not None):

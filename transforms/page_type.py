@@ -34,11 +34,10 @@ from dataclasses import dataclass
 
 from newsclean.schemas.contract import PageType
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.metadata import declares_article
 from newsclean.transforms.refine.region import is_prose
-from newsclean.transforms.refine.teaser_cards import CardGroups, TeaserCardsParams, element_words
+from newsclean.transforms.refine.teaser_cards import CardGroups, TeaserCardsParams, element_words, in_card_groups
 
 PAGE_TYPES = (PageType.ARTICLE.value, PageType.LISTING.value, PageType.OTHER.value)
 
@@ -85,22 +84,17 @@ def _folded(text: str) -> str:
 
 
 def page_type(blocks: Sequence[TextBlock], keep: Sequence[bool], declared: Sequence[str] = (),
-              params: PageTypeParams = PageTypeParams(), title: str | None = None,
-              held: dict | None = None, dated: bool = True) -> str:
+              params: PageTypeParams = PageTypeParams(), title: str | None = None, dated: bool = True) -> str:
     """One of :data:`PAGE_TYPES` for a page's ``blocks`` and the chain's ``keep`` flags; ``declared``: what the page
-    says it is (``Metadata.page_types``); ``title``: the page's title (None: none); ``held``: the blocks'
-    :func:`~newsclean.transforms.refine.teaser_cards.element_words` with ``params.cards``' link settings, when the
-    caller has them already; ``dated``: whether the page gives a publication date or an author."""
+    says it is (``Metadata.page_types``); ``title``: the page's title (None: none); ``dated``: whether the page gives
+    a publication date or an author."""
     said = {d.lower() for d in declared}
     is_declared_article = declares_article(said)
     is_declared_listing = bool(said & DECLARED_LISTING) and not is_declared_article
     total = sum(b.num_words for b in blocks)
     if not total:
         return PageType.OTHER.value
-    if held is None:
-        held = element_words(blocks, params.cards.min_link_words, params.cards.min_link_density)
-    groups = CardGroups(held, params.cards)
-    carded = under_any((b.container for b in blocks), groups)
+    carded = in_card_groups(blocks, [b.container for b in blocks], params.cards)
     card_words = sum(b.num_words for b, c in zip(blocks, carded) if c)
     prose = [k and is_prose(b, 10, 0.3) for b, k in zip(blocks, keep)]
     prose_words = sum(b.num_words for b, p in zip(blocks, prose) if p)

@@ -72,9 +72,9 @@ class RoleParams:
 class _Boxes:
     """Memo of the nearest named box (caption or lead) of each element, and of the words under each element."""
 
-    def __init__(self, blocks: Sequence[TextBlock], params: RoleParams, held: dict | None = None):
+    def __init__(self, blocks: Sequence[TextBlock], params: RoleParams):
         self.params = params
-        self.held = element_words(blocks) if held is None else held  # words under each element (links not read)
+        self.held = element_words(blocks)  # words under each element (links not read)
         self.memo: dict[etree._Element, str | None] = {}
         self.hint = word_hint(params.caption_words | params.lead_words)
 
@@ -106,15 +106,14 @@ class _Boxes:
 
 
 def block_roles(blocks: Sequence[TextBlock], keep: Sequence[bool], description: str | None = None,
-                params: RoleParams = RoleParams(), held: dict | None = None) -> list[str | None]:
+                params: RoleParams = RoleParams()) -> list[str | None]:
     """Per block, its role (:data:`BODY`, :data:`CAPTION`, :data:`LEAD`) or None for a block that is not part of
     the article (dropped, and no caption in the article's scope). ``keep``: the chain's flags; ``description``: the
-    page's description (``Metadata.description``; None: none); ``held``: the blocks'
-    :func:`~newsclean.transforms.refine.teaser_cards.element_words`, when the caller has them already."""
+    page's description (``Metadata.description``; None: none)."""
     main = main_container(blocks, keep)
     if main is None:
         return [None] * len(blocks)
-    boxes = _Boxes(blocks, params, held)
+    boxes = _Boxes(blocks, params)
     scope = nth_ancestor(main, params.scope_levels)
     first_prose = next((i for i, (b, k) in enumerate(zip(blocks, keep))
                         if k and text_container(b) is main and is_prose(b, 10, 0.3)), len(blocks))

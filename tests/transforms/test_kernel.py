@@ -215,7 +215,13 @@ def _page_level_reads(html: str) -> list:
           for link in ((2, 0.5), (1, 0.0))),
         *(under_element(containers, scope) for scope in scopes),
         _folded(" ".join(b.text for b in page.blocks)),
+        *(in_card_groups(page.blocks, containers, params, stop) for params in CARD_SETTINGS
+          for stop in ((), set(scopes[:3]))),
     ]
+
+
+CARD_SETTINGS = (teaser_cards.TeaserCardsParams(),
+                 teaser_cards.TeaserCardsParams(min_cards=2, min_card_share=0.5, min_description_words=3, max_card_words=40))
 
 
 @needs_kernel
@@ -258,6 +264,29 @@ def _element_words(blocks, min_link_words, min_link_density):
     """``element_words`` with its memo of the last page cleared (each path computes its own answer)."""
     teaser_cards._LAST_ELEMENT_WORDS[0] = None
     return teaser_cards.element_words(blocks, min_link_words, min_link_density)
+
+
+def in_card_groups(blocks, nodes, params, stop):
+    teaser_cards._LAST_ELEMENT_WORDS[0] = None
+    return teaser_cards.in_card_groups(blocks, nodes, params, stop)
+
+
+@needs_kernel
+def test_card_groups_identical_on_a_page_of_cards():
+    """Cards in groups and beside them (the hostile pages seldom repeat a card three times)."""
+    card = "<li class='{}'><a href='/x{}'>A headline of the story {}</a> <span>{}</span></li>"
+    items = "".join(card.format("card big" if i % 2 else "big card", i, i, "a teaser" if i % 4 else "words " * 12)
+                    for i in range(10))  # the same signature; every fourth item's text is mostly not linked: no card
+    html = (f"<html><body><div id='main'><p>{'Words of the article body, with a full stop. ' * 20}</p></div>"
+            f"<ul>{items}</ul><ol><li><a href='/a'>one link only</a></li><li>no link at all in this item</li></ol>"
+            "</body></html>")
+    page = prepare_blocks(html, None, CONFIGS["default"])
+    containers = [b.container for b in page.blocks]
+    for params in CARD_SETTINGS:
+        for stop in ((), {page.blocks[3].container.getparent()}):
+            reference, compiled = _both(lambda p=params, s=stop: in_card_groups(page.blocks, containers, p, s))
+            assert reference == compiled
+    assert any(in_card_groups(page.blocks, containers, CARD_SETTINGS[0], ())), "the list of cards is a card group"
 
 
 @needs_kernel

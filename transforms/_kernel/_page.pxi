@@ -105,3 +105,179 @@ def under_element(list nodes, cetree._Element scope):
             node = node.parent
         out.append(node != NULL)
     return out
+
+
+cdef object _teaser_cards = None
+
+
+cdef class _CardGroups:
+    """``teaser_cards.CardGroups`` over the words each element holds (``element_words``), counted here."""
+
+    cdef NodeMap slots          # element -> its counts' slot
+    cdef Py_ssize_t* sums       # words, link blocks, linked words of each slot
+    cdef Py_ssize_t cap, n
+    cdef NodeMap judged         # parent -> index in ``groups``
+    cdef list groups            # per judged parent: {signature: is a group}
+    cdef object doc, params
+    cdef Py_ssize_t max_card_words, min_description_words, min_cards
+    cdef double min_card_share
+
+    def __cinit__(self):
+        self.slots.keys = self.judged.keys = NULL
+        self.slots.values = self.judged.values = NULL
+        self.sums = NULL
+
+    def __dealloc__(self):
+        map_free(&self.slots)
+        map_free(&self.judged)
+        free(self.sums)
+
+    cdef int init(self, list blocks, object params) except -1:
+        cdef Py_ssize_t words, linked, link, slot
+        cdef Py_ssize_t min_link_words = params.min_link_words
+        cdef double min_link_density = params.min_link_density
+        cdef cetree._Element el
+        cdef xmlNode* node
+        cdef Py_ssize_t* grown
+        self.params = params
+        self.max_card_words = params.max_card_words
+        self.min_description_words = params.min_description_words
+        self.min_cards = params.min_cards
+        self.min_card_share = params.min_card_share
+        self.groups = []
+        self.n = 0
+        self.cap = 0
+        map_init(&self.slots, 8 * len(blocks) + 16)
+        map_init(&self.judged, 64)
+        for block in blocks:
+            words = block.num_words
+            if not words:
+                continue
+            linked = block.num_linked_words
+            link = words >= min_link_words and block.link_density >= min_link_density
+            el = block.container
+            if self.doc is None:
+                self.doc = el._doc
+            elif el._doc is not self.doc:
+                raise Unsupported("blocks of more than one document")
+            node = el._c_node
+            while node != NULL and node.type == tree.XML_ELEMENT_NODE:
+                slot = map_get(&self.slots, node)
+                if slot < 0:
+                    slot = self.n
+                    self.n += 1
+                    map_put(&self.slots, node, slot)
+                    if 3 * self.n > self.cap:
+                        self.cap = max(64, 2 * self.cap, 3 * self.n)
+                        grown = <Py_ssize_t*>realloc(self.sums, self.cap * sizeof(Py_ssize_t))
+                        if grown == NULL:
+                            raise MemoryError()
+                        self.sums = grown
+                    self.sums[3 * slot] = self.sums[3 * slot + 1] = self.sums[3 * slot + 2] = 0
+                self.sums[3 * slot] += words
+                self.sums[3 * slot + 1] += link
+                self.sums[3 * slot + 2] += linked
+                node = node.parent
+        return 0
+
+    cdef bint is_card(self, xmlNode* node) except -1:
+        cdef Py_ssize_t slot, words, k
+        if node.type != tree.XML_ELEMENT_NODE:
+            return False
+        slot = map_get(&self.slots, node)
+        if slot < 0:
+            return False
+        words = self.sums[3 * slot]
+        if not (0 < words <= self.max_card_words and self.sums[3 * slot + 1] > 0
+                and words - self.sums[3 * slot + 2] >= self.min_description_words):
+            return False
+        return (name_is(node, b"li") or name_is(node, b"div") or name_is(node, b"article")   # teaser_cards.CARD_TAGS
+                or name_is(node, b"section") or name_is(node, b"ul") or name_is(node, b"ol"))
+
+    cdef bint hit(self, xmlNode* node) except -1:
+        """``CardGroups.__call__``: a card among at least ``min_cards`` same-signature sibling cards."""
+        cdef xmlNode* parent
+        cdef xmlNode* child
+        cdef Py_ssize_t index, cards = 0
+        if not self.is_card(node):
+            return False
+        parent = parent_element(node)
+        if parent == NULL:
+            return False
+        index = map_get(&self.judged, parent)
+        if index < 0:
+            child = parent.children
+            while child != NULL:
+                cards += self.is_card(child)
+                child = child.next
+            judged = {}
+            if cards >= self.min_cards:  # else no signature has enough cards (CardGroups._judge)
+                tally = {}
+                child = parent.children
+                while child != NULL:
+                    if child.type == tree.XML_ELEMENT_NODE and map_get(&self.slots, child) >= 0:
+                        sig = _teaser_cards.tag_class_signature(cetree.elementFactory(self.doc, child))
+                        same, n_cards = tally.get(sig, (0, 0))
+                        tally[sig] = (same + 1, n_cards + self.is_card(child))
+                    child = child.next
+                judged = {sig: n_cards >= self.min_cards and <double>n_cards >= self.min_card_share * <double>same
+                          for sig, (same, n_cards) in tally.items()}
+            index = len(self.groups)
+            self.groups.append(judged)
+            map_put(&self.judged, parent, index)
+        judged = self.groups[index]
+        if not judged:
+            return False
+        return judged.get(_teaser_cards.tag_class_signature(cetree.elementFactory(self.doc, node)), False)
+
+
+def card_flags(list blocks, list nodes, params, stop):
+    """``ancestor_filter.under_any(nodes, teaser_cards.CardGroups(teaser_cards.element_words(blocks, ...), params),
+    stop)``: per node (None: False), whether it or an ancestor below the first element of ``stop`` is a card of a
+    card group. Raises :class:`Unsupported` for blocks of more than one document."""
+    global _teaser_cards
+    if _teaser_cards is None:
+        from newsclean.transforms.refine import teaser_cards
+        _teaser_cards = teaser_cards
+    cdef _CardGroups groups = _CardGroups()
+    cdef NodeMap stops, memo
+    cdef Nodes path
+    cdef xmlNode* node
+    cdef cetree._Element el
+    cdef Py_ssize_t k, answer
+    stops.keys = memo.keys = NULL
+    stops.values = memo.values = NULL
+    path.data = NULL
+    path.size = path.cap = 0
+    try:
+        groups.init(blocks, params)
+        map_init(&stops, len(stop) + 1)
+        for item in stop:
+            el = item
+            map_put(&stops, el._c_node, 1)
+        map_init(&memo, 4 * len(nodes) + 16)
+        out = []
+        for item in nodes:
+            if item is None:
+                out.append(False)
+                continue
+            el = item
+            node = el._c_node
+            path.size = 0
+            while node != NULL and map_get(&stops, node) < 0 and map_get(&memo, node) < 0 and not groups.hit(node):
+                nodes_push(&path, node)
+                node = parent_element(node)
+            if node == NULL or map_get(&stops, node) >= 0:
+                answer = 0
+            else:
+                answer = map_get(&memo, node)
+                if answer < 0:
+                    answer = 1      # a card of a group (not memoised: asked again when reached again)
+            for k in range(path.size):
+                map_put(&memo, path.data[k], answer)
+            out.append(bool(answer))
+        return out
+    finally:
+        map_free(&stops)
+        map_free(&memo)
+        free(path.data)

@@ -32,7 +32,9 @@ def text_container(block: TextBlock) -> etree._Element:
 def tag_class_signature(el: etree._Element) -> tuple[str, str]:
     """``(tag, class tokens sorted and space-joined)`` of ``el``: siblings with equal signatures are one
     repeated container (``("", ...)`` for a comment or processing instruction)."""
-    return (el.tag if isinstance(el.tag, str) else "", " ".join(sorted((el.get("class") or "").split())))
+    tag = el.tag if isinstance(el.tag, str) else ""
+    names = (el.get("class") or "").split()
+    return (tag, names[0] if len(names) == 1 else " ".join(sorted(names)))
 
 
 def main_container(blocks: Sequence[TextBlock], keep: Sequence[bool]) -> etree._Element | None:

@@ -26,7 +26,7 @@ evaluation/experiments-accuracy.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from lxml import etree
@@ -91,7 +91,7 @@ def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
     descendants' containers): their ``TextBlock.num_words``, how many of them are links (at least
     ``min_link_words`` words, link density at least ``min_link_density``), and their ``num_linked_words``.
 
-    The page's blocks are asked for this twice (the teaser-card step, then the page type and roles): the last
+    One page's blocks are asked for this by several steps (the teaser cards, the page type, the roles): the last
     answer is kept and given again for the same list and settings (the dict is shared: read it, do not change it).
     The compiled kernel counts where :func:`newsclean.transforms.kernel.enabled` holds."""
     last = _LAST_ELEMENT_WORDS[0]
@@ -135,25 +135,34 @@ class CardGroups:
         self._groups: dict[etree._Element, dict[tuple[str, str], bool]] = {}
 
     def is_card(self, el: etree._Element) -> bool:
-        words, links, linked = self.held.get(el, (0, 0, 0))
-        return (el.tag in CARD_TAGS and 0 < words <= self.params.max_card_words and links > 0
-                and words - linked >= self.params.min_description_words)
+        """Whether ``el`` is a card: a :data:`CARD_TAGS` element holding at most ``max_card_words`` words (and some),
+        a link block, and ``min_description_words`` words outside links (a comment or an element holding no
+        block's words is none)."""
+        counts = self.held.get(el)
+        if counts is None:
+            return False
+        words, links, linked = counts
+        return (0 < words <= self.params.max_card_words and links > 0
+                and words - linked >= self.params.min_description_words and el.tag in CARD_TAGS)
 
     def __call__(self, el: etree._Element) -> bool:
         """Whether ``el`` is a card among at least ``min_cards`` same-signature sibling cards."""
-        if el not in self.held or not isinstance(el.tag, str) or not self.is_card(el):
-            return False  # an element holding no block's words is no card
+        if not self.is_card(el):
+            return False
         parent = el.getparent()
         if parent is None:
             return False
         groups = self._groups.get(parent)
         if groups is None:
             groups = self._groups[parent] = self._judge(parent)
-        return groups[tag_class_signature(el)]
+        return groups.get(tag_class_signature(el), False)
 
     def _judge(self, parent: etree._Element) -> dict[tuple[str, str], bool]:
         """Per signature (:func:`~newsclean.transforms.refine.region.tag_class_signature`) of ``parent``'s children
-        holding words: whether at least ``min_cards`` of them, and ``min_card_share`` of them, are cards."""
+        holding words: whether at least ``min_cards`` of them, and ``min_card_share`` of them, are cards (empty when
+        fewer than ``min_cards`` children are cards: no signature has enough)."""
+        if sum(map(self.is_card, parent)) < self.params.min_cards:
+            return {}
         tally: dict[tuple[str, str], tuple[int, int]] = {}
         for child in parent:
             if child in self.held:
@@ -162,6 +171,21 @@ class CardGroups:
                 tally[sig] = (same + 1, cards + self.is_card(child))
         return {sig: cards >= self.params.min_cards and cards >= self.params.min_card_share * same
                 for sig, (same, cards) in tally.items()}
+
+
+def in_card_groups(blocks: Sequence[TextBlock], nodes: Sequence[etree._Element | None], params: TeaserCardsParams,
+                   stop: Container[etree._Element] = ()) -> list[bool]:
+    """Per node (None: False), whether it or one of its ancestors below the first element of ``stop`` is a card of a
+    card group (:class:`CardGroups` over the :func:`element_words` of ``blocks`` with ``params``' link settings:
+    :func:`~newsclean.transforms.ancestor_filter.under_any`). The compiled kernel walks where
+    :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().card_flags(list(blocks), list(nodes), params, stop)
+        except kernel.Unsupported:
+            pass
+    groups = CardGroups(element_words(blocks, params.min_link_words, params.min_link_density), params)
+    return under_any(nodes, groups, stop=stop)
 
 
 def teaser_cards_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
@@ -176,12 +200,11 @@ def teaser_cards_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     candidates = [k and p < params.drop_below for p, k in zip(probs, keep)]
     if not any(candidates):
         return list(keep)
-    groups = CardGroups(element_words(blocks, params.min_link_words, params.min_link_density), params)
     if params.skip_card_pages:
         main = main_container(blocks, keep)
-        if main is not None and any(groups(el) for el in (main, *main.iterancestors())):
+        if main is not None and in_card_groups(blocks, [main], params)[0]:
             return list(keep)
-    carded = under_any((b.container if c else None for b, c in zip(blocks, candidates)), groups, stop=stop)
+    carded = in_card_groups(blocks, [b.container if c else None for b, c in zip(blocks, candidates)], params, stop)
     out = [k and not c for k, c in zip(keep, carded)]
     kept = sum(b.num_words for b, k in zip(blocks, keep) if k)
     dropped = sum(b.num_words for b, k, o in zip(blocks, keep, out) if k and not o)
