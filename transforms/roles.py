@@ -30,7 +30,7 @@ from lxml import etree
 
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import TextBlock
-from newsclean.transforms.refine.region import hinted_class_tokens, is_prose, main_container, text_container, word_hint
+from newsclean.transforms.refine.region import hinted_class_tokens, is_prose, main_container, text_containers, word_hint
 from newsclean.transforms.refine.teaser_cards import element_words
 from newsclean.transforms.text import scoring_tokens
 
@@ -115,8 +115,8 @@ def block_roles(blocks: Sequence[TextBlock], keep: Sequence[bool], description: 
         return [None] * len(blocks)
     boxes = _Boxes(blocks, params)
     scope = nth_ancestor(main, params.scope_levels)
-    first_prose = next((i for i, (b, k) in enumerate(zip(blocks, keep))
-                        if k and text_container(b) is main and is_prose(b, 10, 0.3)), len(blocks))
+    first_prose = next((i for i, (b, k, el) in enumerate(zip(blocks, keep, text_containers(blocks)))
+                        if k and el is main and is_prose(b, 10, 0.3)), len(blocks))
     wanted = set(scoring_tokens(description or ""))
     roles: list[str | None] = []
     for i, (b, k) in enumerate(zip(blocks, keep)):

@@ -37,7 +37,7 @@ from newsclean.transforms.marks import strip_marks
 from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_informative
 from newsclean.transforms.page_type import _folded
 from newsclean.transforms.parse import parse_html
-from newsclean.transforms.refine import teaser_cards
+from newsclean.transforms.refine import region, teaser_cards
 from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.site_profile import summarise_page
 from newsclean.transforms.static_noise import StaticNoiseSignature, mark_static_noise, page_keys
@@ -215,6 +215,7 @@ def _page_level_reads(html: str) -> list:
           for link in ((2, 0.5), (1, 0.0))),
         *(under_element(containers, scope) for scope in scopes),
         _folded(" ".join(b.text for b in page.blocks)),
+        [tree.getpath(el) for el in _text_containers(page.blocks)],
         *(in_card_groups(page.blocks, containers, params, stop) for params in CARD_SETTINGS
           for stop in ((), set(scopes[:3]))),
     ]
@@ -264,6 +265,11 @@ def _element_words(blocks, min_link_words, min_link_density):
     """``element_words`` with its memo of the last page cleared (each path computes its own answer)."""
     teaser_cards._LAST_ELEMENT_WORDS[0] = None
     return teaser_cards.element_words(blocks, min_link_words, min_link_density)
+
+
+def _text_containers(blocks):
+    region._LAST_TEXT_CONTAINERS[0] = None
+    return region.text_containers(blocks)
 
 
 def in_card_groups(blocks, nodes, params, stop):

@@ -8,6 +8,7 @@ from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams, article_fallback_keep
 from newsclean.transforms.refine.consent import consent_keep, consent_regions
 from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams, line_runs, paragraph_lines_keep
+from newsclean.transforms.refine.region import text_containers
 from newsclean.transforms.refine.side_content import SideContentParams, side_content_keep
 from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, element_words, teaser_cards_keep
 
@@ -85,6 +86,15 @@ def test_element_words_memo_answers_only_the_same_list_and_settings():
     fewer = blocks[:1]
     assert element_words(fewer)[body] == (blocks[0].num_words, 0, 0)  # another list: counted again
     assert element_words(list(blocks))[body][0] == total  # an equal list that is not the same object: counted again
+
+
+def test_text_containers_memo_answers_only_the_same_list():
+    blocks = _blocks(f"<div id='a'><p>{PROSE}</p><p>{PROSE}</p></div><section><div>{PROSE}</div></section>")
+    first = text_containers(blocks)
+    assert [el.tag for el in first] == ["div", "div", "section"] and first[0] is first[1]
+    assert text_containers(blocks) is first
+    assert [el.tag for el in text_containers(blocks[2:])] == ["section"]  # another list: found again
+    assert text_containers(list(blocks)) is not first and text_containers(list(blocks)) == first
 
 
 # ------------------------------------------------------------------------------------------------- consent

@@ -281,3 +281,28 @@ def card_flags(list blocks, list nodes, params, stop):
         map_free(&stops)
         map_free(&memo)
         free(path.data)
+
+
+def text_containers(list blocks):
+    """``[refine.region.text_container(b) for b in blocks]``: the parent of each block's paragraph
+    (``ancestor_filter.paragraph_of`` of its container; the paragraph itself at the root). Raises
+    :class:`Unsupported` for a container the kernel does not read."""
+    cdef TagCache tags = TagCache()
+    cdef cetree._Element el
+    cdef xmlNode* para
+    cdef xmlNode* previous = NULL
+    cdef xmlNode* node
+    _load_features()
+    tags.init(_FACTS)
+    out = []
+    made = None
+    for block in blocks:
+        el = block.container
+        check_node(el._c_node)
+        para = paragraph_of(tags, el._c_node)
+        node = parent_or_self(para)
+        if node != previous or made is None:  # neighbouring blocks mostly share theirs: one proxy lookup
+            made = cetree.elementFactory(el._doc, node)
+            previous = node
+        out.append(made)
+    return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import is_prose, main_region, text_container
+from newsclean.transforms.refine.region import is_prose, main_region, text_containers
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,6 @@ def coherent_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Seq
     region = main_region(blocks, keep, params.same_signature_siblings)
     if not region:
         return list(keep)
-    return [k or (p >= params.min_probability and text_container(b) in region
+    return [k or (p >= params.min_probability and el in region
                   and is_prose(b, params.min_words, params.max_link_density, params.sentence_end))
-            for b, p, k in zip(blocks, probs, keep)]
+            for b, p, k, el in zip(blocks, probs, keep, text_containers(blocks))]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import paragraph_of
 from newsclean.transforms.blocks import TextBlock
 
@@ -29,6 +30,28 @@ def text_container(block: TextBlock) -> etree._Element:
     return para if parent is None else parent
 
 
+def text_containers(blocks: Sequence[TextBlock]) -> list[etree._Element]:
+    """:func:`text_container` of every block, in order. Several page-level steps ask for one page's: the last
+    answer is kept and given again for the same list (the list is shared: read it, do not change it); the compiled
+    kernel walks where :func:`newsclean.transforms.kernel.enabled` holds."""
+    last = _LAST_TEXT_CONTAINERS[0]
+    if last is not None and last[0] is blocks:
+        return last[1]
+    found = None
+    if kernel.enabled():
+        try:
+            found = kernel.walks().text_containers(list(blocks))
+        except kernel.Unsupported:
+            pass
+    if found is None:
+        found = [text_container(b) for b in blocks]
+    _LAST_TEXT_CONTAINERS[0] = (blocks, found)  # one tuple: safe across threads
+    return found
+
+
+_LAST_TEXT_CONTAINERS: list[tuple | None] = [None]
+
+
 def tag_class_signature(el: etree._Element) -> tuple[str, str]:
     """``(tag, class tokens sorted and space-joined)`` of ``el``: siblings with equal signatures are one
     repeated container (``("", ...)`` for a comment or processing instruction)."""
@@ -41,9 +64,8 @@ def main_container(blocks: Sequence[TextBlock], keep: Sequence[bool]) -> etree._
     """The text container (:func:`text_container`) holding most words of the kept blocks, the first in
     document order on a tie; None when no block with words is kept."""
     held: dict[etree._Element, int] = {}
-    for b, k in zip(blocks, keep):
+    for b, k, el in zip(blocks, keep, text_containers(blocks)):
         if k and b.num_words:
-            el = text_container(b)
             held[el] = held.get(el, 0) + b.num_words
     return max(held, key=held.__getitem__) if held else None  # dicts keep insertion order: first maximum
 

@@ -34,7 +34,7 @@ from lxml import etree
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import class_tokens, is_prose, main_container, text_container
+from newsclean.transforms.refine.region import class_tokens, is_prose, main_container, text_containers
 from newsclean.transforms.structure import article_marks
 
 SCOPES = ("ancestor", "markup")
@@ -121,7 +121,7 @@ def article_region(blocks: Sequence[TextBlock], keep: Sequence[bool], params: Re
     else:  # markup: the marked elements around the main container, outermost first (the first of allowed size)
         scopes = [n for n in reversed((main, *main.iterancestors())) if isinstance(n.tag, str) and any(article_marks(n))]
     limit = params.max_scope_share * sum(b.num_words for b in blocks)
-    containers = [text_container(b) for b in blocks] if scopes else []
+    containers = text_containers(blocks) if scopes else []
     for node in scopes:
         inside, held = _words_under(node, blocks, containers)
         if held <= limit:

@@ -37,7 +37,7 @@ from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.recurring import is_title_like
-from newsclean.transforms.refine.region import class_tokens, is_prose, main_region, shared_elements, text_container
+from newsclean.transforms.refine.region import class_tokens, is_prose, main_region, shared_elements, text_containers
 
 SIDE_CLASS_WORDS = (
     "related", "recommended", "newsletter", "subscribe", "subscription", "share", "sharing", "social", "promo",
@@ -166,8 +166,8 @@ def protected_ancestors(blocks: Sequence[TextBlock], keep: Sequence[bool], param
         anchors.append(heading)
     if params.protect_first_paragraph:
         region = main_region(blocks, keep)
-        anchors.append(next((b for b, k in zip(blocks, keep)
-                             if k and text_container(b) in region and is_prose(b, 10, 0.2)), None))
+        anchors.append(next((b for b, k, el in zip(blocks, keep, text_containers(blocks))
+                             if k and el in region and is_prose(b, 10, 0.2)), None))
     out = shared_elements({b.container for b in anchors if b is not None})
     if params.protect_share is not None:
         held: dict[etree._Element, int] = {}
