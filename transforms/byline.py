@@ -16,11 +16,12 @@ the article's scope keeps comment authors and sidebar "authors" lists out, and c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.metadata import MAX_NAME_CHARS, clean_author_names
@@ -145,20 +146,32 @@ def byline_names(blocks: Sequence[TextBlock], keep: Sequence[bool],
     main = main_container(blocks, keep)
     if main is None:
         return ()
-    scope = nth_ancestor(main, params.scope_levels)
-    inside = under_element([b.container for b in blocks], scope)
-    kinds = _BoxKinds(params.stems)
-    for b, within in zip(blocks, inside):
-        if not within or b.num_words > MAX_BYLINE_WORDS:
-            continue
-        box = _box_of(b.container, params.box_levels, scope, kinds)
-        if box is None and not _in_comments(b.container, params.box_levels, scope, kinds):
-            box = _inline_box(b, scope, kinds)
-        if box is None:
-            continue
+    for box in _byline_boxes(blocks, nth_ancestor(main, params.scope_levels), params):
         text = collapse_ws(" ".join(box.itertext()))
         if 2 < len(text) < MAX_NAME_CHARS:
             names = clean_author_names((normalize_authors(None, text) or "").split("; "))
             if names:
                 return names
     return ()
+
+
+def _byline_boxes(blocks: Sequence[TextBlock], scope: etree._Element, params: BylineParams) -> Iterator[etree._Element]:
+    """The byline box of each block under ``scope`` of at most :data:`MAX_BYLINE_WORDS` words that has one, in page
+    order: its container's or a near ancestor's (:func:`_box_of`), else, outside comment boxes, an inline element's
+    (:func:`_inline_box`). The compiled kernel walks where :func:`newsclean.transforms.kernel.enabled` holds."""
+    kinds = _BoxKinds(params.stems)
+    if kernel.enabled():
+        try:
+            yield from kernel.walks().byline_boxes(list(blocks), scope, params.box_levels, MAX_BYLINE_WORDS, kinds)
+            return
+        except kernel.Unsupported:
+            pass
+    inside = under_element([b.container for b in blocks], scope)
+    for b, within in zip(blocks, inside):
+        if not within or b.num_words > MAX_BYLINE_WORDS:
+            continue
+        box = _box_of(b.container, params.box_levels, scope, kinds)
+        if box is None and not _in_comments(b.container, params.box_levels, scope, kinds):
+            box = _inline_box(b, scope, kinds)
+        if box is not None:
+            yield box

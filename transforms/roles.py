@@ -23,11 +23,13 @@ names the news templates use (the same kind of evidence as Readability's class w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lxml import etree
 
+from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.refine.region import hinted_class_tokens, is_prose, main_container, text_containers, word_hint
@@ -74,11 +76,24 @@ class _Boxes:
 
     def __init__(self, blocks: Sequence[TextBlock], params: RoleParams):
         self.params = params
-        self.held = element_words(blocks)  # words under each element (links not read)
+        self.blocks = blocks
         self.memo: dict[etree._Element, str | None] = {}
-        self.hint = word_hint(params.caption_words | params.lead_words)
+        self.hint = _hint(params.caption_words | params.lead_words)
 
-    def role_of(self, el: etree._Element) -> str | None:
+    def roles_of(self, elements: Sequence[etree._Element]) -> list[str | None]:
+        """:meth:`role_of` of each element (walked by the compiled kernel where
+        :func:`newsclean.transforms.kernel.enabled` holds)."""
+        if kernel.enabled():
+            try:
+                return kernel.walks().box_roles(list(self.blocks), list(elements), self._own,
+                                                self.params.max_caption_words)
+            except kernel.Unsupported:
+                pass
+        held = element_words(self.blocks)  # words under each element (links not read)
+        return [self.role_of(el, held) for el in elements]
+
+    def role_of(self, el: etree._Element, held: dict) -> str | None:
+        """The role of the outermost of ``el`` and its ancestors that has one of its own (:meth:`_own`)."""
         path = []
         node = el
         while node is not None and node not in self.memo:
@@ -86,15 +101,15 @@ class _Boxes:
             node = node.getparent()
         role = self.memo.get(node) if node is not None else None
         for n in reversed(path):
-            role = role or self._own(n)
+            role = role or self._own(n, held.get(n, (0, 0, 0))[0])
             self.memo[n] = role
         return role
 
-    def _own(self, el: etree._Element) -> str | None:
+    def _own(self, el: etree._Element, words: int) -> str | None:
+        """The role ``el`` names itself: ``words``, the words of the page's blocks under it."""
         tag = el.tag if isinstance(el.tag, str) else ""
         if tag in ("body", "html"):
             return None
-        words = self.held.get(el, (0, 0, 0))[0]
         if tag in ("figcaption", "figure") and words <= self.params.max_caption_words:
             return CAPTION
         tokens = hinted_class_tokens(el, self.hint)
@@ -103,6 +118,11 @@ class _Boxes:
         if not tokens.isdisjoint(self.params.lead_words) and words <= self.params.max_lead_words:
             return LEAD
         return None
+
+
+@functools.cache
+def _hint(words: frozenset[str]):
+    return word_hint(words)
 
 
 def block_roles(blocks: Sequence[TextBlock], keep: Sequence[bool], description: str | None = None,
@@ -119,8 +139,7 @@ def block_roles(blocks: Sequence[TextBlock], keep: Sequence[bool], description: 
                         if k and el is main and is_prose(b, 10, 0.3)), len(blocks))
     wanted = set(scoring_tokens(description or ""))
     roles: list[str | None] = []
-    for i, (b, k) in enumerate(zip(blocks, keep)):
-        box = boxes.role_of(b.container)
+    for i, (b, k, box) in enumerate(zip(blocks, keep, boxes.roles_of([b.container for b in blocks]))):
         if box == CAPTION and (k or under_element([b.container], scope)[0]):
             roles.append(CAPTION)
         elif not k:

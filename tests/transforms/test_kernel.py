@@ -21,6 +21,7 @@ from lxml import etree
 from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
 from newsclean.transforms.blocks import BlockParams, extract_blocks
+from newsclean.transforms.byline import BylineParams, _byline_boxes
 from newsclean.transforms.chain import CONFIGS, _prune_empty, extract_article, prepare_blocks
 from newsclean.transforms.classifier.features import (
     block_features,
@@ -38,6 +39,7 @@ from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_in
 from newsclean.transforms.page_type import _folded
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine import region, teaser_cards
+from newsclean.transforms.roles import RoleParams, _Boxes
 from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.site_profile import summarise_page
 from newsclean.transforms.static_noise import StaticNoiseSignature, mark_static_noise, page_keys
@@ -216,6 +218,8 @@ def _page_level_reads(html: str) -> list:
         *(under_element(containers, scope) for scope in scopes),
         _folded(" ".join(b.text for b in page.blocks)),
         [tree.getpath(el) for el in _text_containers(page.blocks)],
+        *([tree.getpath(el) for el in _byline_boxes(page.blocks, scope, BylineParams())] for scope in scopes[:3]),
+        _Boxes(page.blocks, RoleParams()).roles_of([b.container for b in page.blocks] + [page.root]),
         *(in_card_groups(page.blocks, containers, params, stop) for params in CARD_SETTINGS
           for stop in ((), set(scopes[:3]))),
     ]

@@ -306,3 +306,195 @@ def text_containers(list blocks):
             previous = node
         out.append(made)
     return out
+
+
+cdef inline bint has_class_or_id(xmlNode* node) except -1:
+    return find_attr(node, b"class") != NULL or find_attr(node, b"id") != NULL
+
+
+cdef class _KindMemo:
+    """Per element, a kind the Python reference computes (``kind(element)``, an int >= 0), asked only for elements
+    with one of the attributes that can make it non-zero; memoised for one call."""
+
+    cdef NodeMap memo
+    cdef object doc, kind
+    cdef bint author_attrs     # itemprop and rel count too (byline boxes)
+
+    def __cinit__(self):
+        self.memo.keys = NULL
+        self.memo.values = NULL
+
+    def __dealloc__(self):
+        map_free(&self.memo)
+
+    cdef int init(self, object doc, object kind, bint author_attrs) except -1:
+        self.doc = doc
+        self.kind = kind
+        self.author_attrs = author_attrs
+        map_init(&self.memo, 256)
+        return 0
+
+    cdef Py_ssize_t of(self, xmlNode* node) except -1:
+        cdef Py_ssize_t k = map_get(&self.memo, node)
+        if k >= 0:
+            return k
+        check_node(node)
+        if has_class_or_id(node) or (self.author_attrs and (find_attr(node, b"itemprop") != NULL
+                                                            or find_attr(node, b"rel") != NULL)):
+            k = self.kind(cetree.elementFactory(self.doc, node))
+        else:
+            k = 0
+        map_put(&self.memo, node, k)
+        return k
+
+
+cdef enum:
+    COMMENT_BOX = 1     # byline._COMMENT_BOX
+    BYLINE_BOX = 2      # byline._BYLINE_BOX
+
+
+cdef xmlNode* _box_of(xmlNode* el, Py_ssize_t levels, xmlNode* scope, _KindMemo kinds) except? NULL:
+    """``byline._box_of``."""
+    cdef xmlNode* node = el
+    cdef Py_ssize_t k, kind
+    for k in range(levels + 1):
+        if node == NULL or node.type != tree.XML_ELEMENT_NODE:
+            return NULL
+        kind = kinds.of(node)
+        if kind == COMMENT_BOX:
+            return NULL
+        if kind == BYLINE_BOX:
+            return node
+        if node == scope:
+            return NULL
+        node = parent_element(node)
+    return NULL
+
+
+cdef bint _in_comments(xmlNode* el, Py_ssize_t levels, xmlNode* scope, _KindMemo kinds) except -1:
+    """``byline._in_comments``."""
+    cdef xmlNode* node = el
+    cdef Py_ssize_t k
+    for k in range(levels + 1):
+        if node == NULL or node.type != tree.XML_ELEMENT_NODE:
+            return False
+        if kinds.of(node) == COMMENT_BOX:
+            return True
+        if node == scope:
+            return False
+        node = parent_element(node)
+    return False
+
+
+def byline_boxes(list blocks, cetree._Element scope, Py_ssize_t box_levels, Py_ssize_t max_words, kind):
+    """The byline boxes ``byline.byline_names`` reads, in page order: for each block under ``scope`` of at most
+    ``max_words`` words, its box (``_box_of``, else, outside comment boxes, ``_inline_box``) where it has one.
+    ``kind`` is ``byline._BoxKinds`` (asked only for elements with a class, id, itemprop or rel)."""
+    cdef _KindMemo kinds = _KindMemo()
+    cdef cetree._Element el
+    cdef cetree._Element piece
+    cdef xmlNode* container
+    cdef xmlNode* node
+    cdef xmlNode* box
+    cdef xmlNode* target = scope._c_node
+    kinds.init(scope._doc, kind, True)
+    out = []
+    for block in blocks:
+        el = block.container
+        container = el._c_node
+        node = container
+        while node != NULL and node != target:
+            node = node.parent
+        if node == NULL or block.num_words > max_words:
+            continue
+        box = _box_of(container, box_levels, target, kinds)
+        if box == NULL and not _in_comments(container, box_levels, target, kinds):
+            for piece, slot in block.pieces:  # byline._inline_box
+                node = piece._c_node if slot == "text" else parent_element(piece._c_node)
+                while node != NULL and node != container and node != target:
+                    if _box_of(node, 0, target, kinds) != NULL:
+                        box = node
+                        break
+                    node = parent_element(node)
+                if box != NULL:
+                    break
+        if box != NULL:
+            out.append(cetree.elementFactory(el._doc, box))
+    return out
+
+
+def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
+    """``[roles._Boxes.role_of(el) for el in nodes]``: per element, the role of the outermost of it and its ancestors
+    that has one of its own. ``own(element, words)`` is ``roles._Boxes._own``, asked only for the elements that can
+    have one (a class or an id; a ``figure``/``figcaption`` of at most ``max_caption_words`` words; never ``body``
+    or ``html``); ``words``: the words of ``blocks`` under the element."""
+    cdef NodeMap slots, memo
+    cdef Py_ssize_t* sums = NULL
+    cdef Py_ssize_t* grown
+    cdef Py_ssize_t cap = 0, used = 0, slot, words, k
+    cdef Nodes path
+    cdef xmlNode* node
+    cdef cetree._Element el
+    cdef bint figure
+    slots.keys = memo.keys = NULL
+    slots.values = memo.values = NULL
+    path.data = NULL
+    path.size = path.cap = 0
+    roles = []          # memo's values: the role of each element seen
+    doc = None
+    try:
+        map_init(&slots, 8 * len(blocks) + 16)
+        map_init(&memo, 4 * len(nodes) + 16)
+        for block in blocks:   # teaser_cards.element_words' word counts
+            words = block.num_words
+            if not words:
+                continue
+            el = block.container
+            node = el._c_node
+            while node != NULL and node.type == tree.XML_ELEMENT_NODE:
+                slot = map_get(&slots, node)
+                if slot < 0:
+                    slot = used
+                    used += 1
+                    map_put(&slots, node, slot)
+                    if used > cap:
+                        cap = max(64, 2 * cap)
+                        grown = <Py_ssize_t*>realloc(sums, cap * sizeof(Py_ssize_t))
+                        if grown == NULL:
+                            raise MemoryError()
+                        sums = grown
+                    sums[slot] = 0
+                sums[slot] += words
+                node = node.parent
+        out = []
+        for item in nodes:
+            el = item
+            if doc is None:
+                doc = el._doc
+            node = el._c_node
+            path.size = 0
+            while node != NULL and map_get(&memo, node) < 0:
+                check_node(node)
+                nodes_push(&path, node)
+                node = parent_element(node)
+            role = roles[map_get(&memo, node)] if node != NULL else None
+            for k in range(path.size - 1, -1, -1):
+                node = path.data[k]
+                if role is None and node.type == tree.XML_ELEMENT_NODE \
+                        and not name_is(node, b"body") and not name_is(node, b"html"):
+                    slot = map_get(&slots, node)
+                    words = sums[slot] if slot >= 0 else 0
+                    figure = name_is(node, b"figcaption") or name_is(node, b"figure")
+                    if figure and words <= max_caption_words:
+                        role = own(cetree.elementFactory(doc, node), words)
+                    elif has_class_or_id(node):
+                        role = own(cetree.elementFactory(doc, node), words)
+                map_put(&memo, node, len(roles))
+                roles.append(role)
+            out.append(role)
+        return out
+    finally:
+        map_free(&slots)
+        map_free(&memo)
+        free(path.data)
+        free(sums)
