@@ -99,6 +99,21 @@ def under_any(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Elem
     return out
 
 
+def under_any_named(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Element], bool],
+                    stop: Container[etree._Element] = (), attributes: Sequence[str] = (),
+                    tags: Sequence[str] = ()) -> list[bool]:
+    """:func:`under_any` for a ``hit`` that is False for every element with none of ``attributes`` and a tag not in
+    ``tags`` (the caller's promise: a class-name rule needs ``class`` and ``id``): the compiled kernel walks where
+    :func:`newsclean.transforms.kernel.enabled` holds and asks ``hit`` only for the elements that have one."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().under_any_named(list(nodes), hit, stop, tuple(a.encode() for a in attributes),
+                                                  tuple(t.encode() for t in tags))
+        except kernel.Unsupported:
+            pass
+    return under_any(nodes, hit, stop)
+
+
 def under_element(nodes: Iterable[etree._Element | None], scope: etree._Element) -> list[bool]:
     """Per node, whether it is ``scope`` or lies under it (a None node: False): :func:`under_any` asking ``el is
     scope``, walked by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds."""

@@ -252,6 +252,18 @@ def learn_site_profile(pages: Iterable[PageSummary], params: SiteProfileParams =
     )
 
 
+def content_supports(blocks: Sequence[TextBlock], content: dict[int, float]) -> list[float]:
+    """:func:`content_support` of each block's container, one path digest and support memo for the page (by the
+    compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().content_supports(list(blocks), content)
+        except kernel.Unsupported:
+            pass
+    digests, memo = PathDigests(), {}
+    return [content_support(b.container, digests, content, memo) for b in blocks]
+
+
 def content_support(el: etree._Element, digests: PathDigests, content: dict[int, float],
                      memo: dict[etree._Element, float]) -> float:
     """Highest consensus support of a content path among ``el`` and its ancestors (0: none)."""

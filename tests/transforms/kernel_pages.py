@@ -23,7 +23,8 @@ ODD_WORDS = (
 SPACES = (" ", " ", " ", "\n", "\t", "\xa0", "\u3000", "\u2009", "\x1c", "\x1f", "\u2028", "\r\n", "  ")
 CLASS_WORDS = ("article-body", "entry-content", "story", "content", "main", "nav", "footer", "sidebar", "related",
                "share", "comment", "ad-slot-3", "post-4711", "Promo", "widget", "caption", "byline", "İtem", "KEY",
-               "menu", "Breadcrumb", "td-post-content", "x1", "", "ſidebar", "postAuthor", "standfirst", "photo-credit")
+               "menu", "Breadcrumb", "td-post-content", "x1", "", "ſidebar", "postAuthor", "standfirst", "photo-credit",
+               "cookie-consent")
 BLOCK_TAGS = ("div", "p", "section", "article", "nav", "aside", "footer", "header", "main", "ul", "li", "table",
               "blockquote", "figure", "figcaption", "h1", "h2", "h4", "pre", "center", "form", "dl", "dd", "dt")
 INLINE_TAGS = ("a", "a", "span", "b", "em", "strong", "i", "font", "code", "small", "time", "sub")
@@ -58,6 +59,8 @@ def _attrs(rng: random.Random) -> str:
         parts.append('role="main"')
     if rng.random() < 0.03:
         parts.append('rel="author"')
+    if rng.random() < 0.03:
+        parts.append(rng.choice(('role="dialog"', 'aria-modal="true"', 'role="alertdialog" aria-modal="false"')))
     if rng.random() < 0.03:
         parts.append(f'data-newsclean-noise="{rng.choice(("dynamic", "static", ""))}"')
     if rng.random() < 0.1:

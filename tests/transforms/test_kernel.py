@@ -19,7 +19,7 @@ from kernel_pages import altered_tree, hostile_page, site_pages
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
+from newsclean.transforms.ancestor_filter import nth_ancestor, under_any_named, under_element
 from newsclean.transforms.blocks import BlockParams, extract_blocks
 from newsclean.transforms.byline import BylineParams, _byline_boxes
 from newsclean.transforms.chain import CONFIGS, _prune_empty, extract_article, prepare_blocks
@@ -39,9 +39,11 @@ from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_in
 from newsclean.transforms.page_type import _folded
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine import region, teaser_cards
+from newsclean.transforms.refine.consent import consent_regions
+from newsclean.transforms.refine.side_content import SideContentParams, names_side_box
 from newsclean.transforms.roles import RoleParams, _Boxes
 from newsclean.transforms.site_evidence import learn_site_evidence
-from newsclean.transforms.site_profile import summarise_page
+from newsclean.transforms.site_profile import content_supports, summarise_page
 from newsclean.transforms.static_noise import StaticNoiseSignature, mark_static_noise, page_keys
 from newsclean.transforms.text import count_words, words
 
@@ -220,11 +222,15 @@ def _page_level_reads(html: str) -> list:
         [tree.getpath(el) for el in _text_containers(page.blocks)],
         *([tree.getpath(el) for el in _byline_boxes(page.blocks, scope, BylineParams())] for scope in scopes[:3]),
         _Boxes(page.blocks, RoleParams()).roles_of([b.container for b in page.blocks] + [page.root]),
+        consent_regions(page.blocks),
+        under_any_named(containers, lambda el: names_side_box(el, SIDE.tags, frozenset(SIDE.class_words)),
+                        set(scopes[:2]), ("class", "id"), SIDE.tags),
         *(in_card_groups(page.blocks, containers, params, stop) for params in CARD_SETTINGS
           for stop in ((), set(scopes[:3]))),
     ]
 
 
+SIDE = SideContentParams(tags=("aside", "figcaption"))
 CARD_SETTINGS = (teaser_cards.TeaserCardsParams(),
                  teaser_cards.TeaserCardsParams(min_cards=2, min_card_share=0.5, min_description_words=3, max_card_words=40))
 
@@ -258,11 +264,12 @@ def test_site_and_structure_feature_groups_identical(seed):
 
         def groups(blocks=page.blocks, body=body):
             return [site_features(blocks, profile).tobytes(), site_features(blocks, None).tobytes(),
+                    content_supports(blocks, dict(profile.content)),
                     structure_features(blocks, body).tobytes(), structure_features(blocks, None).tobytes()]
 
         reference, compiled = _both(groups)
         assert reference == compiled
-        assert np.frombuffer(reference[0]).any() and np.frombuffer(reference[2]).any()  # not all zeros
+        assert np.frombuffer(reference[0]).any() and np.frombuffer(reference[3]).any()  # not all zeros
 
 
 def _element_words(blocks, min_link_words, min_link_density):

@@ -498,3 +498,64 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
         map_free(&memo)
         free(path.data)
         free(sums)
+
+
+def under_any_named(list nodes, hit, stop, tuple attributes, tuple tags):
+    """``ancestor_filter.under_any(nodes, hit, stop)`` for a ``hit`` that is False for every element with none of
+    ``attributes`` (bytes names) and a tag outside ``tags`` (bytes names): ``hit`` is asked only for the others."""
+    cdef NodeMap stops, memo
+    cdef Nodes path
+    cdef xmlNode* node
+    cdef cetree._Element el
+    cdef Py_ssize_t k, answer
+    cdef bint named
+    stops.keys = memo.keys = NULL
+    stops.values = memo.values = NULL
+    path.data = NULL
+    path.size = path.cap = 0
+    try:
+        map_init(&stops, len(stop) + 1)
+        for item in stop:
+            el = item
+            map_put(&stops, el._c_node, 1)
+        map_init(&memo, 4 * len(nodes) + 16)
+        out = []
+        for item in nodes:
+            if item is None:
+                out.append(False)
+                continue
+            el = item
+            doc = el._doc
+            node = el._c_node
+            path.size = 0
+            while node != NULL and map_get(&stops, node) < 0 and map_get(&memo, node) < 0:
+                check_node(node)
+                named = False
+                if node.type == tree.XML_ELEMENT_NODE:
+                    for name in tags:
+                        if name_is(node, name):
+                            named = True
+                            break
+                    if not named:
+                        for name in attributes:
+                            if find_attr(node, name) != NULL:
+                                named = True
+                                break
+                if named and hit(cetree.elementFactory(doc, node)):
+                    break
+                nodes_push(&path, node)
+                node = parent_element(node)
+            if node == NULL or map_get(&stops, node) >= 0:
+                answer = 0
+            else:
+                answer = map_get(&memo, node)
+                if answer < 0:
+                    answer = 1      # a hit (not memoised, as under_any)
+            for k in range(path.size):
+                map_put(&memo, path.data[k], answer)
+            out.append(bool(answer))
+        return out
+    finally:
+        map_free(&stops)
+        map_free(&memo)
+        free(path.data)

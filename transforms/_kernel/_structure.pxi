@@ -239,7 +239,8 @@ def site_columns(list blocks, dict content, dict structures, dict texts):
             if stats is not None:
                 for k in range(4):
                     x[i, 2 + k] = stats[k]
-            x[i, 6] = texts.get(text_digest(b.text), 0.0)
+            if texts:
+                x[i, 6] = texts.get(text_digest(b.text), 0.0)
             page_words += b.num_words
             if value > 0:
                 inside += b.num_words
@@ -252,3 +253,11 @@ def site_columns(list blocks, dict content, dict structures, dict texts):
         free(best)
         free(chain.data)
         map_free(&memo)
+
+
+def content_supports(list blocks, dict content):
+    """``[site_profile.content_support(b.container, digests, content, memo) for b in blocks]`` (one digest and
+    support memo for the page). Raises :class:`Unsupported` for a tree the kernel does not read."""
+    if not blocks:
+        return []
+    return site_columns(blocks, content, {}, {})[:, 0].tolist()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import under_any
+from newsclean.transforms.ancestor_filter import under_any_named
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.region import hinted_class_tokens, word_hint
@@ -100,7 +100,12 @@ def is_consent_region(el: etree._Element, params: ConsentParams = ConsentParams(
 
 def consent_regions(blocks: Sequence[TextBlock], params: ConsentParams = ConsentParams()) -> list[bool]:
     """Per block, whether its container lies in a consent region (:func:`is_consent_region`)."""
-    return under_any((b.container for b in blocks), lambda el: is_consent_region(el, params))
+    return under_any_named([b.container for b in blocks], lambda el: is_consent_region(el, params),
+                           attributes=CONSENT_ATTRIBUTES)
+
+
+CONSENT_ATTRIBUTES = ("class", "id", "role", "aria-modal")
+"""The attributes without which no element is a consent region (:func:`is_consent_region` reads no other)."""
 
 
 def consent_keep(blocks: Sequence[TextBlock], keep: Sequence[bool], params: ConsentParams = ConsentParams()) -> list[bool]:

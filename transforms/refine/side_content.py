@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import under_any
+from newsclean.transforms.ancestor_filter import under_any_named
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.recurring import is_title_like
@@ -161,7 +161,7 @@ def protected_ancestors(blocks: Sequence[TextBlock], keep: Sequence[bool], param
     link density at most 0.2), and every ancestor holding more than ``protect_share`` of the kept words."""
     anchors = []
     if params.protect_title:
-        heading = next((b for b in blocks if _in_h1(b.container)), None)
+        heading = _first_in_h1(blocks)
         heading = heading or next((b for b, k in zip(blocks, keep) if k and is_title_like(b.text, title)), None)
         anchors.append(heading)
     if params.protect_first_paragraph:
@@ -180,8 +180,12 @@ def protected_ancestors(blocks: Sequence[TextBlock], keep: Sequence[bool], param
     return out
 
 
-def _in_h1(el: etree._Element) -> bool:
-    return el.tag == "h1" or any(a.tag == "h1" for a in el.iterancestors())
+def _first_in_h1(blocks: Sequence[TextBlock]) -> TextBlock | None:
+    """The first block whose container is or lies in an ``<h1>`` (None: none; a page without one is not walked)."""
+    if not blocks or next(blocks[0].container.getroottree().getroot().iter("h1"), None) is None:
+        return None
+    inside = under_any_named([b.container for b in blocks], lambda el: el.tag == "h1", tags=("h1",))
+    return next((b for b, h1 in zip(blocks, inside) if h1), None)
 
 
 def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
@@ -201,8 +205,9 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
                   for b, p, k in zip(blocks, probs, keep)]
     words = frozenset(params.class_words)
     # a side box: the block's container or an ancestor of it below the main region's elements names one
-    boxed = under_any((b.container if c else None for b, c in zip(blocks, candidates)),
-                      lambda el: names_side_box(el, params.tags, words), stop=shared)
+    boxed = under_any_named([b.container if c else None for b, c in zip(blocks, candidates)],
+                            lambda el: names_side_box(el, params.tags, words), shared,
+                            ("class", "id") if words else (), params.tags)
     out = []
     for b, k, c, box in zip(blocks, keep, candidates, boxed):
         if c:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.site_profile import PathDigests, SiteProfile, content_support
+from newsclean.transforms.site_profile import SiteProfile, content_supports
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,7 @@ def site_recheck(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequ
     content = {k: s for k, s in profile.content if s >= params.min_support}
     if not content:
         return keep
-    digests, memo = PathDigests(), {}
-    inside = [content_support(b.container, digests, content, memo) > 0 for b in blocks]
+    inside = [support > 0 for support in content_supports(blocks, content)]
     in_words = sum(b.num_words for b, i in zip(blocks, inside) if i)
     if not in_words:
         return keep
