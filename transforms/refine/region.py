@@ -90,7 +90,7 @@ def is_prose(block: TextBlock, min_words: int, max_link_density: float, sentence
     words, in [0, 1]) at most ``max_link_density``, and a sentence end (``. ! ?``, CJK and Devanagari full stops)
     when ``sentence_end``."""
     return (block.num_words >= min_words and block.link_density <= max_link_density
-            and (not sentence_end or bool(_SENTENCE_END.search(block.text + " "))))
+            and (not sentence_end or bool(_SENTENCE_END.search(block.text))))
 
 
 def class_tokens(el: etree._Element) -> frozenset[str]:

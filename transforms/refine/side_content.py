@@ -38,6 +38,7 @@ from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.recurring import is_title_like
 from newsclean.transforms.refine.region import class_tokens, is_prose, main_region, shared_elements, text_containers
+from newsclean.transforms.refine.teaser_cards import element_counts
 
 SIDE_CLASS_WORDS = (
     "related", "recommended", "newsletter", "subscribe", "subscription", "share", "sharing", "social", "promo",
@@ -170,13 +171,9 @@ def protected_ancestors(blocks: Sequence[TextBlock], keep: Sequence[bool], param
                              if k and el in region and is_prose(b, 10, 0.2)), None))
     out = shared_elements({b.container for b in anchors if b is not None})
     if params.protect_share is not None:
-        held: dict[etree._Element, int] = {}
-        for b, k in zip(blocks, keep):
-            if k and b.num_words:
-                for el in (b.container, *b.container.iterancestors()):
-                    held[el] = held.get(el, 0) + b.num_words
-        total = sum(b.num_words for b, k in zip(blocks, keep) if k)
-        out.update(el for el, n in held.items() if n > params.protect_share * total)
+        kept = [b for b, k in zip(blocks, keep) if k]
+        total = sum(b.num_words for b in kept)
+        out.update(el for el, (n, _, _) in element_counts(kept).items() if n > params.protect_share * total)
     return out
 
 

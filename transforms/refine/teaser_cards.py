@@ -97,19 +97,24 @@ def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
     last = _LAST_ELEMENT_WORDS[0]
     if last is not None and last[0] is blocks and last[1] == (min_link_words, min_link_density):
         return last[2]
-    held = None
-    if kernel.enabled():
-        try:
-            held = kernel.walks().element_words(list(blocks), min_link_words, min_link_density)
-        except kernel.Unsupported:
-            pass
-    if held is None:
-        held = _element_words(blocks, min_link_words, min_link_density)
+    held = element_counts(blocks, min_link_words, min_link_density)
     _LAST_ELEMENT_WORDS[0] = (blocks, (min_link_words, min_link_density), held)  # one tuple: safe across threads
     return held
 
 
 _LAST_ELEMENT_WORDS: list[tuple | None] = [None]
+
+
+def element_counts(blocks: Sequence[TextBlock], min_link_words: int = 2,
+                   min_link_density: float = 0.5) -> dict[etree._Element, tuple[int, int, int]]:
+    """:func:`element_words` counted afresh (not kept: for a list of blocks of one step's own, e.g. the kept ones),
+    by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().element_words(list(blocks), min_link_words, min_link_density)
+        except kernel.Unsupported:
+            pass
+    return _element_words(blocks, min_link_words, min_link_density)
 
 
 def _element_words(blocks: Sequence[TextBlock], min_link_words: int,
