@@ -220,6 +220,7 @@ def _page_level_reads(html: str) -> list:
         *(under_element(containers, scope) for scope in scopes),
         _folded(" ".join(b.text for b in page.blocks)),
         [tree.getpath(el) for el in _text_containers(page.blocks)],
+        *(_path(tree, region.main_container(page.blocks, keep)) for keep in _keeps(len(page.blocks))),
         *([tree.getpath(el) for el in _byline_boxes(page.blocks, scope, BylineParams())] for scope in scopes[:3]),
         _Boxes(page.blocks, RoleParams()).roles_of([b.container for b in page.blocks] + [page.root]),
         consent_regions(page.blocks),
@@ -276,6 +277,15 @@ def _element_words(blocks, min_link_words, min_link_density):
     """``element_words`` with its memo of the last page cleared (each path computes its own answer)."""
     teaser_cards._LAST_ELEMENT_WORDS[0] = None
     return teaser_cards.element_words(blocks, min_link_words, min_link_density)
+
+
+def _keeps(n: int) -> list[list[bool]]:
+    """Keep flags of a few kinds for ``n`` blocks: all, none, every other, the first third (and a short list)."""
+    return [[True] * n, [False] * n, [i % 2 == 0 for i in range(n)], [i < n // 3 for i in range(n)], [True] * (n // 2)]
+
+
+def _path(tree, el):
+    return None if el is None else tree.getpath(el)
 
 
 def _text_containers(blocks):

@@ -559,3 +559,57 @@ def under_any_named(list nodes, hit, stop, tuple attributes, tuple tags):
         map_free(&stops)
         map_free(&memo)
         free(path.data)
+
+
+def main_container(list blocks, list keep, list containers):
+    """``refine.region.main_container(blocks, keep)`` given the blocks' ``text_containers``: the text container holding
+    most words of the kept blocks, the first in document order on a tie; None when no block with words is kept
+    (the three lists read as ``zip`` reads them)."""
+    cdef NodeMap slots
+    cdef Nodes order
+    cdef Py_ssize_t* held = NULL
+    cdef Py_ssize_t* grown
+    cdef Py_ssize_t n = min(len(blocks), len(keep), len(containers)), i, slot, words, cap = 0, best = -1
+    cdef cetree._Element el
+    cdef xmlNode* node
+    slots.keys = NULL
+    slots.values = NULL
+    order.data = NULL
+    order.size = order.cap = 0
+    try:
+        map_init(&slots, 64)
+        for i in range(n):
+            if not keep[i]:
+                continue
+            words = blocks[i].num_words
+            if not words:
+                continue
+            el = containers[i]
+            node = el._c_node
+            slot = map_get(&slots, node)
+            if slot < 0:
+                slot = order.size
+                nodes_push(&order, node)
+                map_put(&slots, node, slot)
+                if order.size > cap:
+                    cap = max(16, 2 * cap)
+                    grown = <Py_ssize_t*>realloc(held, cap * sizeof(Py_ssize_t))
+                    if grown == NULL:
+                        raise MemoryError()
+                    held = grown
+                held[slot] = 0
+            held[slot] += words
+        for i in range(order.size):
+            if best < 0 or held[i] > held[best]:
+                best = i
+        if best < 0:
+            return None
+        for i in range(n):
+            el = containers[i]
+            if el._c_node == order.data[best]:
+                return el
+        return None
+    finally:
+        map_free(&slots)
+        free(order.data)
+        free(held)

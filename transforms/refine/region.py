@@ -63,6 +63,8 @@ def tag_class_signature(el: etree._Element) -> tuple[str, str]:
 def main_container(blocks: Sequence[TextBlock], keep: Sequence[bool]) -> etree._Element | None:
     """The text container (:func:`text_container`) holding most words of the kept blocks, the first in
     document order on a tie; None when no block with words is kept."""
+    if kernel.enabled():
+        return kernel.walks().main_container(list(blocks), list(keep), text_containers(blocks))
     held: dict[etree._Element, int] = {}
     for b, k, el in zip(blocks, keep, text_containers(blocks)):
         if k and b.num_words:
