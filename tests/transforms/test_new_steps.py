@@ -5,6 +5,7 @@ import lxml.html
 import pytest
 
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
+from newsclean.transforms.refine import region
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams, article_fallback_keep
 from newsclean.transforms.refine.consent import consent_keep, consent_regions
 from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams, line_runs, paragraph_lines_keep
@@ -95,6 +96,18 @@ def test_text_containers_memo_answers_only_the_same_list():
     assert text_containers(blocks) is first
     assert [el.tag for el in text_containers(blocks[2:])] == ["section"]  # another list: found again
     assert text_containers(list(blocks)) is not first and text_containers(list(blocks)) == first
+
+
+def test_class_tokens_of_long_class_names_are_not_kept():
+    """A page's class names are tokenised once each, but a hostile page's huge ones are not kept (bounded memory)."""
+    el = lxml.html.fragment_fromstring(f"<div class='RelatedCoverage-box {'x' * 5000}' id='main'></div>")
+    before = region._cached_tokens.cache_info().currsize
+    assert region.class_tokens(el) == {"related", "coverage", "box", "x" * 5000, "main"}
+    assert region.hinted_class_tokens(el, region.word_hint({"related"})) == region.class_tokens(el)
+    assert region._cached_tokens.cache_info().currsize == before
+    short = lxml.html.fragment_fromstring("<div class='RelatedCoverage-boxOnlyHere'></div>")
+    assert region.class_tokens(short) == {"related", "coverage", "box", "only", "here"}
+    assert region._cached_tokens.cache_info().currsize == before + 1
 
 
 # ------------------------------------------------------------------------------------------------- consent

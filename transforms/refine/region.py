@@ -8,6 +8,7 @@ ancestor groups, applied after the classifier).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -99,7 +100,20 @@ def class_tokens(el: etree._Element) -> frozenset[str]:
     """Lowercased tokens of ``el``'s class and id attributes, split at non-alphanumerics and at camelCase
     humps (``RelatedCoverage-container`` -> related, coverage, container)."""
     raw = f"{el.get('class') or ''} {el.get('id') or ''}"
+    return _cached_tokens(raw) if len(raw) <= MAX_CACHED_CLASS_CHARS else _tokens(raw)
+
+
+MAX_CACHED_CLASS_CHARS = 256
+"""Longest ``"class id"`` string whose tokens are kept for the next element that has it (the caches hold at most
+16,384 strings: memory stays bounded whatever a page's class names)."""
+
+
+def _tokens(raw: str) -> frozenset[str]:
+    """:func:`class_tokens` of a ``"class id"`` string."""
     return frozenset(t.lower() for part in _NON_ALNUM.split(raw) for t in _HUMP.split(part) if t)
+
+
+_cached_tokens = functools.lru_cache(maxsize=16384)(_tokens)  # a site's pages repeat their class names
 
 
 def word_hint(words) -> re.Pattern:
@@ -115,7 +129,15 @@ def hinted_class_tokens(el: etree._Element, hint: re.Pattern) -> frozenset[str]:
     cls, ident = el.get("class"), el.get("id")
     if not cls and not ident:
         return _NO_TOKENS
-    return class_tokens(el) if hint.search(f"{cls or ''} {ident or ''}".lower()) else _NO_TOKENS
+    raw = f"{cls or ''} {ident or ''}"
+    if len(raw) > MAX_CACHED_CLASS_CHARS:
+        return _hinted_tokens.__wrapped__(raw, hint)
+    return _hinted_tokens(raw, hint)
+
+
+@functools.lru_cache(maxsize=16384)
+def _hinted_tokens(raw: str, hint: re.Pattern) -> frozenset[str]:
+    return _tokens(raw) if hint.search(raw.lower()) else _NO_TOKENS
 
 
 _NO_TOKENS: frozenset[str] = frozenset()
