@@ -150,6 +150,8 @@ STAGES = (
     (learned, "context_groups", "stage-2 context"), (learned, "context_features", "stage-2 context"),
     (chain, "blocks_text", "output text"), (chain, "cleaned_html", "output HTML"),
     (site_evidence, "learn_site_evidence", "site evidence learning"),
+    (chain, "refine_keep", "page-level steps"), (chain, "page_type", "page type"), (chain, "block_roles", "roles"),
+    (chain, "byline_names", "bylines"),
 )
 
 
