@@ -7,22 +7,36 @@ cdef extern from "Python.h":
     int PyUnicode_4BYTE_KIND
 
 
-def element_words(list blocks, Py_ssize_t min_link_words, double min_link_density):
-    """``teaser_cards.element_words`` (before its memo): per element holding a block with words, ``(words, link
-    blocks, linked words)`` of the blocks under it, in the order the blocks reach the elements (each container, then
-    its ancestors up to the root). Raises :class:`Unsupported` for blocks of more than one document."""
+cdef class _ElementCounts:
+    """``teaser_cards.element_words`` of one page's blocks: per element reached (the container of each block with
+    words, and its ancestors up to the root), the words, link blocks and linked words of the blocks under it; slots in
+    the order the blocks reach the elements."""
+
     cdef NodeMap slots
     cdef Nodes order
-    cdef Py_ssize_t* sums = NULL
-    cdef Py_ssize_t* grown
-    cdef Py_ssize_t cap = 0, slot, words, linked, link, k
-    cdef xmlNode* node
-    cdef cetree._Element el
-    doc = None
-    order.data = NULL
-    order.size = order.cap = 0
-    map_init(&slots, 8 * len(blocks) + 16)
-    try:
+    cdef Py_ssize_t* sums       # words, link blocks, linked words of each slot
+    cdef Py_ssize_t cap
+    cdef object doc
+
+    def __cinit__(self):
+        self.slots.keys = NULL
+        self.slots.values = NULL
+        self.order.data = NULL
+        self.order.size = self.order.cap = 0
+        self.sums = NULL
+
+    def __dealloc__(self):
+        map_free(&self.slots)
+        free(self.order.data)
+        free(self.sums)
+
+    cdef int count(self, list blocks, Py_ssize_t min_link_words, double min_link_density) except -1:
+        """Raises :class:`Unsupported` for blocks of more than one document."""
+        cdef Py_ssize_t slot, words, linked, link
+        cdef Py_ssize_t* grown
+        cdef xmlNode* node
+        cdef cetree._Element el
+        map_init(&self.slots, 8 * len(blocks) + 16)
         for block in blocks:
             words = block.num_words
             if not words:
@@ -30,36 +44,46 @@ def element_words(list blocks, Py_ssize_t min_link_words, double min_link_densit
             linked = block.num_linked_words
             link = words >= min_link_words and block.link_density >= min_link_density
             el = block.container
-            if doc is None:
-                doc = el._doc
-            elif el._doc is not doc:
+            if self.doc is None:
+                self.doc = el._doc
+            elif el._doc is not self.doc:
                 raise Unsupported("blocks of more than one document")
             node = el._c_node
             while node != NULL and node.type == tree.XML_ELEMENT_NODE:
-                slot = map_get(&slots, node)
+                slot = map_get(&self.slots, node)
                 if slot < 0:
-                    slot = order.size
-                    nodes_push(&order, node)
-                    map_put(&slots, node, slot)
-                    if 3 * order.size > cap:
-                        cap = max(64, 2 * cap, 3 * order.size)
-                        grown = <Py_ssize_t*>realloc(sums, cap * sizeof(Py_ssize_t))
+                    slot = self.order.size
+                    nodes_push(&self.order, node)
+                    map_put(&self.slots, node, slot)
+                    if 3 * self.order.size > self.cap:
+                        self.cap = max(64, 2 * self.cap, 3 * self.order.size)
+                        grown = <Py_ssize_t*>realloc(self.sums, self.cap * sizeof(Py_ssize_t))
                         if grown == NULL:
                             raise MemoryError()
-                        sums = grown
-                    sums[3 * slot] = sums[3 * slot + 1] = sums[3 * slot + 2] = 0
-                sums[3 * slot] += words
-                sums[3 * slot + 1] += link
-                sums[3 * slot + 2] += linked
+                        self.sums = grown
+                    self.sums[3 * slot] = self.sums[3 * slot + 1] = self.sums[3 * slot + 2] = 0
+                self.sums[3 * slot] += words
+                self.sums[3 * slot + 1] += link
+                self.sums[3 * slot + 2] += linked
                 node = node.parent
-        held = {}
-        for k in range(order.size):
-            held[cetree.elementFactory(doc, order.data[k])] = (sums[3 * k], sums[3 * k + 1], sums[3 * k + 2])
-        return held
-    finally:
-        map_free(&slots)
-        free(order.data)
-        free(sums)
+        return 0
+
+    cdef inline Py_ssize_t words(self, xmlNode* node) noexcept:
+        cdef Py_ssize_t slot = map_get(&self.slots, node)
+        return self.sums[3 * slot] if slot >= 0 else 0
+
+
+def element_words(list blocks, Py_ssize_t min_link_words, double min_link_density):
+    """``teaser_cards.element_words`` (before its memo): per element holding a block with words, ``(words, link
+    blocks, linked words)`` of the blocks under it, in the order the blocks reach the elements (each container, then
+    its ancestors up to the root). Raises :class:`Unsupported` for blocks of more than one document."""
+    cdef _ElementCounts counts = _ElementCounts()
+    cdef Py_ssize_t k
+    cdef Py_ssize_t* sums
+    counts.count(blocks, min_link_words, min_link_density)
+    sums = counts.sums
+    return {cetree.elementFactory(counts.doc, counts.order.data[k]): (sums[3 * k], sums[3 * k + 1], sums[3 * k + 2])
+            for k in range(counts.order.size)}
 
 
 def alnum_casefold(str text):
@@ -107,89 +131,100 @@ def under_element(list nodes, cetree._Element scope):
     return out
 
 
+cdef class _Hit:
+    """What :func:`_under_any` asks of each element on a walk up: ``hit(node)``, a pure rule of the element."""
+
+    cdef bint hit(self, xmlNode* node) except -1:
+        return False
+
+
+cdef list _under_any(list nodes, _Hit hitter, stop):
+    """``ancestor_filter.under_any(nodes, hit, stop)``: per node (None: False), whether it or one of its ancestors below
+    the first element in ``stop`` is a hit; each element's answer found once and shared by the nodes below it (a hit
+    element itself asked again when reached again)."""
+    cdef NodeMap stops, memo
+    cdef Nodes path
+    cdef xmlNode* node
+    cdef cetree._Element el
+    cdef Py_ssize_t k, answer
+    stops.keys = memo.keys = NULL
+    stops.values = memo.values = NULL
+    path.data = NULL
+    path.size = path.cap = 0
+    try:
+        map_init(&stops, len(stop) + 1)
+        for item in stop:
+            el = item
+            map_put(&stops, el._c_node, 1)
+        map_init(&memo, 4 * len(nodes) + 16)
+        out = []
+        for item in nodes:
+            if item is None:
+                out.append(False)
+                continue
+            el = item
+            node = el._c_node
+            path.size = 0
+            while node != NULL and map_get(&stops, node) < 0 and map_get(&memo, node) < 0 and not hitter.hit(node):
+                nodes_push(&path, node)
+                node = parent_element(node)
+            if node == NULL or map_get(&stops, node) >= 0:
+                answer = 0
+            else:
+                answer = map_get(&memo, node)
+                if answer < 0:
+                    answer = 1      # a hit (not memoised)
+            for k in range(path.size):
+                map_put(&memo, path.data[k], answer)
+            out.append(bool(answer))
+        return out
+    finally:
+        map_free(&stops)
+        map_free(&memo)
+        free(path.data)
+
+
 cdef object _teaser_cards = None
 
 
-cdef class _CardGroups:
-    """``teaser_cards.CardGroups`` over the words each element holds (``element_words``), counted here."""
+cdef class _CardGroups(_Hit):
+    """``teaser_cards.CardGroups`` over the words each element holds (:class:`_ElementCounts`)."""
 
-    cdef NodeMap slots          # element -> its counts' slot
-    cdef Py_ssize_t* sums       # words, link blocks, linked words of each slot
-    cdef Py_ssize_t cap, n
+    cdef _ElementCounts counts
     cdef NodeMap judged         # parent -> index in ``groups``
     cdef list groups            # per judged parent: {signature: is a group}
-    cdef object doc, params
     cdef Py_ssize_t max_card_words, min_description_words, min_cards
     cdef double min_card_share
 
     def __cinit__(self):
-        self.slots.keys = self.judged.keys = NULL
-        self.slots.values = self.judged.values = NULL
-        self.sums = NULL
+        self.judged.keys = NULL
+        self.judged.values = NULL
 
     def __dealloc__(self):
-        map_free(&self.slots)
         map_free(&self.judged)
-        free(self.sums)
 
     cdef int init(self, list blocks, object params) except -1:
-        cdef Py_ssize_t words, linked, link, slot
-        cdef Py_ssize_t min_link_words = params.min_link_words
-        cdef double min_link_density = params.min_link_density
-        cdef cetree._Element el
-        cdef xmlNode* node
-        cdef Py_ssize_t* grown
-        self.params = params
+        self.counts = _ElementCounts()
+        self.counts.count(blocks, params.min_link_words, params.min_link_density)
         self.max_card_words = params.max_card_words
         self.min_description_words = params.min_description_words
         self.min_cards = params.min_cards
         self.min_card_share = params.min_card_share
         self.groups = []
-        self.n = 0
-        self.cap = 0
-        map_init(&self.slots, 8 * len(blocks) + 16)
         map_init(&self.judged, 64)
-        for block in blocks:
-            words = block.num_words
-            if not words:
-                continue
-            linked = block.num_linked_words
-            link = words >= min_link_words and block.link_density >= min_link_density
-            el = block.container
-            if self.doc is None:
-                self.doc = el._doc
-            elif el._doc is not self.doc:
-                raise Unsupported("blocks of more than one document")
-            node = el._c_node
-            while node != NULL and node.type == tree.XML_ELEMENT_NODE:
-                slot = map_get(&self.slots, node)
-                if slot < 0:
-                    slot = self.n
-                    self.n += 1
-                    map_put(&self.slots, node, slot)
-                    if 3 * self.n > self.cap:
-                        self.cap = max(64, 2 * self.cap, 3 * self.n)
-                        grown = <Py_ssize_t*>realloc(self.sums, self.cap * sizeof(Py_ssize_t))
-                        if grown == NULL:
-                            raise MemoryError()
-                        self.sums = grown
-                    self.sums[3 * slot] = self.sums[3 * slot + 1] = self.sums[3 * slot + 2] = 0
-                self.sums[3 * slot] += words
-                self.sums[3 * slot + 1] += link
-                self.sums[3 * slot + 2] += linked
-                node = node.parent
         return 0
 
     cdef bint is_card(self, xmlNode* node) except -1:
-        cdef Py_ssize_t slot, words, k
+        cdef Py_ssize_t slot, words
+        cdef Py_ssize_t* sums = self.counts.sums
         if node.type != tree.XML_ELEMENT_NODE:
             return False
-        slot = map_get(&self.slots, node)
+        slot = map_get(&self.counts.slots, node)
         if slot < 0:
             return False
-        words = self.sums[3 * slot]
-        if not (0 < words <= self.max_card_words and self.sums[3 * slot + 1] > 0
-                and words - self.sums[3 * slot + 2] >= self.min_description_words):
+        words = sums[3 * slot]
+        if not (0 < words <= self.max_card_words and sums[3 * slot + 1] > 0
+                and words - sums[3 * slot + 2] >= self.min_description_words):
             return False
         return (name_is(node, b"li") or name_is(node, b"div") or name_is(node, b"article")   # teaser_cards.CARD_TAGS
                 or name_is(node, b"section") or name_is(node, b"ul") or name_is(node, b"ol"))
@@ -215,8 +250,8 @@ cdef class _CardGroups:
                 tally = {}
                 child = parent.children
                 while child != NULL:
-                    if child.type == tree.XML_ELEMENT_NODE and map_get(&self.slots, child) >= 0:
-                        sig = _teaser_cards.tag_class_signature(cetree.elementFactory(self.doc, child))
+                    if child.type == tree.XML_ELEMENT_NODE and map_get(&self.counts.slots, child) >= 0:
+                        sig = _teaser_cards.tag_class_signature(cetree.elementFactory(self.counts.doc, child))
                         same, n_cards = tally.get(sig, (0, 0))
                         tally[sig] = (same + 1, n_cards + self.is_card(child))
                     child = child.next
@@ -228,7 +263,7 @@ cdef class _CardGroups:
         judged = self.groups[index]
         if not judged:
             return False
-        return judged.get(_teaser_cards.tag_class_signature(cetree.elementFactory(self.doc, node)), False)
+        return judged.get(_teaser_cards.tag_class_signature(cetree.elementFactory(self.counts.doc, node)), False)
 
 
 def card_flags(list blocks, list nodes, params, stop):
@@ -240,47 +275,8 @@ def card_flags(list blocks, list nodes, params, stop):
         from newsclean.transforms.refine import teaser_cards
         _teaser_cards = teaser_cards
     cdef _CardGroups groups = _CardGroups()
-    cdef NodeMap stops, memo
-    cdef Nodes path
-    cdef xmlNode* node
-    cdef cetree._Element el
-    cdef Py_ssize_t k, answer
-    stops.keys = memo.keys = NULL
-    stops.values = memo.values = NULL
-    path.data = NULL
-    path.size = path.cap = 0
-    try:
-        groups.init(blocks, params)
-        map_init(&stops, len(stop) + 1)
-        for item in stop:
-            el = item
-            map_put(&stops, el._c_node, 1)
-        map_init(&memo, 4 * len(nodes) + 16)
-        out = []
-        for item in nodes:
-            if item is None:
-                out.append(False)
-                continue
-            el = item
-            node = el._c_node
-            path.size = 0
-            while node != NULL and map_get(&stops, node) < 0 and map_get(&memo, node) < 0 and not groups.hit(node):
-                nodes_push(&path, node)
-                node = parent_element(node)
-            if node == NULL or map_get(&stops, node) >= 0:
-                answer = 0
-            else:
-                answer = map_get(&memo, node)
-                if answer < 0:
-                    answer = 1      # a card of a group (not memoised: asked again when reached again)
-            for k in range(path.size):
-                map_put(&memo, path.data[k], answer)
-            out.append(bool(answer))
-        return out
-    finally:
-        map_free(&stops)
-        map_free(&memo)
-        free(path.data)
+    groups.init(blocks, params)
+    return _under_any(nodes, groups, stop)
 
 
 def text_containers(list blocks):
@@ -428,44 +424,22 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
     that has one of its own. ``own(element, words)`` is ``roles._Boxes._own``, asked only for the elements that can
     have one (a class or an id; a ``figure``/``figcaption`` of at most ``max_caption_words`` words; never ``body``
     or ``html``); ``words``: the words of ``blocks`` under the element."""
-    cdef NodeMap slots, memo
-    cdef Py_ssize_t* sums = NULL
-    cdef Py_ssize_t* grown
-    cdef Py_ssize_t cap = 0, used = 0, slot, words, k
+    cdef _ElementCounts counts = _ElementCounts()
+    cdef NodeMap memo
+    cdef Py_ssize_t words, k
     cdef Nodes path
     cdef xmlNode* node
     cdef cetree._Element el
     cdef bint figure
-    slots.keys = memo.keys = NULL
-    slots.values = memo.values = NULL
+    memo.keys = NULL
+    memo.values = NULL
     path.data = NULL
     path.size = path.cap = 0
     roles = []          # memo's values: the role of each element seen
     doc = None
     try:
-        map_init(&slots, 8 * len(blocks) + 16)
+        counts.count(blocks, 2, 0.5)   # the words under each element (link settings not read)
         map_init(&memo, 4 * len(nodes) + 16)
-        for block in blocks:   # teaser_cards.element_words' word counts
-            words = block.num_words
-            if not words:
-                continue
-            el = block.container
-            node = el._c_node
-            while node != NULL and node.type == tree.XML_ELEMENT_NODE:
-                slot = map_get(&slots, node)
-                if slot < 0:
-                    slot = used
-                    used += 1
-                    map_put(&slots, node, slot)
-                    if used > cap:
-                        cap = max(64, 2 * cap)
-                        grown = <Py_ssize_t*>realloc(sums, cap * sizeof(Py_ssize_t))
-                        if grown == NULL:
-                            raise MemoryError()
-                        sums = grown
-                    sums[slot] = 0
-                sums[slot] += words
-                node = node.parent
         out = []
         for item in nodes:
             el = item
@@ -482,8 +456,7 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
                 node = path.data[k]
                 if role is None and node.type == tree.XML_ELEMENT_NODE \
                         and not name_is(node, b"body") and not name_is(node, b"html"):
-                    slot = map_get(&slots, node)
-                    words = sums[slot] if slot >= 0 else 0
+                    words = counts.words(node)
                     figure = name_is(node, b"figcaption") or name_is(node, b"figure")
                     if figure and words <= max_caption_words:
                         role = own(cetree.elementFactory(doc, node), words)
@@ -494,71 +467,41 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
             out.append(role)
         return out
     finally:
-        map_free(&slots)
         map_free(&memo)
         free(path.data)
-        free(sums)
+
+
+cdef class _NamedHit(_Hit):
+    """A Python rule ``hit(element)`` asked only for elements with one of ``attributes`` or a tag in ``tags`` (bytes
+    names): the others are no hit."""
+
+    cdef object rule, doc
+    cdef tuple attributes, tags
+
+    cdef bint hit(self, xmlNode* node) except -1:
+        check_node(node)
+        if node.type != tree.XML_ELEMENT_NODE:
+            return False
+        for name in self.tags:
+            if name_is(node, name):
+                return bool(self.rule(cetree.elementFactory(self.doc, node)))
+        for name in self.attributes:
+            if find_attr(node, name) != NULL:
+                return bool(self.rule(cetree.elementFactory(self.doc, node)))
+        return False
 
 
 def under_any_named(list nodes, hit, stop, tuple attributes, tuple tags):
     """``ancestor_filter.under_any(nodes, hit, stop)`` for a ``hit`` that is False for every element with none of
     ``attributes`` (bytes names) and a tag outside ``tags`` (bytes names): ``hit`` is asked only for the others."""
-    cdef NodeMap stops, memo
-    cdef Nodes path
-    cdef xmlNode* node
+    cdef _NamedHit hitter = _NamedHit()
     cdef cetree._Element el
-    cdef Py_ssize_t k, answer
-    cdef bint named
-    stops.keys = memo.keys = NULL
-    stops.values = memo.values = NULL
-    path.data = NULL
-    path.size = path.cap = 0
-    try:
-        map_init(&stops, len(stop) + 1)
-        for item in stop:
-            el = item
-            map_put(&stops, el._c_node, 1)
-        map_init(&memo, 4 * len(nodes) + 16)
-        out = []
-        for item in nodes:
-            if item is None:
-                out.append(False)
-                continue
-            el = item
-            doc = el._doc
-            node = el._c_node
-            path.size = 0
-            while node != NULL and map_get(&stops, node) < 0 and map_get(&memo, node) < 0:
-                check_node(node)
-                named = False
-                if node.type == tree.XML_ELEMENT_NODE:
-                    for name in tags:
-                        if name_is(node, name):
-                            named = True
-                            break
-                    if not named:
-                        for name in attributes:
-                            if find_attr(node, name) != NULL:
-                                named = True
-                                break
-                if named and hit(cetree.elementFactory(doc, node)):
-                    break
-                nodes_push(&path, node)
-                node = parent_element(node)
-            if node == NULL or map_get(&stops, node) >= 0:
-                answer = 0
-            else:
-                answer = map_get(&memo, node)
-                if answer < 0:
-                    answer = 1      # a hit (not memoised, as under_any)
-            for k in range(path.size):
-                map_put(&memo, path.data[k], answer)
-            out.append(bool(answer))
-        return out
-    finally:
-        map_free(&stops)
-        map_free(&memo)
-        free(path.data)
+    first = next((item for item in nodes if item is not None), None)
+    if first is None:
+        return [False] * len(nodes)
+    el = first
+    hitter.rule, hitter.doc, hitter.attributes, hitter.tags = hit, el._doc, attributes, tags
+    return _under_any(nodes, hitter, stop)
 
 
 def main_container(list blocks, list keep, list containers):
