@@ -275,7 +275,7 @@ def test_site_and_structure_feature_groups_identical(seed):
 
 def _element_words(blocks, min_link_words, min_link_density):
     """``element_words`` with its memo of the last page cleared (each path computes its own answer)."""
-    teaser_cards._LAST_ELEMENT_WORDS[0] = None
+    teaser_cards._page_element_words.forget()
     return teaser_cards.element_words(blocks, min_link_words, min_link_density)
 
 
@@ -289,12 +289,12 @@ def _path(tree, el):
 
 
 def _text_containers(blocks):
-    region._LAST_TEXT_CONTAINERS[0] = None
+    region.text_containers.forget()
     return region.text_containers(blocks)
 
 
 def in_card_groups(blocks, nodes, params, stop):
-    teaser_cards._LAST_ELEMENT_WORDS[0] = None
+    teaser_cards._page_element_words.forget()
     return teaser_cards.in_card_groups(blocks, nodes, params, stop)
 
 

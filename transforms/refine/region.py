@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lxml import etree
 
@@ -31,26 +31,36 @@ def text_container(block: TextBlock) -> etree._Element:
     return para if parent is None else parent
 
 
+def last_page_memo(fn: Callable) -> Callable:
+    """Decorator for a function of one page's blocks, ``fn(blocks, *args)``: its last answer is given again for the
+    same list of blocks (the same object) and equal ``args`` (several page-level steps ask for the same page's; the
+    answer is shared: read it, do not change it). One tuple is replaced at a time, so threads never see a mixed
+    entry. ``.forget()`` drops the kept answer."""
+    last: list[tuple | None] = [None]
+
+    @functools.wraps(fn)
+    def memo(blocks, *args):
+        kept = last[0]
+        if kept is not None and kept[0] is blocks and kept[1] == args:
+            return kept[2]
+        value = fn(blocks, *args)
+        last[0] = (blocks, args, value)
+        return value
+
+    memo.forget = lambda: last.__setitem__(0, None)
+    return memo
+
+
+@last_page_memo
 def text_containers(blocks: Sequence[TextBlock]) -> list[etree._Element]:
-    """:func:`text_container` of every block, in order. Several page-level steps ask for one page's: the last
-    answer is kept and given again for the same list (the list is shared: read it, do not change it); the compiled
+    """:func:`text_container` of every block, in order (kept for the page: :func:`last_page_memo`); the compiled
     kernel walks where :func:`newsclean.transforms.kernel.enabled` holds."""
-    last = _LAST_TEXT_CONTAINERS[0]
-    if last is not None and last[0] is blocks:
-        return last[1]
-    found = None
     if kernel.enabled():
         try:
-            found = kernel.walks().text_containers(list(blocks))
+            return kernel.walks().text_containers(list(blocks))
         except kernel.Unsupported:
             pass
-    if found is None:
-        found = [text_container(b) for b in blocks]
-    _LAST_TEXT_CONTAINERS[0] = (blocks, found)  # one tuple: safe across threads
-    return found
-
-
-_LAST_TEXT_CONTAINERS: list[tuple | None] = [None]
+    return [text_container(b) for b in blocks]
 
 
 def tag_class_signature(el: etree._Element) -> tuple[str, str]:

@@ -35,7 +35,13 @@ from newsclean.transforms import kernel
 from newsclean.transforms.ancestor_filter import under_any
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import main_container, main_region, shared_elements, tag_class_signature
+from newsclean.transforms.refine.region import (
+    last_page_memo,
+    main_container,
+    main_region,
+    shared_elements,
+    tag_class_signature,
+)
 
 CARD_TAGS = frozenset({"li", "div", "article", "section", "ul", "ol"})
 """Tags of a teaser card: list items, boxes, and lists (a "read more" list of one link repeated through the body); a
@@ -91,18 +97,10 @@ def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
     descendants' containers): their ``TextBlock.num_words``, how many of them are links (at least
     ``min_link_words`` words, link density at least ``min_link_density``), and their ``num_linked_words``.
 
-    One page's blocks are asked for this by several steps (the teaser cards, the page type, the roles): the last
-    answer is kept and given again for the same list and settings (the dict is shared: read it, do not change it).
-    The compiled kernel counts where :func:`newsclean.transforms.kernel.enabled` holds."""
-    last = _LAST_ELEMENT_WORDS[0]
-    if last is not None and last[0] is blocks and last[1] == (min_link_words, min_link_density):
-        return last[2]
-    held = element_counts(blocks, min_link_words, min_link_density)
-    _LAST_ELEMENT_WORDS[0] = (blocks, (min_link_words, min_link_density), held)  # one tuple: safe across threads
-    return held
-
-
-_LAST_ELEMENT_WORDS: list[tuple | None] = [None]
+    Several steps ask for one page's (the teaser cards, the page type, the roles): the answer is kept for the page
+    (:func:`~newsclean.transforms.refine.region.last_page_memo`; shared: read it, do not change it). The compiled
+    kernel counts where :func:`newsclean.transforms.kernel.enabled` holds."""
+    return _page_element_words(blocks, min_link_words, min_link_density)
 
 
 def element_counts(blocks: Sequence[TextBlock], min_link_words: int = 2,
@@ -115,6 +113,9 @@ def element_counts(blocks: Sequence[TextBlock], min_link_words: int = 2,
         except kernel.Unsupported:
             pass
     return _element_words(blocks, min_link_words, min_link_density)
+
+
+_page_element_words = last_page_memo(element_counts)
 
 
 def _element_words(blocks: Sequence[TextBlock], min_link_words: int,
