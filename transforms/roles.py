@@ -23,7 +23,6 @@ names the news templates use (the same kind of evidence as Readability's class w
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,7 +77,7 @@ class _Boxes:
         self.params = params
         self.blocks = blocks
         self.memo: dict[etree._Element, str | None] = {}
-        self.hint = _hint(params.caption_words | params.lead_words)
+        self.hint = word_hint(params.caption_words | params.lead_words)
 
     def roles_of(self, elements: Sequence[etree._Element]) -> list[str | None]:
         """:meth:`role_of` of each element (walked by the compiled kernel where
@@ -118,11 +117,6 @@ class _Boxes:
         if not tokens.isdisjoint(self.params.lead_words) and words <= self.params.max_lead_words:
             return LEAD
         return None
-
-
-@functools.cache
-def _hint(words: frozenset[str]):
-    return word_hint(words)
 
 
 def block_roles(blocks: Sequence[TextBlock], keep: Sequence[bool], description: str | None = None,

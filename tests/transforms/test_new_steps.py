@@ -103,7 +103,7 @@ def test_class_tokens_of_long_class_names_are_not_kept():
     el = lxml.html.fragment_fromstring(f"<div class='RelatedCoverage-box {'x' * 5000}' id='main'></div>")
     before = region._cached_tokens.cache_info().currsize
     assert region.class_tokens(el) == {"related", "coverage", "box", "x" * 5000, "main"}
-    assert region.hinted_class_tokens(el, region.word_hint({"related"})) == region.class_tokens(el)
+    assert region.hinted_class_tokens(el, region.word_hint(frozenset({"related"}))) == region.class_tokens(el)
     assert region._cached_tokens.cache_info().currsize == before
     short = lxml.html.fragment_fromstring("<div class='RelatedCoverage-boxOnlyHere'></div>")
     assert region.class_tokens(short) == {"related", "coverage", "box", "only", "here"}

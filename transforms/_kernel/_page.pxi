@@ -1,5 +1,5 @@
-# Part of walks.pyx (included there): what the page-level steps read of the kept blocks (refine.teaser_cards,
-# page_type).
+# Part of walks.pyx (included there): what the page-level steps read of the tree (refine.*, page_type, roles,
+# byline): element words, card groups, text and main containers, blocks under an element, byline and role boxes.
 
 from cpython.unicode cimport PyUnicode_FromKindAndData
 
@@ -309,12 +309,11 @@ cdef inline bint has_class_or_id(xmlNode* node) except -1:
 
 
 cdef class _KindMemo:
-    """Per element, a kind the Python reference computes (``kind(element)``, an int >= 0), asked only for elements
-    with one of the attributes that can make it non-zero; memoised for one call."""
+    """Per element, its byline box kind as the Python reference computes it (``kind(element)``: ``byline._BoxKinds``,
+    an int >= 0), asked only for elements with a class, id, itemprop or rel (no other can be a box); memoised."""
 
     cdef NodeMap memo
     cdef object doc, kind
-    cdef bint author_attrs     # itemprop and rel count too (byline boxes)
 
     def __cinit__(self):
         self.memo.keys = NULL
@@ -323,10 +322,9 @@ cdef class _KindMemo:
     def __dealloc__(self):
         map_free(&self.memo)
 
-    cdef int init(self, object doc, object kind, bint author_attrs) except -1:
+    cdef int init(self, object doc, object kind) except -1:
         self.doc = doc
         self.kind = kind
-        self.author_attrs = author_attrs
         map_init(&self.memo, 256)
         return 0
 
@@ -335,8 +333,7 @@ cdef class _KindMemo:
         if k >= 0:
             return k
         check_node(node)
-        if has_class_or_id(node) or (self.author_attrs and (find_attr(node, b"itemprop") != NULL
-                                                            or find_attr(node, b"rel") != NULL)):
+        if has_class_or_id(node) or find_attr(node, b"itemprop") != NULL or find_attr(node, b"rel") != NULL:
             k = self.kind(cetree.elementFactory(self.doc, node))
         else:
             k = 0
@@ -393,7 +390,7 @@ def byline_boxes(list blocks, cetree._Element scope, Py_ssize_t box_levels, Py_s
     cdef xmlNode* node
     cdef xmlNode* box
     cdef xmlNode* target = scope._c_node
-    kinds.init(scope._doc, kind, True)
+    kinds.init(scope._doc, kind)
     out = []
     for block in blocks:
         el = block.container

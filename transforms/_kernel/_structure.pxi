@@ -181,7 +181,7 @@ def site_columns(list blocks, dict content, dict structures, dict texts):
     ``profile.structures()`` and ``profile.texts()``: shape ``(len(blocks), 7)``. Raises :class:`Unsupported` for a
     tree the kernel does not read."""
     global _site_profile
-    if _site_profile is None:
+    if _site_profile is None:  # element_token's fallback for class names that are not ASCII reads it
         from newsclean.transforms import site_profile
         _site_profile = site_profile
     cdef Py_ssize_t n = len(blocks), i, k, slot, page_words = 0, inside = 0

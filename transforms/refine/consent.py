@@ -64,11 +64,6 @@ class ConsentParams:
 
 
 @functools.cache
-def _hint(words: tuple[str, ...]):
-    return word_hint(words)
-
-
-@functools.cache
 def _word_set(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(words)
 
@@ -87,7 +82,7 @@ def is_consent_region(el: etree._Element, params: ConsentParams = ConsentParams(
     ``<article>``/``<main>`` elements and ``<body>``/``<html>`` never are."""
     if not isinstance(el.tag, str) or el.tag in ("body", "html", "article", "main"):
         return False
-    tokens = hinted_class_tokens(el, _hint(params.words))
+    tokens = hinted_class_tokens(el, word_hint(params.words))
     named = bool(tokens) and not _word_set(params.words).isdisjoint(t.rstrip(_DIGITS) for t in tokens)
     if not named and params.dialogs:
         role = (el.get("role") or "").strip().lower()

@@ -126,10 +126,11 @@ def _tokens(raw: str) -> frozenset[str]:
 _cached_tokens = functools.lru_cache(maxsize=16384)(_tokens)  # a site's pages repeat their class names
 
 
-def word_hint(words) -> re.Pattern:
+@functools.cache
+def word_hint(words: tuple[str, ...] | frozenset[str]) -> re.Pattern:
     """A pattern that finds any of ``words`` inside a lowercased class/id string: a prefilter for
     :func:`class_tokens` (a token equal to a word holds it as a substring), which spares tokenising class names
-    that hold none of them."""
+    that hold none of them. Built once per word set (``words`` hashable: a tuple or a frozenset)."""
     return re.compile("|".join(sorted(map(re.escape, words))))
 
 
