@@ -43,7 +43,8 @@ COMMENT_WORDS = frozenset({"comment", "comments", "reply", "replies", "respond",
 """Class/id tokens of a comment box: its "author" boxes are commenters."""
 
 
-_BOX_HINT = word_hint(BYLINE_WORDS | COMMENT_WORDS | frozenset(BYLINE_STEMS))
+_BOX_WORDS = tuple(sorted(BYLINE_WORDS | COMMENT_WORDS | frozenset(BYLINE_STEMS)))
+_BOX_HINT = word_hint(_BOX_WORDS)
 """Finds a byline or comment word or a byline stem inside a lowercased class/id string: a class name without one has
 no token the byline boxes look for, so it is not tokenised."""
 
@@ -162,7 +163,8 @@ def _byline_boxes(blocks: Sequence[TextBlock], scope: etree._Element, params: By
     kinds = _BoxKinds(params.stems)
     if kernel.enabled():
         try:
-            yield from kernel.walks().byline_boxes(list(blocks), scope, params.box_levels, MAX_BYLINE_WORDS, kinds)
+            yield from kernel.walks().byline_boxes(list(blocks), scope, params.box_levels, MAX_BYLINE_WORDS, kinds,
+                                                   _BOX_WORDS)
             return
         except kernel.Unsupported:
             pass

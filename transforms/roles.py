@@ -77,7 +77,8 @@ class _Boxes:
         self.params = params
         self.blocks = blocks
         self.memo: dict[etree._Element, str | None] = {}
-        self.hint = word_hint(params.caption_words | params.lead_words)
+        self.hint_words = tuple(sorted(params.caption_words | params.lead_words))
+        self.hint = word_hint(self.hint_words)
 
     def roles_of(self, elements: Sequence[etree._Element]) -> list[str | None]:
         """:meth:`role_of` of each element (walked by the compiled kernel where
@@ -85,7 +86,7 @@ class _Boxes:
         if kernel.enabled():
             try:
                 return kernel.walks().box_roles(list(self.blocks), list(elements), self._own,
-                                                self.params.max_caption_words)
+                                                self.params.max_caption_words, self.hint_words)
             except kernel.Unsupported:
                 pass
         held = element_words(self.blocks)  # words under each element (links not read)

@@ -24,7 +24,7 @@ SPACES = (" ", " ", " ", "\n", "\t", "\xa0", "\u3000", "\u2009", "\x1c", "\x1f",
 CLASS_WORDS = ("article-body", "entry-content", "story", "content", "main", "nav", "footer", "sidebar", "related",
                "share", "comment", "ad-slot-3", "post-4711", "Promo", "widget", "caption", "byline", "İtem", "KEY",
                "menu", "Breadcrumb", "td-post-content", "x1", "", "ſidebar", "postAuthor", "standfirst", "photo-credit",
-               "cookie-consent")
+               "cookie-consent", "\u212aeypoints", "BYLINE-Box", "photoCaption")
 BLOCK_TAGS = ("div", "p", "section", "article", "nav", "aside", "footer", "header", "main", "ul", "li", "table",
               "blockquote", "figure", "figcaption", "h1", "h2", "h4", "pre", "center", "form", "dl", "dd", "dt")
 INLINE_TAGS = ("a", "a", "span", "b", "em", "strong", "i", "font", "code", "small", "time", "sub")

@@ -41,7 +41,7 @@ from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine import region, teaser_cards
 from newsclean.transforms.refine.consent import consent_regions
 from newsclean.transforms.refine.side_content import SideContentParams, names_side_box
-from newsclean.transforms.roles import RoleParams, _Boxes
+from newsclean.transforms.roles import LEAD, RoleParams, _Boxes
 from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.site_profile import content_supports, summarise_page
 from newsclean.transforms.static_noise import StaticNoiseSignature, mark_static_noise, page_keys
@@ -229,6 +229,26 @@ def _page_level_reads(html: str) -> list:
         *(in_card_groups(page.blocks, containers, params, stop) for params in CARD_SETTINGS
           for stop in ((), set(scopes[:3]))),
     ]
+
+
+@needs_kernel
+def test_box_words_found_in_class_names_as_python_tokenises_them():
+    """Roles and byline boxes ask the Python rule only about class names holding one of their words, ASCII letters
+    lowercased: ``STANDFIRST`` names a lead box, ``BYLINE-Box`` a byline box; ``\u212aeypoints`` (the Kelvin sign,
+    which ``str.lower`` makes an ASCII k) names none, as class tokens are runs of ASCII letters and digits."""
+    story = "<p>The council voted on the harbour budget, and members said the costs were left out of it.</p>" * 5
+    html = (f"<html><body><div class='story'><div class='STANDFIRST'><p>Three short points about the vote.</p></div>"
+            f"<div class='\u212aeypoints'><p>Two more points about the costs.</p></div>"
+            f"<p class='BYLINE-Box'>By Jane Doe</p>{story}</div></body></html>")
+
+    def reads():
+        page = prepare_blocks(html, None, CONFIGS["default"])
+        roles = _Boxes(page.blocks, RoleParams()).roles_of([b.container for b in page.blocks])
+        return roles, [el.get("class") for el in _byline_boxes(page.blocks, page.root, BylineParams())]
+
+    reference, compiled = _both(reads)
+    assert reference == compiled
+    assert reference[0][:3] == [LEAD, None, None] and reference[1] == ["BYLINE-Box"]
 
 
 SIDE = SideContentParams(tags=("aside", "figcaption"))

@@ -304,27 +304,66 @@ def text_containers(list blocks):
     return out
 
 
-cdef inline bint has_class_or_id(xmlNode* node) except -1:
-    return find_attr(node, b"class") != NULL or find_attr(node, b"id") != NULL
+_HINT_TABLES = {}   # words -> PhraseTable, or None where the words are not plain ASCII (at most a few word sets)
+
+
+cdef object hint_table(tuple words):
+    """The :class:`PhraseTable` of ``words`` (``refine.region.word_hint``'s words), None where they do not fit one
+    (more than 64, empty or not ASCII): then :func:`class_id_hinted` holds for every element with a class or id."""
+    table = _HINT_TABLES.get(words, False)
+    if table is False:
+        table = None
+        if all(isinstance(w, str) and w and w.isascii() for w in words) and len(words) <= 64:
+            table = PhraseTable([w.encode("ascii") for w in words])
+        if len(_HINT_TABLES) < 64:
+            _HINT_TABLES[words] = table
+    return table
+
+
+cdef bint class_id_hinted(xmlNode* node, object table, Bytes* scratch) except -1:
+    """Whether ``refine.region.hinted_class_tokens(el, word_hint(words))`` may hold one of ``words`` or a token
+    holding one: ``table`` (:func:`hint_table` of the words) finds one of them in the element's ``"class id"``, its
+    ASCII letters lowercased (True where ``table`` is None; False without class and id). Such tokens are runs of
+    ASCII letters and digits of that string, lowercased (``refine.region.class_tokens``), and UTF-8 keeps ASCII
+    bytes as they are: any other byte is part of a character that splits tokens."""
+    cdef xmlAttr* klass = find_attr(node, b"class")
+    cdef xmlAttr* ident = find_attr(node, b"id")
+    cdef const char* kv = _EMPTY if klass == NULL else attr_value(klass)
+    cdef const char* iv = _EMPTY if ident == NULL else attr_value(ident)
+    if not kv[0] and not iv[0]:
+        return False
+    if table is None:
+        return True
+    scratch.size = 0
+    _add_lower(scratch, kv)
+    bytes_addc(scratch, b' ')
+    _add_lower(scratch, iv)
+    return (<PhraseTable>table).hits(scratch.data, scratch.size) > 0
 
 
 cdef class _KindMemo:
     """Per element, its byline box kind as the Python reference computes it (``kind(element)``: ``byline._BoxKinds``,
-    an int >= 0), asked only for elements with a class, id, itemprop or rel (no other can be a box); memoised."""
+    an int >= 0), asked only for elements with an itemprop or rel, or whose class or id the box words' ``table`` may
+    hint at (:func:`class_id_hinted`; no other can be a box); memoised."""
 
     cdef NodeMap memo
-    cdef object doc, kind
+    cdef object doc, kind, table
+    cdef Bytes scratch
 
     def __cinit__(self):
         self.memo.keys = NULL
         self.memo.values = NULL
+        self.scratch.data = NULL
+        self.scratch.size = self.scratch.cap = 0
 
     def __dealloc__(self):
         map_free(&self.memo)
+        free(self.scratch.data)
 
-    cdef int init(self, object doc, object kind) except -1:
+    cdef int init(self, object doc, object kind, object table) except -1:
         self.doc = doc
         self.kind = kind
+        self.table = table
         map_init(&self.memo, 256)
         return 0
 
@@ -333,7 +372,8 @@ cdef class _KindMemo:
         if k >= 0:
             return k
         check_node(node)
-        if has_class_or_id(node) or find_attr(node, b"itemprop") != NULL or find_attr(node, b"rel") != NULL:
+        if find_attr(node, b"itemprop") != NULL or find_attr(node, b"rel") != NULL \
+                or class_id_hinted(node, self.table, &self.scratch):
             k = self.kind(cetree.elementFactory(self.doc, node))
         else:
             k = 0
@@ -379,10 +419,12 @@ cdef bint _in_comments(xmlNode* el, Py_ssize_t levels, xmlNode* scope, _KindMemo
     return False
 
 
-def byline_boxes(list blocks, cetree._Element scope, Py_ssize_t box_levels, Py_ssize_t max_words, kind):
+def byline_boxes(list blocks, cetree._Element scope, Py_ssize_t box_levels, Py_ssize_t max_words, kind,
+                 tuple hint_words):
     """The byline boxes ``byline.byline_names`` reads, in page order: for each block under ``scope`` of at most
     ``max_words`` words, its box (``_box_of``, else, outside comment boxes, ``_inline_box``) where it has one.
-    ``kind`` is ``byline._BoxKinds`` (asked only for elements with a class, id, itemprop or rel)."""
+    ``kind`` is ``byline._BoxKinds``, asked only for elements with an itemprop or rel or whose class or id holds one of
+    ``hint_words`` (the words of its ``word_hint``: :func:`class_id_hinted`)."""
     cdef _KindMemo kinds = _KindMemo()
     cdef cetree._Element el
     cdef cetree._Element piece
@@ -390,7 +432,7 @@ def byline_boxes(list blocks, cetree._Element scope, Py_ssize_t box_levels, Py_s
     cdef xmlNode* node
     cdef xmlNode* box
     cdef xmlNode* target = scope._c_node
-    kinds.init(scope._doc, kind)
+    kinds.init(scope._doc, kind, hint_table(hint_words))
     out = []
     for block in blocks:
         el = block.container
@@ -416,11 +458,12 @@ def byline_boxes(list blocks, cetree._Element scope, Py_ssize_t box_levels, Py_s
     return out
 
 
-def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
+def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words, tuple hint_words):
     """``[roles._Boxes.role_of(el) for el in nodes]``: per element, the role of the outermost of it and its ancestors
     that has one of its own. ``own(element, words)`` is ``roles._Boxes._own``, asked only for the elements that can
-    have one (a class or an id; a ``figure``/``figcaption`` of at most ``max_caption_words`` words; never ``body``
-    or ``html``); ``words``: the words of ``blocks`` under the element."""
+    have one (a class or id holding one of ``hint_words``, the words of its ``word_hint``: :func:`class_id_hinted`;
+    a ``figure``/``figcaption`` of at most ``max_caption_words`` words; never ``body`` or ``html``); ``words``: the
+    words of ``blocks`` under the element."""
     cdef _ElementCounts counts = _ElementCounts()
     cdef NodeMap memo
     cdef Py_ssize_t words, k
@@ -428,6 +471,10 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
     cdef xmlNode* node
     cdef cetree._Element el
     cdef bint figure
+    cdef Bytes scratch
+    table = hint_table(hint_words)
+    scratch.data = NULL
+    scratch.size = scratch.cap = 0
     memo.keys = NULL
     memo.values = NULL
     path.data = NULL
@@ -457,7 +504,7 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
                     figure = name_is(node, b"figcaption") or name_is(node, b"figure")
                     if figure and words <= max_caption_words:
                         role = own(cetree.elementFactory(doc, node), words)
-                    elif has_class_or_id(node):
+                    elif class_id_hinted(node, table, &scratch):
                         role = own(cetree.elementFactory(doc, node), words)
                 map_put(&memo, node, len(roles))
                 roles.append(role)
@@ -466,6 +513,7 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words):
     finally:
         map_free(&memo)
         free(path.data)
+        free(scratch.data)
 
 
 cdef class _NamedHit(_Hit):
