@@ -18,7 +18,7 @@ short paragraphs, list items and sub-headings are article text far more often th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -101,14 +101,16 @@ def under_any(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Elem
 
 def under_any_named(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Element], bool],
                     stop: Container[etree._Element] = (), attributes: Sequence[str] = (),
-                    tags: Sequence[str] = ()) -> list[bool]:
-    """:func:`under_any` for a ``hit`` that is False for every element with none of ``attributes`` and a tag not in
-    ``tags`` (the caller's promise: a class-name rule needs ``class`` and ``id``): the compiled kernel walks where
-    :func:`newsclean.transforms.kernel.enabled` holds and asks ``hit`` only for the elements that have one."""
+                    tags: Sequence[str] = (), class_words: Collection[str] = ()) -> list[bool]:
+    """:func:`under_any` for a ``hit`` that is False for every element with none of ``attributes``, a tag not in
+    ``tags`` and a class and id holding none of ``class_words`` as a substring once their ASCII letters are lowercased
+    (the caller's promise; a rule on :func:`~newsclean.transforms.refine.region.class_tokens` keeps it: a token is a
+    run of ASCII letters and digits of ``"class id"``, lowercased): the compiled kernel walks where
+    :func:`newsclean.transforms.kernel.enabled` holds and asks ``hit`` only for the other elements."""
     if kernel.enabled():
         try:
             return kernel.walks().under_any_named(list(nodes), hit, stop, tuple(a.encode() for a in attributes),
-                                                  tuple(t.encode() for t in tags))
+                                                  tuple(t.encode() for t in tags), tuple(sorted(class_words)))
         except kernel.Unsupported:
             pass
     return under_any(nodes, hit, stop)

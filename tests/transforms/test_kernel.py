@@ -225,7 +225,7 @@ def _page_level_reads(html: str) -> list:
         _Boxes(page.blocks, RoleParams()).roles_of([b.container for b in page.blocks] + [page.root]),
         consent_regions(page.blocks),
         under_any_named(containers, lambda el: names_side_box(el, SIDE.tags, frozenset(SIDE.class_words)),
-                        set(scopes[:2]), ("class", "id"), SIDE.tags),
+                        set(scopes[:2]), tags=SIDE.tags, class_words=SIDE.class_words),
         *(in_card_groups(page.blocks, containers, params, stop) for params in CARD_SETTINGS
           for stop in ((), set(scopes[:3]))),
     ]

@@ -7,6 +7,17 @@ cdef extern from "Python.h":
     int PyUnicode_4BYTE_KIND
 
 
+_TextBlock = _blocks.TextBlock    # its link_density: linked words / words (read here from the two counts)
+
+
+cdef tuple tag_class_signature(xmlNode* node):
+    """``refine.region.tag_class_signature`` of an element: ``(tag, its class tokens sorted and space-joined)``."""
+    check_node(node)
+    cdef xmlAttr* klass = find_attr(node, b"class")
+    names = (PyUnicode_DecodeUTF8(attr_value(klass), _strlen(attr_value(klass)), NULL) if klass != NULL else "").split()
+    return ((<bytes>node.name).decode("utf-8"), names[0] if len(names) == 1 else " ".join(sorted(names)))
+
+
 cdef class _ElementCounts:
     """``teaser_cards.element_words`` of one page's blocks: per element reached (the container of each block with
     words, and its ancestors up to the root), the words, link blocks and linked words of the blocks under it; slots in
@@ -42,7 +53,8 @@ cdef class _ElementCounts:
             if not words:
                 continue
             linked = block.num_linked_words
-            link = words >= min_link_words and block.link_density >= min_link_density
+            link = words >= min_link_words and (
+                <double>linked / <double>words if type(block) is _TextBlock else block.link_density) >= min_link_density
             el = block.container
             if self.doc is None:
                 self.doc = el._doc
@@ -184,9 +196,6 @@ cdef list _under_any(list nodes, _Hit hitter, stop):
         free(path.data)
 
 
-cdef object _teaser_cards = None
-
-
 cdef class _CardGroups(_Hit):
     """``teaser_cards.CardGroups`` over the words each element holds (:class:`_ElementCounts`)."""
 
@@ -251,7 +260,7 @@ cdef class _CardGroups(_Hit):
                 child = parent.children
                 while child != NULL:
                     if child.type == tree.XML_ELEMENT_NODE and map_get(&self.counts.slots, child) >= 0:
-                        sig = _teaser_cards.tag_class_signature(cetree.elementFactory(self.counts.doc, child))
+                        sig = tag_class_signature(child)
                         same, n_cards = tally.get(sig, (0, 0))
                         tally[sig] = (same + 1, n_cards + self.is_card(child))
                     child = child.next
@@ -263,17 +272,13 @@ cdef class _CardGroups(_Hit):
         judged = self.groups[index]
         if not judged:
             return False
-        return judged.get(_teaser_cards.tag_class_signature(cetree.elementFactory(self.counts.doc, node)), False)
+        return judged.get(tag_class_signature(node), False)
 
 
 def card_flags(list blocks, list nodes, params, stop):
     """``ancestor_filter.under_any(nodes, teaser_cards.CardGroups(teaser_cards.element_words(blocks, ...), params),
     stop)``: per node (None: False), whether it or an ancestor below the first element of ``stop`` is a card of a
     card group. Raises :class:`Unsupported` for blocks of more than one document."""
-    global _teaser_cards
-    if _teaser_cards is None:
-        from newsclean.transforms.refine import teaser_cards
-        _teaser_cards = teaser_cards
     cdef _CardGroups groups = _CardGroups()
     groups.init(blocks, params)
     return _under_any(nodes, groups, stop)
@@ -518,10 +523,19 @@ def box_roles(list blocks, list nodes, own, Py_ssize_t max_caption_words, tuple 
 
 cdef class _NamedHit(_Hit):
     """A Python rule ``hit(element)`` asked only for elements with one of ``attributes`` or a tag in ``tags`` (bytes
-    names): the others are no hit."""
+    names), or whose class or id the ``table`` of a rule's class words may hint at (:func:`class_id_hinted`; no
+    table: never): the others are no hit."""
 
-    cdef object rule, doc
+    cdef object rule, doc, table
     cdef tuple attributes, tags
+    cdef Bytes scratch
+
+    def __cinit__(self):
+        self.scratch.data = NULL
+        self.scratch.size = self.scratch.cap = 0
+
+    def __dealloc__(self):
+        free(self.scratch.data)
 
     cdef bint hit(self, xmlNode* node) except -1:
         check_node(node)
@@ -533,12 +547,15 @@ cdef class _NamedHit(_Hit):
         for name in self.attributes:
             if find_attr(node, name) != NULL:
                 return bool(self.rule(cetree.elementFactory(self.doc, node)))
+        if self.table is not False and class_id_hinted(node, self.table, &self.scratch):
+            return bool(self.rule(cetree.elementFactory(self.doc, node)))
         return False
 
 
-def under_any_named(list nodes, hit, stop, tuple attributes, tuple tags):
+def under_any_named(list nodes, hit, stop, tuple attributes, tuple tags, tuple class_words=()):
     """``ancestor_filter.under_any(nodes, hit, stop)`` for a ``hit`` that is False for every element with none of
-    ``attributes`` (bytes names) and a tag outside ``tags`` (bytes names): ``hit`` is asked only for the others."""
+    ``attributes`` (bytes names), a tag outside ``tags`` (bytes names) and a class and id holding none of
+    ``class_words`` (:func:`class_id_hinted`): ``hit`` is asked only for the others."""
     cdef _NamedHit hitter = _NamedHit()
     cdef cetree._Element el
     first = next((item for item in nodes if item is not None), None)
@@ -546,6 +563,7 @@ def under_any_named(list nodes, hit, stop, tuple attributes, tuple tags):
         return [False] * len(nodes)
     el = first
     hitter.rule, hitter.doc, hitter.attributes, hitter.tags = hit, el._doc, attributes, tags
+    hitter.table = hint_table(class_words) if class_words else False
     return _under_any(nodes, hitter, stop)
 
 

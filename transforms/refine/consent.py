@@ -96,11 +96,12 @@ def is_consent_region(el: etree._Element, params: ConsentParams = ConsentParams(
 def consent_regions(blocks: Sequence[TextBlock], params: ConsentParams = ConsentParams()) -> list[bool]:
     """Per block, whether its container lies in a consent region (:func:`is_consent_region`)."""
     return under_any_named([b.container for b in blocks], lambda el: is_consent_region(el, params),
-                           attributes=CONSENT_ATTRIBUTES)
+                           attributes=DIALOG_ATTRIBUTES, class_words=params.words)
 
 
-CONSENT_ATTRIBUTES = ("class", "id", "role", "aria-modal")
-"""The attributes without which no element is a consent region (:func:`is_consent_region` reads no other)."""
+DIALOG_ATTRIBUTES = ("role", "aria-modal")
+"""The attributes without which no element is a consent dialog; a consent region by words needs one of the words in
+its class or id (:func:`is_consent_region` reads nothing else)."""
 
 
 def consent_keep(blocks: Sequence[TextBlock], keep: Sequence[bool], params: ConsentParams = ConsentParams()) -> list[bool]:

@@ -204,7 +204,7 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     # a side box: the block's container or an ancestor of it below the main region's elements names one
     boxed = under_any_named([b.container if c else None for b, c in zip(blocks, candidates)],
                             lambda el: names_side_box(el, params.tags, words), shared,
-                            ("class", "id") if words else (), params.tags)
+                            tags=params.tags, class_words=words)
     out = []
     for b, k, c, box in zip(blocks, keep, candidates, boxed):
         if c:
