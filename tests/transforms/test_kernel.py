@@ -16,6 +16,7 @@ import sysconfig
 import numpy as np
 import pytest
 from kernel_pages import altered_tree, hostile_page, site_pages
+import lxml.html
 from lxml import etree
 
 from newsclean.transforms import kernel
@@ -249,6 +250,28 @@ def test_box_words_found_in_class_names_as_python_tokenises_them():
     reference, compiled = _both(reads)
     assert reference == compiled
     assert reference[0][:3] == [LEAD, None, None] and reference[1] == ["BYLINE-Box"]
+
+
+HIDDEN = ("<div style='display:none'>  Hidden\tword \r\n text <script>var x = 1;</script>"
+          "<noscript><style>p {}</style>no script <b>text</b></noscript><!-- a comment -->\u00e9\u00a0\u00fc "
+          "<template>tpl</template>  <span>inner <i>words</i></span> <![CDATA[x]]></div>"
+          "<iframe hidden>frame text</iframe><noscript><div hidden>in noscript <script>s</script></div></noscript>")
+
+
+@needs_kernel
+@pytest.mark.parametrize("share", [0.5, 0.95])
+def test_hidden_text_share_counted_as_the_reference_counts_it(share):
+    """Whether hidden elements hold most of the text (then they are read after all): XPath's normalized string
+    length, outermost skipped elements (scripts, styles, noscript, templates, iframes) subtracted, against shown
+    text of 1 to 80 characters: the decision flips inside that range, and the kernel flips where Python does."""
+    params = BlockParams(skip_hidden=True, max_hidden_share=share)
+    outcomes = set()
+    for shown in range(1, 81):
+        root = lxml.html.document_fromstring(f"<html><body>{HIDDEN}<p>{'x' * shown}</p></body></html>")
+        reference, compiled = _both(lambda root=root: [b.text for b in extract_blocks(root, params)])
+        assert reference == compiled, shown
+        outcomes.add(len(reference))
+    assert len(outcomes) == 2  # some pages read their hidden text, the others only the shown paragraph
 
 
 SIDE = SideContentParams(tags=("aside", "figcaption"))

@@ -377,12 +377,88 @@ cdef list segment(cetree._Element body, object params, bint detail, bint skip_hi
         free(kinds)
 
 
+_SKIP_NAMES = tuple(tag.encode("ascii") for tag in _blocks.SKIP_TAGS)
+
+
+cdef bint _is_skipped(xmlNode* node) except -1:
+    """An element whose tag is one of ``blocks.SKIP_TAGS``."""
+    if node.type != tree.XML_ELEMENT_NODE:
+        return False
+    for name in _SKIP_NAMES:
+        if name_is(node, name):
+            return True
+    return False
+
+
+cdef xmlNode* _next_within(xmlNode* node, xmlNode* top, bint descend) noexcept:
+    """The node after ``node`` in document order (its first child where ``descend``), NULL past ``top``'s subtree."""
+    if descend and node.children != NULL:
+        return node.children
+    while node != top and node.next == NULL:
+        node = node.parent
+    return NULL if node == top else node.next
+
+
+cdef Py_ssize_t _normalized_length(xmlNode* top) except -1:
+    """XPath ``string-length(normalize-space(.))`` of an element: the code points of its text nodes' content
+    (comments and processing instructions are not in its string value), XML whitespace (space, tab, CR, LF) stripped
+    at both ends and each inner run of it read as one space."""
+    cdef Py_ssize_t chars = 0
+    cdef bint started = False, gap = False
+    cdef const unsigned char* s
+    cdef xmlNode* node = _next_within(top, top, True)
+    while node != NULL:
+        check_node(node)
+        if is_text(node) and node.content != NULL:
+            s = <const unsigned char*>node.content
+            while s[0]:
+                if s[0] == 0x20 or s[0] == 0x09 or s[0] == 0x0A or s[0] == 0x0D:
+                    gap = started
+                elif (s[0] & 0xC0) != 0x80:  # the first byte of a character
+                    chars += 1 + gap
+                    gap = False
+                    started = True
+                s += 1
+        node = _next_within(node, top, node.type == tree.XML_ELEMENT_NODE)
+    return chars
+
+
+cdef Py_ssize_t _shown_length(xmlNode* el) except -1:
+    """``blocks._shown_length``: :func:`_normalized_length` of ``el`` less that of each outermost skipped element
+    under it (one with no skipped ancestor in the whole document: none where ``el`` or an ancestor is skipped)."""
+    cdef Py_ssize_t chars = _normalized_length(el)
+    cdef xmlNode* node = el
+    while node != NULL and node.type == tree.XML_ELEMENT_NODE:
+        if _is_skipped(node):
+            return chars
+        node = node.parent
+    node = _next_within(el, el, True)
+    while node != NULL:
+        check_node(node)
+        if _is_skipped(node):
+            chars -= _normalized_length(node)
+            node = _next_within(node, el, False)
+        else:
+            node = _next_within(node, el, node.type == tree.XML_ELEMENT_NODE)
+    return chars
+
+
+cdef bint _hides_most(list hidden, list shown, max_share) except -1:
+    """``blocks.hides_most(hidden, shown, max_share)`` (the same float arithmetic)."""
+    cdef cetree._Element el
+    hidden_chars = 0
+    for item in hidden:
+        el = item
+        hidden_chars += <double>_shown_length(el._c_node)
+    return hidden_chars > max_share * (hidden_chars + sum([len(b.text) for b in shown]))
+
+
 def extract_blocks(root, params, bint detail=True):
     """``blocks.extract_blocks(root, params, detail)``. Raises :class:`Unsupported` (the tree is not changed)."""
     body = root.find("body") if root.tag == "html" else root
     body = root if body is None else body
     hidden = []
     out = segment(body, params, detail, params.skip_hidden, hidden)
-    if hidden and _blocks.hides_most(hidden, out, params.max_hidden_share):
+    if hidden and _hides_most(hidden, out, params.max_hidden_share):
         out = segment(body, params, detail, False, [])
     return out

@@ -239,51 +239,94 @@ cdef struct TokenStats:
     bint non_ascii
 
 
+cdef enum:
+    _ASCII_SPACE = 0       # str.isspace: \t \n \v \f \r \x1c-\x1f and the space
+    _ASCII_ALNUM = 1
+    _ASCII_UNDERSCORE = 2
+    _ASCII_OTHER = 3
+
+
+cdef unsigned char _ASCII_KIND[128]
+
+
+cdef void _init_ascii_kinds() noexcept:
+    cdef int c
+    for c in range(128):
+        if Py_UNICODE_ISSPACE(c):
+            _ASCII_KIND[c] = _ASCII_SPACE
+        elif (0x30 <= c <= 0x39) or (0x41 <= c <= 0x5A) or (0x61 <= c <= 0x7A):
+            _ASCII_KIND[c] = _ASCII_ALNUM
+        elif c == 0x5F:
+            _ASCII_KIND[c] = _ASCII_UNDERSCORE
+        else:
+            _ASCII_KIND[c] = _ASCII_OTHER
+
+
+_init_ascii_kinds()
+
+
 cdef int token_stats(const unsigned char* s, Py_ssize_t n, TokenStats* st, Bytes* joined) except -1:
     """Split UTF-8 ``s[:n]`` as ``str.split()`` does and count tokens, words and characters; with ``joined``, write
-    the tokens joined by single spaces there (``" ".join(s.split())``)."""
-    cdef Py_ssize_t i = 0, start, tok_chars
+    the tokens joined by single spaces there (``" ".join(s.split())``: at most ``n`` bytes, each token copied whole
+    when it ends)."""
+    cdef Py_ssize_t i = 0, start, token_start = 0
     cdef Py_UCS4 cp
+    cdef unsigned char c, kind
     cdef bint in_token = False, alnum = False, underscore = False, other = False
     st.tokens = st.words = st.chars = 0
     st.spaceless = st.wide = st.non_ascii = False
+    if joined != NULL:
+        bytes_reserve(joined, n)
     while i < n:
         start = i
-        cp = decode(s, &i)
-        if is_space(cp):
+        c = s[i]
+        if c < 0x80:
+            kind = _ASCII_KIND[c]
+            i += 1
+        else:
+            cp = decode(s, &i)
+            kind = _ASCII_SPACE if is_space(cp) else 255
+        if kind == _ASCII_SPACE:
             if in_token:
                 if alnum or (underscore and other):
                     st.words += 1
+                if joined != NULL:
+                    memcpy(joined.data + joined.size, s + token_start, start - token_start)
+                    joined.size += start - token_start
                 in_token = False
             continue
         if not in_token:
             in_token = True
             alnum = underscore = other = False
+            token_start = start
             if st.tokens:
                 st.chars += 1
                 if joined != NULL:
-                    bytes_addc(joined, b' ')
+                    joined.data[joined.size] = b' '
+                    joined.size += 1
             st.tokens += 1
         st.chars += 1
-        if joined != NULL:
-            bytes_add(joined, <const char*>s + start, i - start)
-        if cp == 0x5F:
+        if kind == _ASCII_ALNUM:
+            alnum = other = True
+        elif kind == _ASCII_OTHER:
+            other = True
+        elif kind == _ASCII_UNDERSCORE:
             underscore = True
         else:
             other = True
-            if cp < 0x80:
-                if (0x30 <= cp <= 0x39) or (0x41 <= cp <= 0x5A) or (0x61 <= cp <= 0x7A):
-                    alnum = True
-            else:
-                st.non_ascii = True
-                if Py_UNICODE_ISALNUM(cp):
-                    alnum = True
-                if is_spaceless(cp):
-                    st.spaceless = True
-                elif is_wide(cp):
-                    st.wide = True
-    if in_token and (alnum or (underscore and other)):
-        st.words += 1
+            st.non_ascii = True
+            if Py_UNICODE_ISALNUM(cp):
+                alnum = True
+            if is_spaceless(cp):
+                st.spaceless = True
+            elif is_wide(cp):
+                st.wide = True
+    if in_token:
+        if alnum or (underscore and other):
+            st.words += 1
+        if joined != NULL:
+            memcpy(joined.data + joined.size, s + token_start, n - token_start)
+            joined.size += n - token_start
     return 0
 
 
