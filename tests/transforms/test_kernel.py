@@ -13,10 +13,10 @@ import subprocess
 import sys
 import sysconfig
 
+import lxml.html
 import numpy as np
 import pytest
 from kernel_pages import altered_tree, hostile_page, site_pages
-import lxml.html
 from lxml import etree
 
 from newsclean.transforms import kernel
