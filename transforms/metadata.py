@@ -389,18 +389,24 @@ def _image(value) -> str | None:
 _ITEM_TYPES = etree.XPath("//@itemscope/../@itemtype")  # = //*[@itemscope]/@itemtype, a third faster in libxml2
 
 
-def _has_article_item(root: etree._Element) -> bool:
-    """Whether any microdata item (``itemscope``) of the page declares an article type (:data:`ARTICLE_TYPES`).
+def item_types(root: etree._Element) -> list[str]:
+    """The ``itemtype`` values of the page's microdata items (elements with ``itemscope``), in page order (the compiled
+    kernel's walk where :func:`newsclean.transforms.kernel.enabled` holds; else one XPath)."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().item_types(root)
+        except kernel.Unsupported:
+            pass
+    return _ITEM_TYPES(root)
+
+
+def _has_article_item(root: etree._Element, types: list[str] | None = None) -> bool:
+    """Whether any microdata item (``itemscope``) of the page declares an article type (:data:`ARTICLE_TYPES`);
+    ``types``: the page's :func:`item_types` (None: read here).
 
     Without one, :func:`_microdata_article` of extruct's items is empty whatever they are, so extruct's
     microdata pass (which reads every item's properties) is skipped: same result, less work."""
-    types = None
-    if kernel.enabled():  # the compiled kernel's walk finds the same values
-        try:
-            types = kernel.walks().item_types(root)
-        except kernel.Unsupported:
-            pass
-    types = _ITEM_TYPES(root) if types is None else types
+    types = item_types(root) if types is None else types
     return any(t.rsplit("/", 1)[-1].lower() in ARTICLE_TYPES for value in types for t in value.split())
 
 
@@ -428,8 +434,9 @@ def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dic
         objects = []
     article = _article_object(objects)
     types = [t for o in objects for t in sorted(_types(o))]
-    types += [t.rsplit("/", 1)[-1].lower() for value in _ITEM_TYPES(root) for t in value.split()]
-    if not article and (tags is None or _has_article_item(root)):
+    items = item_types(root)
+    types += [t.rsplit("/", 1)[-1].lower() for value in items for t in value.split()]
+    if not article and (tags is None or _has_article_item(root, items)):
         try:
             article = _microdata_article(microdata.extract_items(root, None))
         except Exception as exc:

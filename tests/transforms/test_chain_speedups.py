@@ -460,13 +460,17 @@ def test_metadata_without_the_skipped_extruct_passes_is_the_same(html, monkeypat
 
 
 def test_item_types_are_those_of_the_elements_with_itemscope():
-    from newsclean.transforms.metadata import _ITEM_TYPES
+    from newsclean.transforms import kernel
+    from newsclean.transforms.metadata import _ITEM_TYPES, item_types
 
     pages = [*METADATA_PAGES, '<html><body><div itemtype="http://schema.org/NewsArticle"><p itemscope>x</p>'
              '<p itemscope="" itemtype="a b">y</p></div></body></html>']
     for html in pages:
         root = _tree(html)
         assert _ITEM_TYPES(root) == root.xpath("//*[@itemscope]/@itemtype")
+        for python in (True, False):
+            with kernel.python_only(python):
+                assert item_types(root) == root.xpath("//*[@itemscope]/@itemtype")
     assert _ITEM_TYPES(_tree(pages[-1])) == ["a b"]
 
 
