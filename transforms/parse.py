@@ -307,8 +307,12 @@ _CONTROL_CHARS = tuple(map(chr, (*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x
 def repair_markup(text: str) -> str:
     """Drop an XML declaration, C0 control characters and every ``</body>``/``</html>`` end tag."""
     text = _XML_DECL.sub("", text, count=1)
-    if any(c in text for c in _CONTROL_CHARS):  # one fast scan per character, then the regex only if needed
-        text = _CONTROL.sub(" ", text)
+    compiled = kernel.walks() if kernel.enabled() else None  # the compiled kernel: the same scans in C
+    if compiled.has_control(text) if compiled else any(c in text for c in _CONTROL_CHARS):
+        text = _CONTROL.sub(" ", text)  # the regex only where needed
+    if compiled:
+        spans = compiled.end_body_spans(text)
+        return _replace_spans(text, spans, lambda span: "") if spans else text
     return _END_BODY_HTML.sub("", text)
 
 
@@ -352,13 +356,13 @@ def resolve_noscript(text: str, unwrap_ratio: float = NOSCRIPT_UNWRAP_RATIO) -> 
     if not _NOSCRIPT_START.search(text):  # one C scan (lowering the text first costs more)
         return text
     spans = raw_text_spans(text)  # one pass; the text between spans is sliced out
-    inner = [text[s[2]:s[3]] for s in spans if s[2] >= 0]
-    if not inner:
+    noscripts = [s for s in spans if s[2] >= 0]  # scripts, styles and comments stay as they are
+    if not noscripts:
         return text
-    inner_words = sum(_word_count(part) for part in inner)
+    inner_words = sum(_word_count(text[s[2]:s[3]]) for s in noscripts)
     unwrap = inner_words > 0 and inner_words >= unwrap_ratio * (
         inner_words + _outside_words_bound(_join_outside(text, spans), inner_words, unwrap_ratio))
-    return _replace_spans(text, spans, lambda s: text[s[0]:s[1]] if s[2] < 0 else (text[s[2]:s[3]] if unwrap else " "))
+    return _replace_spans(text, noscripts, lambda s: text[s[2]:s[3]] if unwrap else " ")
 
 
 Span = tuple[int, int, int, int]
@@ -371,9 +375,12 @@ def raw_text_spans(text: str) -> list[Span]:
 
     The regex scans script bodies character by character for their end; here each span's start comes
     from :data:`_SPAN_START` and its end from a substring search of the lowercased text, which has the
-    same result when ``text`` holds none of :data:`_CASE_FOLD_TRAPS` (else the regex runs)."""
+    same result when ``text`` holds none of :data:`_CASE_FOLD_TRAPS` (else the regex runs). The compiled
+    kernel does the same scan where :func:`newsclean.transforms.kernel.enabled` holds."""
     if any(c in text for c in _CASE_FOLD_TRAPS):
         return [(m.start(), m.end(), *m.span(1)) for m in _RAW_TEXT_SPAN.finditer(text)]
+    if kernel.enabled():
+        return kernel.walks().raw_text_spans(text)
     spans: list[Span] = []
     pos = 0
     while (m := _SPAN_START.search(text, pos)) is not None:

@@ -232,17 +232,25 @@ _SPAN_PIECES = (
     "<script", "<SCRIPT ", "<script>", "</script", "</script>", "</script >", "</scrIpt\n>", "</script\u2003>",
     "<style", "<Style>", "</style>", "</STYLE\t>", "<!--", "<!-->", "-->", "--", "<noscript", "<noscript a=1>",
     "<NoScript>", "</noscript>", "</noscript\u00a0>", "</noscript x>", "<scripts", "<noscripts>", "<stylex", ">",
-    "<", "</", "x", " ", "\u00e9", "\u0130", "\u0131", "\u017f", "_", "1",
+    "<", "</", "x", " ", "\u00e9", "\u0130", "\u0131", "\u017f", "_", "1", "\u00f1", "\u212a", "\u6771", "\U0001f600",
+    "\u0663", "\x0b", "\x1c",
 )
 
 
-def test_raw_text_spans_are_the_regex_matches():
+@pytest.mark.parametrize("python", [True, False])
+def test_raw_text_spans_are_the_regex_matches(python):
+    """The spans (Python's scan, or the compiled kernel's where built) are those of the regex, on texts of one, two
+    and four bytes a character: ``\b`` after a tag name is no letter, digit (``\u0663``) or underscore."""
     import random
 
+    from newsclean.transforms import kernel
+
     rng = random.Random(7)
-    for _ in range(3000):
-        text = "".join(rng.choice(_SPAN_PIECES) for _ in range(rng.randint(0, 14)))
-        assert raw_text_spans(text) == [(m.start(), m.end(), *m.span(1)) for m in _RAW_TEXT_SPAN.finditer(text)], text
+    with kernel.python_only(python):
+        for _ in range(4000):
+            text = "".join(rng.choice(_SPAN_PIECES) for _ in range(rng.randint(0, 14)))
+            assert raw_text_spans(text) == [(m.start(), m.end(), *m.span(1))
+                                            for m in _RAW_TEXT_SPAN.finditer(text)], text
 
 
 def test_long_s_noscript_is_read_like_any_other():
@@ -254,6 +262,27 @@ def test_long_s_noscript_is_read_like_any_other():
 def test_repair_markup_replaces_control_characters(text):
     expected = re.sub(r"</\s*(?:body|html)\s*>", "", re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text), flags=re.I)
     assert repair_markup(text) == expected
+
+
+_END_TAG_PIECES = ("</", "<", "/", "body", "BoDy", "html", "HTML", "htm", "bod", ">", " ", "\t", "\u2003", "\x0b", "\x01",
+                   "\u00a0", "x", "\u6771", "\U0001f600", "</body>", "</ html\n>")
+
+
+@pytest.mark.parametrize("python", [True, False])
+def test_repair_markup_drops_the_end_tags_the_regex_finds(python):
+    """Every ``</body>``/``</html>`` end tag goes (spaces of any kind inside, any case), controls first read as
+    spaces; Python's regex or the compiled kernel's scan, on texts of one, two and four bytes a character."""
+    import random
+
+    from newsclean.transforms import kernel
+
+    rng = random.Random(11)
+    with kernel.python_only(python):
+        for _ in range(4000):
+            text = "".join(rng.choice(_END_TAG_PIECES) for _ in range(rng.randint(0, 12)))
+            expected = re.sub(r"</\s*(?:body|html)\s*>", "", re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text),
+                              flags=re.I)
+            assert repair_markup(text) == expected, text
 
 
 # --- features: the ancestor filter's group share is linear -------------------------------------------

@@ -337,3 +337,172 @@ cdef bint has_non_space(const unsigned char* s, Py_ssize_t n) noexcept:
         if not is_space(decode(s, &i)):
             return True
     return False
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# raw-text spans of markup (parse.raw_text_spans)
+
+cdef struct _Str:
+    int kind
+    const void* data
+    Py_ssize_t n
+
+
+cdef inline unsigned int _char_at(_Str* t, Py_ssize_t i) noexcept:
+    """The code point at ``i``, 0x110000 (no character) past the end."""
+    return <unsigned int>PyUnicode_READ(t.kind, t.data, i) if i < t.n else 0x110000
+
+
+cdef bint _word_at(_Str* t, Py_ssize_t i, const char* word) noexcept:
+    """Whether ``word`` (ASCII lowercase) opens at ``i``, ASCII letters compared without case."""
+    cdef Py_ssize_t k = 0
+    cdef unsigned int c
+    while word[k]:
+        c = _char_at(t, i + k)
+        if 0x41 <= c <= 0x5A:
+            c += 32
+        if c != <unsigned char>word[k]:
+            return False
+        k += 1
+    return True
+
+
+cdef bint _word_ends_at(_Str* t, Py_ssize_t i) noexcept:
+    """``\\b`` of ``re`` after a word character at ``i - 1``: ``i`` is the end or no word character (``\\w``)."""
+    cdef unsigned int c = _char_at(t, i)
+    return c == 0x110000 or not (c == 0x5F or Py_UNICODE_ISALNUM(<Py_UCS4>c))
+
+
+cdef Py_ssize_t _find_char(_Str* t, unsigned int c, Py_ssize_t pos) noexcept:
+    """The first ``c`` (ASCII) at or after ``pos``, -1 when there is none."""
+    cdef const char* found
+    if t.kind == 1:
+        if pos >= t.n:
+            return -1
+        found = <const char*>memchr(<const char*>t.data + pos, <int>c, t.n - pos)
+        return -1 if found == NULL else found - <const char*>t.data
+    while pos < t.n:
+        if <unsigned int>PyUnicode_READ(t.kind, t.data, pos) == c:
+            return pos
+        pos += 1
+    return -1
+
+
+cdef Py_ssize_t _end_tag(_Str* t, const char* name, Py_ssize_t pos, Py_ssize_t* end) noexcept:
+    """``parse._end_tag``: the start of the first ``</name\\s*>`` at or after ``pos`` (``end``: past its ``>``), -1
+    when there is none."""
+    cdef Py_ssize_t j, k
+    while True:
+        j = _find_char(t, 0x3C, pos)
+        if j < 0:
+            return -1
+        if _char_at(t, j + 1) == 0x2F and _word_at(t, j + 2, name):
+            k = j + 2 + <Py_ssize_t>strlen(name)
+            while k < t.n and Py_UNICODE_ISSPACE(PyUnicode_READ(t.kind, t.data, k)):
+                k += 1
+            if _char_at(t, k) == 0x3E:
+                end[0] = k + 1
+                return j
+        pos = j + 1
+
+
+def raw_text_spans(str text):
+    """``parse.raw_text_spans(text)`` for a text holding none of ``parse._CASE_FOLD_TRAPS`` (the caller's check): the
+    script, style, comment and ``<noscript>`` spans ``(start, end, inner start, inner end)``, in order."""
+    cdef _Str t
+    cdef Py_ssize_t pos = 0, i, j, gt, end, inner_end
+    cdef const char* name
+    t.kind = PyUnicode_KIND(text)
+    t.data = PyUnicode_DATA(text)
+    t.n = PyUnicode_GET_LENGTH(text)
+    spans = []
+    while True:
+        i = _find_char(&t, 0x3C, pos)   # the next "<" where _SPAN_START matches
+        if i < 0:
+            return spans
+        name = NULL
+        if _word_at(&t, i + 1, b"script") and _word_ends_at(&t, i + 7):
+            name = b"script"
+        elif _word_at(&t, i + 1, b"style") and _word_ends_at(&t, i + 6):
+            name = b"style"
+        if name != NULL:
+            inner_end = _end_tag(&t, name, i + 1 + <Py_ssize_t>strlen(name), &end)
+            if inner_end < 0:
+                pos = i + 1
+            else:
+                spans.append((i, end, -1, -1))
+                pos = end
+        elif _word_at(&t, i + 1, b"!--"):
+            j = -1
+            pos = i + 4
+            while pos + 2 < t.n:
+                if _word_at(&t, pos, b"-->"):
+                    j = pos
+                    break
+                pos += 1
+            if j < 0:
+                pos = i + 1
+            else:
+                spans.append((i, j + 3, -1, -1))
+                pos = j + 3
+        elif _word_at(&t, i + 1, b"noscript") and _word_ends_at(&t, i + 9):
+            gt = _find_char(&t, 0x3E, i + 9)
+            inner_end = -1 if gt < 0 else _end_tag(&t, b"noscript", gt + 1, &end)
+            if inner_end < 0:
+                pos = i + 1
+            else:
+                spans.append((i, end, gt + 1, inner_end))
+                pos = end
+        else:
+            pos = i + 1
+
+
+cdef Py_ssize_t _skip_space(_Str* t, Py_ssize_t k) noexcept:
+    while k < t.n and Py_UNICODE_ISSPACE(PyUnicode_READ(t.kind, t.data, k)):
+        k += 1
+    return k
+
+
+def end_body_spans(str text):
+    """``[m.span() for m in parse._END_BODY_HTML.finditer(text)]``: every ``</body>`` or ``</html>`` end tag,
+    whitespace (``str.isspace``) allowed after ``</`` and before ``>``, letters without case (no character outside
+    ASCII folds to one of theirs under ``re.I``)."""
+    cdef _Str t
+    cdef Py_ssize_t pos = 0, i, k
+    t.kind = PyUnicode_KIND(text)
+    t.data = PyUnicode_DATA(text)
+    t.n = PyUnicode_GET_LENGTH(text)
+    spans = []
+    while True:
+        i = _find_char(&t, 0x3C, pos)
+        if i < 0:
+            return spans
+        pos = i + 1
+        if _char_at(&t, i + 1) != 0x2F:
+            continue
+        k = _skip_space(&t, i + 2)
+        if not (_word_at(&t, k, b"body") or _word_at(&t, k, b"html")):
+            continue
+        k = _skip_space(&t, k + 4)
+        if _char_at(&t, k) == 0x3E:
+            spans.append((i, k + 1))
+            pos = k + 1
+
+
+def has_control(str text):
+    """Whether ``text`` holds a C0 control character other than tab, LF and CR (``parse._CONTROL``); one pass, which
+    the compiler vectorises for one-byte text (every byte counted, no early exit)."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, found = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const unsigned char* b
+    cdef Py_UCS4 c
+    if kind == 1:
+        b = <const unsigned char*>PyUnicode_DATA(text)
+        for i in range(n):
+            found += (b[i] < 0x20) & (b[i] != 0x09) & (b[i] != 0x0A) & (b[i] != 0x0D)
+        return found > 0
+    for i in range(n):
+        c = PyUnicode_READ(kind, PyUnicode_DATA(text), i)
+        if c < 0x20 and c != 0x09 and c != 0x0A and c != 0x0D:
+            return True
+    return False

@@ -20,7 +20,7 @@ cimport lxml.includes.etreepublic as cetree
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 from libc.math cimport fabs, log1p
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, strcmp, strncmp
+from libc.string cimport memchr, memcmp, memcpy, strcmp, strlen, strncmp
 from lxml.includes cimport tree
 from lxml.includes.tree cimport xmlAttr, xmlNode
 
