@@ -475,6 +475,22 @@ def sections_outside_raw_text(text: str, target: str, close) -> Iterator[tuple[r
 _SCRIPT_CDATA = re.compile(r"(?://|/\*)[\t\n\f\r ]*<!\[CDATA\[")
 
 
+def _all_after_script_markers(text: str) -> bool:
+    """Whether every ``<![CDATA[`` of ``text`` follows a script comment marker: ``text.count("<![CDATA[") ==
+    len(_SCRIPT_CDATA.findall(text))``, found from each section backwards (the sections are few; the regex scans
+    the whole page). Each match of that pattern ends at its own section and no section has a marker that another
+    match uses (a section holds no ``/``)."""
+    start = text.find("<![CDATA[")
+    while start >= 0:
+        before = start
+        while before and text[before - 1] in "\t\n\f\r ":
+            before -= 1
+        if before < 2 or text[before - 2:before] not in ("//", "/*"):
+            return False
+        start = text.find("<![CDATA[", start + 9)
+    return True
+
+
 def _cdata_end(text: str, m: re.Match) -> tuple[int, int] | None:
     j = text.find("]]>", m.end())
     return None if j < 0 else (j, j + 3)
@@ -489,7 +505,7 @@ def resolve_cdata(text: str) -> str:
     in scripts stay, and that marker in text is rare: 494 of the 638 shared pages with CDATA, none of the 15
     whose text this changes)."""
     count = text.count("<![CDATA[")  # one C scan
-    if not count or count == len(_SCRIPT_CDATA.findall(text)):
+    if not count or _all_after_script_markers(text):
         return text
     parts, last = [], 0
     for m, (end_start, end) in sections_outside_raw_text(text, r"!\[CDATA\[", _cdata_end):
