@@ -490,8 +490,8 @@ def end_body_spans(str text):
 
 
 def has_control(str text):
-    """Whether ``text`` holds a C0 control character other than tab, LF and CR (``parse._CONTROL``); one pass, which
-    the compiler vectorises for one-byte text (every byte counted, no early exit)."""
+    """Whether ``text`` holds a C0 control character other than tab, LF and CR (``parse._CONTROL``); one pass (for
+    one-byte text every byte is counted without an early exit, a loop a compiler can vectorise)."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, found = 0
     cdef int kind = PyUnicode_KIND(text)
     cdef const unsigned char* b
