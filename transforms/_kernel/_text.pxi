@@ -388,6 +388,13 @@ cdef Py_ssize_t _find_char(_Str* t, unsigned int c, Py_ssize_t pos) noexcept:
     return -1
 
 
+cdef Py_ssize_t _skip_space(_Str* t, Py_ssize_t k) noexcept:
+    """The first position at or after ``k`` that holds no whitespace (``str.isspace``), or the end."""
+    while k < t.n and is_space(PyUnicode_READ(t.kind, t.data, k)):
+        k += 1
+    return k
+
+
 cdef Py_ssize_t _end_tag(_Str* t, const char* name, Py_ssize_t pos, Py_ssize_t* end) noexcept:
     """``parse._end_tag``: the start of the first ``</name\\s*>`` at or after ``pos`` (``end``: past its ``>``), -1
     when there is none."""
@@ -397,9 +404,7 @@ cdef Py_ssize_t _end_tag(_Str* t, const char* name, Py_ssize_t pos, Py_ssize_t* 
         if j < 0:
             return -1
         if _char_at(t, j + 1) == 0x2F and _word_at(t, j + 2, name):
-            k = j + 2 + <Py_ssize_t>strlen(name)
-            while k < t.n and Py_UNICODE_ISSPACE(PyUnicode_READ(t.kind, t.data, k)):
-                k += 1
+            k = _skip_space(t, j + 2 + <Py_ssize_t>strlen(name))
             if _char_at(t, k) == 0x3E:
                 end[0] = k + 1
                 return j
@@ -455,12 +460,6 @@ def raw_text_spans(str text):
                 pos = end
         else:
             pos = i + 1
-
-
-cdef Py_ssize_t _skip_space(_Str* t, Py_ssize_t k) noexcept:
-    while k < t.n and Py_UNICODE_ISSPACE(PyUnicode_READ(t.kind, t.data, k)):
-        k += 1
-    return k
 
 
 def end_body_spans(str text):
