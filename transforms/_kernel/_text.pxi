@@ -348,6 +348,13 @@ cdef struct _Str:
     Py_ssize_t n
 
 
+cdef inline void _view(str text, _Str* t) noexcept:
+    """``t`` reads ``text``'s characters in place (the string must outlive it)."""
+    t.kind = PyUnicode_KIND(text)
+    t.data = PyUnicode_DATA(text)
+    t.n = PyUnicode_GET_LENGTH(text)
+
+
 cdef inline unsigned int _char_at(_Str* t, Py_ssize_t i) noexcept:
     """The code point at ``i``, 0x110000 (no character) past the end."""
     return <unsigned int>PyUnicode_READ(t.kind, t.data, i) if i < t.n else 0x110000
@@ -417,9 +424,7 @@ def raw_text_spans(str text):
     cdef _Str t
     cdef Py_ssize_t pos = 0, i, j, gt, end, inner_end
     cdef const char* name
-    t.kind = PyUnicode_KIND(text)
-    t.data = PyUnicode_DATA(text)
-    t.n = PyUnicode_GET_LENGTH(text)
+    _view(text, &t)
     spans = []
     while True:
         i = _find_char(&t, 0x3C, pos)   # the next "<" where _SPAN_START matches
@@ -438,13 +443,9 @@ def raw_text_spans(str text):
                 spans.append((i, end, -1, -1))
                 pos = end
         elif _word_at(&t, i + 1, b"!--"):
-            j = -1
-            pos = i + 4
-            while pos + 2 < t.n:
-                if _word_at(&t, pos, b"-->"):
-                    j = pos
-                    break
-                pos += 1
+            j = _find_char(&t, 0x2D, i + 4)   # text.find("-->", i + 4)
+            while j >= 0 and not _word_at(&t, j, b"-->"):
+                j = _find_char(&t, 0x2D, j + 1)
             if j < 0:
                 pos = i + 1
             else:
@@ -468,9 +469,7 @@ def end_body_spans(str text):
     ASCII folds to one of theirs under ``re.I``)."""
     cdef _Str t
     cdef Py_ssize_t pos = 0, i, k
-    t.kind = PyUnicode_KIND(text)
-    t.data = PyUnicode_DATA(text)
-    t.n = PyUnicode_GET_LENGTH(text)
+    _view(text, &t)
     spans = []
     while True:
         i = _find_char(&t, 0x3C, pos)
@@ -493,15 +492,15 @@ def has_control(str text):
     one-byte text every byte is counted without an early exit, a loop a compiler can vectorise)."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, found = 0
     cdef int kind = PyUnicode_KIND(text)
-    cdef const unsigned char* b
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef const unsigned char* b = <const unsigned char*>data
     cdef Py_UCS4 c
     if kind == 1:
-        b = <const unsigned char*>PyUnicode_DATA(text)
         for i in range(n):
             found += (b[i] < 0x20) & (b[i] != 0x09) & (b[i] != 0x0A) & (b[i] != 0x0D)
         return found > 0
     for i in range(n):
-        c = PyUnicode_READ(kind, PyUnicode_DATA(text), i)
+        c = PyUnicode_READ(kind, data, i)
         if c < 0x20 and c != 0x09 and c != 0x0A and c != 0x0D:
             return True
     return False
