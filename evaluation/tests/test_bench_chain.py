@@ -22,3 +22,13 @@ def test_stage_table_times_both_predictions_and_restores_the_chain():
     assert rows["stage-1 predict"] > 0 and rows["stage-2 predict"] > 0 and rows["block features"] > 0
     assert rows["total"] >= rows["stage-1 predict"] + rows["stage-2 predict"]
     assert learned.ModelEnsemble.predict is predict  # the timers are taken off again
+
+
+def test_the_metadata_peer_reads_what_the_default_peer_leaves_out(monkeypatch):
+    trafilatura = pytest.importorskip("trafilatura")
+    bench = bench_module("bench_chain")
+    calls = []
+    monkeypatch.setattr(trafilatura, "extract", lambda html, **kwargs: calls.append(kwargs))
+    bench.trafilatura_runner()({"site/section": [PAGE]})
+    bench.trafilatura_runner(with_metadata=True)({"site/section": [PAGE]})
+    assert calls == [{"with_metadata": False}, {"with_metadata": True}]

@@ -24,6 +24,7 @@ profile (fewer than two neighbour pages) nothing changes. A step of the shipped 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,10 +69,16 @@ def _token_line(text: str) -> str:
     return " ".join(scoring_tokens(text))
 
 
+_title_line = functools.lru_cache(maxsize=16)(_token_line)  # a page's title is compared with each of its blocks
+
+
 def is_title_like(text: str, title: str | None) -> bool:
     """Whether ``text``'s tokens are a run of ``title``'s or the other way round (False without a title)."""
-    t, x = _token_line(title or ""), _token_line(text)
-    return bool(t) and bool(x) and (x in t or t in x)
+    t = _title_line(title or "")
+    if not t:
+        return False
+    x = _token_line(text)
+    return bool(x) and (x in t or t in x)
 
 
 def recurring_text_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool], title: str | None,
