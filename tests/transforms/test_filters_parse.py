@@ -206,3 +206,13 @@ def test_empty_body_is_a_clear_error():
     with pytest.raises(ExtractionError) as err:
         decode_html(b"  \n ")
     assert err.value.reason is RejectReason.EMPTY_BODY
+
+
+def test_the_parser_keeps_no_id_table_and_the_same_tree():
+    html = "<html><body><div id='main'><p id='p1'>Harbour budget <b id='x'>passed</b>.</p></div></body></html>"
+    root = parse_html(html)
+    assert root.xpath("id('main')") == []  # no table of ids: the parse skips building it
+    with_ids = lxml.html.document_fromstring(html)
+    assert len(with_ids.xpath("id('main')")) == 1  # what the default parser would have built
+    assert lxml.html.tostring(root) == lxml.html.tostring(with_ids)
+    assert root.get_element_by_id("x").text == "passed"  # lxml.html's lookup reads the attribute, not the table
