@@ -40,7 +40,6 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from itertools import islice
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
@@ -459,9 +458,13 @@ def _structured(root: etree._Element, tags: PageTags | None = None) -> tuple[dic
 # ------------------------------------------------------------------------------------ HTML
 
 
+#: ``<h1>`` elements whose texts :func:`read_metadata` reads (the first ones, in page order) for the headline.
+MAX_HEADINGS = 5
+
+
 @dataclass(frozen=True)
 class PageTags:
-    """What one pass over a page's ``<meta>`` and ``<link>`` elements finds (:func:`page_tags`).
+    """What one pass over a page's ``<meta>``, ``<link>``, ``<title>`` and ``<h1>`` elements finds (:func:`page_tags`).
 
     Attributes:
         meta: ``{lowercased name/property/itemprop/http-equiv: [content, ...]}`` of every ``<meta>`` in page
@@ -469,11 +472,15 @@ class PageTags:
         head_properties: the raw ``property`` of every ``<meta>`` child of a ``<head>`` that has both a
             ``property`` and a ``content`` attribute (what extruct's OpenGraph pass reads).
         canonical_url: ``href`` of the first ``<link rel=canonical>`` with a web URL (stripped), or None.
+        title_element: the first ``<title>`` below the root (``root.find(".//title")``), or None.
+        headings: the first :data:`MAX_HEADINGS` ``<h1>`` elements (``root.iter("h1")``), in page order.
     """
 
     meta: dict[str, list[str]]
     head_properties: list[str]
     canonical_url: str | None
+    title_element: etree._Element | None = None
+    headings: tuple[etree._Element, ...] = ()
 
 
 def page_tags(root: etree._Element) -> PageTags:
@@ -481,15 +488,22 @@ def page_tags(root: etree._Element) -> PageTags:
     :func:`newsclean.transforms.kernel.enabled` holds)."""
     if kernel.enabled():
         try:
-            return PageTags(*kernel.walks().page_tags(root, _is_canonical))
+            return PageTags(*kernel.walks().page_tags(root, _is_canonical, MAX_HEADINGS))
         except kernel.Unsupported:
             pass
     values: dict[str, list[str]] = {}
     head_properties: list[str] = []
-    canonical = None
-    for el in root.iter("meta", "link"):
+    canonical = title = None
+    headings: list[etree._Element] = []
+    for el in root.iter("meta", "link", "title", "h1"):
         tag = el.tag
-        if tag == "meta":
+        if tag == "title":
+            if title is None and el is not root:
+                title = el
+        elif tag == "h1":
+            if len(headings) < MAX_HEADINGS:
+                headings.append(el)
+        elif tag == "meta":
             prop = el.get("property")
             key = (prop or el.get("name") or el.get("itemprop") or el.get("http-equiv") or "").strip().lower()
             raw = el.get("content")
@@ -501,7 +515,7 @@ def page_tags(root: etree._Element) -> PageTags:
                 head_properties.append(prop)
         elif canonical is None and _is_canonical(el):
             canonical = el.get("href").strip()
-    return PageTags(values, head_properties, canonical)
+    return PageTags(values, head_properties, canonical, title, tuple(headings))
 
 
 def _meta(meta: dict[str, list[str]], keys: Iterable[str]) -> str | None:
@@ -708,7 +722,7 @@ def read_metadata(root: etree._Element) -> Metadata:
     title = find_title(root, meta, article)
     site_name = _first(_meta(meta, ("og:site_name",)), publisher, _meta(meta, _SITE_META[1:]))
     canonical = page.canonical_url or _web_url(_meta(meta, ("og:url",))) or _web_url(_clean(article.get("url")))
-    page_title = _page_title(root)
+    page_title = _page_title(page.title_element)
     return Metadata(
         title=title,
         published_at=_published(article, meta, root),
@@ -722,20 +736,21 @@ def read_metadata(root: etree._Element) -> Metadata:
         section=_first(*_as_list(article.get("articleSection")), _meta(meta, _SECTION_META)),
         tags=_dedupe(tags),
         article_body=_clean(_first_text(article.get("articleBody")), MAX_BODY_CHARS),
-        headline=reader_title(title, (site_name or "", *_domain_labels(canonical)), _headings(root)),
+        headline=reader_title(title, (site_name or "", *_domain_labels(canonical)), _headings(page.headings)),
         page_title=page_title,
         page_types=_dedupe((*(t.lower() for t in meta.get("og:type", ())), *types)),
     )
 
 
-def _page_title(root: etree._Element) -> str | None:
-    el = root.find(".//title")
+def _page_title(el: etree._Element | None) -> str | None:
+    """The text of the page's ``<title>`` element (:attr:`PageTags.title_element`), whitespace collapsed; None
+    without one or without text."""
     return (collapse_ws(el.text_content()) or None) if el is not None else None
 
 
-def _headings(root: etree._Element) -> list[str]:
-    """The texts of the page's ``<h1>`` elements (at most 5)."""
-    return [collapse_ws(h.text_content()) for h in islice(root.iter("h1"), 5)]
+def _headings(headings: Iterable[etree._Element]) -> list[str]:
+    """The texts of the page's first ``<h1>`` elements (:attr:`PageTags.headings`), whitespace collapsed."""
+    return [collapse_ws(h.text_content()) for h in headings]
 
 
 def _domain_labels(url: str | None) -> tuple[str, ...]:

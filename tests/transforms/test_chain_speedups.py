@@ -519,6 +519,30 @@ def test_item_types_are_those_of_the_elements_with_itemscope():
     assert _ITEM_TYPES(_tree(pages[-1])) == ["a b"]
 
 
+_TITLE_AND_HEADING_PAGES = (
+    "<html><body><svg><title>Icon</title></svg><h1>One <h1>Two</h1></h1><p>text</p></body></html>",
+    "<html><head><title> Harbour\n budget </title></head><body>" + "".join(f"<h1>H {i}</h1>" for i in range(8))
+    + "<title>Second</title></body></html>",
+    "<html><head><meta name='x' content='y'></head><body><p>No title, no heading.</p></body></html>",
+    "<html><head><title></title></head><body><div><h1><span>Nested</span> heading</h1></div></body></html>",
+)
+
+
+@pytest.mark.parametrize("python", [True, False])
+def test_page_tags_find_the_first_title_below_the_root_and_the_first_headings(python):
+    from newsclean.transforms import kernel
+    from newsclean.transforms import metadata as md
+
+    for html in _TITLE_AND_HEADING_PAGES + tuple(METADATA_PAGES):
+        root = _tree(html)
+        with kernel.python_only(python):
+            tags = md.page_tags(root)
+        assert tags.title_element is root.find(".//title")
+        assert list(tags.headings) == list(root.iter("h1"))[:md.MAX_HEADINGS]
+    headings = md.page_tags(_tree(_TITLE_AND_HEADING_PAGES[1])).headings
+    assert [h.text for h in headings] == [f"H {i}" for i in range(md.MAX_HEADINGS)]
+
+
 def test_page_tags_are_the_plain_walks():
     from newsclean.transforms import metadata as md
     from newsclean.transforms.text import collapse_ws

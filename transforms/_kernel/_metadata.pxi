@@ -11,24 +11,33 @@ cdef object _attr_str(xmlNode* node, const char* name):
     return PyUnicode_DecodeUTF8(attr_value(a), _strlen(attr_value(a)), NULL)
 
 
-def page_tags(cetree._Element root, is_canonical):
-    """``(values, head_properties, canonical_url)`` of ``metadata.page_tags(root)``; ``is_canonical`` is
-    ``metadata._is_canonical`` (called with each ``<link>`` until one is)."""
+def page_tags(cetree._Element root, is_canonical, Py_ssize_t max_headings):
+    """``(values, head_properties, canonical_url, title_element, headings)`` of ``metadata.page_tags(root)``;
+    ``is_canonical`` is ``metadata._is_canonical`` (called with each ``<link>`` until one is); ``headings``: the
+    first ``max_headings`` ``<h1>`` elements."""
     cdef Nodes elements
     cdef Py_ssize_t k
     cdef xmlNode* node
     cdef xmlNode* parent
+    cdef xmlNode* title = NULL
     elements.data = NULL
     elements.size = elements.cap = 0
     values = {}
     head_properties = []
+    headings = []
     canonical = None
     doc = root._doc
     try:
         collect_elements(root._c_node, &elements)
         for k in range(elements.size):
             node = elements.data[k]
-            if name_is(node, b"meta"):
+            if name_is(node, b"title"):
+                if title == NULL and k > 0:   # root.find(".//title"): below the root
+                    title = node
+            elif name_is(node, b"h1"):
+                if len(headings) < max_headings:
+                    headings.append(cetree.elementFactory(doc, node))
+            elif name_is(node, b"meta"):
                 prop = _attr_str(node, b"property")
                 key = (prop or _attr_str(node, b"name") or _attr_str(node, b"itemprop")
                        or _attr_str(node, b"http-equiv") or "").strip().lower()
@@ -46,7 +55,8 @@ def page_tags(cetree._Element root, is_canonical):
                         head_properties.append(prop)
             elif canonical is None and name_is(node, b"link") and is_canonical(cetree.elementFactory(doc, node)):
                 canonical = _attr_str(node, b"href").strip()
-        return values, head_properties, canonical
+        return (values, head_properties, canonical, cetree.elementFactory(doc, title) if title != NULL else None,
+                tuple(headings))
     finally:
         free(elements.data)
 
