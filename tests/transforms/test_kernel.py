@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import math
 import os
 import shutil
 import subprocess
@@ -435,3 +436,30 @@ def test_compiled_forest_reads_missing_value_splits(options):
         params = {"num_threads": 1} if margin is None else {"num_threads": 1, "pred_early_stop": True,
                                                             "pred_early_stop_freq": 10, "pred_early_stop_margin": margin}
         assert np.array_equal(forest.predict(Z, margin), booster.predict(Z, **params)), (options, margin)
+
+
+def _chain_tree(leaves: int):
+    """One tree of ``leaves`` leaves in a chain: node ``k`` sends ``x <= k`` to leaf ``k`` (value ``k``), the rest on."""
+    from array import array
+
+    from newsclean.transforms.classifier.forest import FlatForest
+
+    nodes = leaves - 1
+    return FlatForest(
+        feature=array("i", [0] * nodes), threshold=array("d", [float(k) for k in range(nodes)]),
+        decision=array("B", [0] * nodes), left=array("i", [~k for k in range(nodes)]),
+        right=array("i", [k + 1 for k in range(nodes - 1)] + [~nodes]),
+        leaf_value=array("d", [float(k) for k in range(leaves)]), node_start=array("i", [0, nodes]),
+        leaf_start=array("i", [0, leaves]), sigmoid=1.0, columns=1)
+
+
+@needs_kernel
+def test_compiled_forest_walks_the_largest_tree_it_takes_and_leaves_a_larger_one_to_lightgbm():
+    from newsclean.transforms.classifier.forest import UnsupportedModel
+
+    forest = kernel.trees().CompiledForest(_chain_tree(32768))  # 65,535 nodes and leaves: the most it takes
+    values = np.array([0.0, 1.0, 20000.5, 32766.0, 32766.5, 1e9])
+    leaves = [0, 1, 20001, 32766, 32767, 32767]
+    assert forest.predict(values.reshape(-1, 1)).tolist() == [1.0 / (1.0 + math.exp(-leaf)) for leaf in leaves]
+    with pytest.raises(UnsupportedModel):
+        kernel.trees().CompiledForest(_chain_tree(32769))
