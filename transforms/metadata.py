@@ -525,13 +525,18 @@ def _meta(meta: dict[str, list[str]], keys: Iterable[str]) -> str | None:
     return None
 
 
-def find_title(root: etree._Element, meta: dict[str, list[str]], article: dict | None = None) -> str | None:
-    """Headline: og/twitter/dc title meta, else JSON-LD ``headline``, else ``<title>``, else the first ``<h1>``."""
+def find_title(root: etree._Element, meta: dict[str, list[str]], article: dict | None = None,
+               tags: PageTags | None = None) -> str | None:
+    """Headline: og/twitter/dc title meta, else JSON-LD ``headline``, else ``<title>``, else the first ``<h1>``
+    (below ``root``); ``tags``: the page's :func:`page_tags`, whose elements spare those two searches."""
     title = _meta(meta, _TITLE_META) or _clean((article or {}).get("headline"), MAX_DESCRIPTION_CHARS)
     if title:
         return title
-    for path in (".//title", ".//h1"):
-        el = root.find(path)
+    if tags is None:
+        elements = (root.find(path) for path in (".//title", ".//h1"))
+    else:
+        elements = (tags.title_element, next((h for h in tags.headings if h is not root), None))
+    for el in elements:
         if el is not None:
             text = collapse_ws(el.text_content())
             if text:
@@ -719,7 +724,7 @@ def read_metadata(root: etree._Element) -> Metadata:
         meta.setdefault(prop, values)
     publisher = article.get("publisher")
     tags = _keywords(article.get("keywords")) or [t for k in _TAG_META for t in _keywords(meta.get(k))]
-    title = find_title(root, meta, article)
+    title = find_title(root, meta, article, page)
     site_name = _first(_meta(meta, ("og:site_name",)), publisher, _meta(meta, _SITE_META[1:]))
     canonical = page.canonical_url or _web_url(_meta(meta, ("og:url",))) or _web_url(_clean(article.get("url")))
     page_title = _page_title(page.title_element)

@@ -543,6 +543,17 @@ def test_page_tags_find_the_first_title_below_the_root_and_the_first_headings(py
     assert [h.text for h in headings] == [f"H {i}" for i in range(md.MAX_HEADINGS)]
 
 
+def test_find_title_from_the_page_tags_is_the_one_from_the_tree():
+    from newsclean.transforms import metadata as md
+
+    found = []
+    for html in _TITLE_AND_HEADING_PAGES + tuple(METADATA_PAGES):
+        root = _tree(html)
+        found.append(md.find_title(root, {}, None, md.page_tags(root)))
+        assert found[-1] == md.find_title(root, {}, None)
+    assert found[:4] == ["Icon", "Harbour budget", None, "Nested heading"]  # <title>, then the first <h1>
+
+
 def test_page_tags_are_the_plain_walks():
     from newsclean.transforms import metadata as md
     from newsclean.transforms.text import collapse_ws
