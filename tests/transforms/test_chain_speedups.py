@@ -8,6 +8,7 @@ comments, noise marks, Han text, case-folding characters, control characters).
 
 from __future__ import annotations
 
+import functools
 import re
 
 import lxml.html
@@ -852,12 +853,15 @@ def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
         LearnedParams(context_early_stop_margin=-1.0)  # at configuration time, not on the first page
 
 
-_ALL_WHITESPACE = "".join(chr(cp) for cp in range(0x110000) if re.fullmatch(r"\s", chr(cp)))
+@functools.cache
+def _all_whitespace() -> str:
+    """Every character the regex ``\\s`` matches in a str (read once, when a test first asks)."""
+    return "".join(chr(cp) for cp in range(0x110000) if re.fullmatch(r"\s", chr(cp)))
 
 
 def test_every_regex_whitespace_character_is_str_whitespace():
-    assert len(_ALL_WHITESPACE) > 20  # ASCII's six, the separators \x1c-\x1f, NEL, NBSP, the Unicode spaces
-    assert all(c.isspace() for c in _ALL_WHITESPACE)
+    assert len(_all_whitespace()) > 20  # ASCII's six, the separators \x1c-\x1f, NEL, NBSP, the Unicode spaces
+    assert all(c.isspace() for c in _all_whitespace())
     assert not [cp for cp in range(0x110000) if chr(cp).isspace() and not re.fullmatch(r"\s", chr(cp))]
 
 
@@ -867,7 +871,7 @@ def test_collapse_ws_is_the_whitespace_regex_substitution():
     from newsclean.transforms.text import collapse_ws
 
     rng = random.Random(7)
-    pieces = list(_ALL_WHITESPACE) + ["a", "Bb", "\u00e9", "\u4e2d", "\U0001f600", "\u200b", "_", ".", "\ufeff"]
+    pieces = list(_all_whitespace()) + ["a", "Bb", "\u00e9", "\u4e2d", "\U0001f600", "\u200b", "_", ".", "\ufeff"]
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert collapse_ws(text) == re.sub(r"\s+", " ", text).strip(), repr(text)
