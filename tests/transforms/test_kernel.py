@@ -362,7 +362,10 @@ def test_card_groups_identical_on_a_page_of_cards():
 
 @needs_kernel
 def test_folded_text_identical_on_wide_and_mixed_scripts():
-    texts = ["", "_", "Straße ΣΑΣ ǅ İ", "東京都 ひらがな_カタカナ", "١٢٣ ⅷ ² x\u0301", "a\u00adb c\u200bd", "ﬁ ﬀ"]
+    texts = ["", "_", "Straße ΣΑΣ ǅ İ", "東京都 ひらがな_カタカナ", "١٢٣ ⅷ ² x\u0301", "a\u00adb c\u200bd", "ﬁ ﬀ",
+             "".join(map(chr, range(128))), "Hello, World_42! MAY-2024 ZaZ@[`{",
+             # few non-ASCII characters, folded one at a time (ß -> ss, ﬃ -> ffi, İ -> i + a combining dot, ͅ -> ι)
+             "It’s a Straße, “ﬃ” — İ ΐ \u0345 _x_ " + "plain ASCII words " * 8]
     for text in texts:
         with kernel.python_only():
             reference = _folded(text)

@@ -100,26 +100,65 @@ def element_words(list blocks, Py_ssize_t min_link_words, double min_link_densit
 
 def alnum_casefold(str text):
     """``page_type._folded(text)``: ``text.casefold()`` with every character that is not ``str.isalnum()`` left out
-    (the reference's ``[\\W_]+`` removal: ``\\w`` is ``str.isalnum()`` or ``_``)."""
-    cdef str folded = text.casefold()
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(folded), i, kept = 0
-    cdef int kind = PyUnicode_KIND(folded)
-    cdef void* data = PyUnicode_DATA(folded)
+    (the reference's ``[\\W_]+`` removal: ``\\w`` is ``str.isalnum()`` or ``_``). Case folding maps each character
+    on its own (to at most 3), so a text of few non-ASCII characters is folded one character at a time (ASCII in C:
+    ``casefold`` is ``lower`` there), a wider one by ``str.casefold`` at once."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, kept = 0, wide = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
     cdef Py_UCS4 cp
-    cdef Py_UCS4* out = <Py_UCS4*>malloc((n + 1) * sizeof(Py_UCS4))
+    for i in range(n):
+        if PyUnicode_READ(kind, data, i) >= 0x80:
+            wide += 1
+    if wide * 8 > n:
+        return _alnum_only(text.casefold())
+    cdef Py_UCS4* out = <Py_UCS4*>malloc((n + 2 * wide + 1) * sizeof(Py_UCS4))  # ASCII: one character, others at most 3
     if out == NULL:
         raise MemoryError()
     try:
         for i in range(n):
             cp = PyUnicode_READ(kind, data, i)
-            if cp < 0x80:
-                if (0x30 <= cp <= 0x39) or (0x61 <= cp <= 0x7A) or (0x41 <= cp <= 0x5A):
-                    out[kept] = cp
-                    kept += 1
-            elif Py_UNICODE_ISALNUM(cp):
+            if cp >= 0x80:
+                kept = _append_alnum(chr(cp).casefold(), out, kept)
+            elif 0x41 <= cp <= 0x5A:
+                out[kept] = <Py_UCS4>(<unsigned int>cp + 0x20)
+                kept += 1
+            elif (0x30 <= cp <= 0x39) or (0x61 <= cp <= 0x7A):
                 out[kept] = cp
                 kept += 1
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept)
+    finally:
+        free(out)
+
+
+cdef inline bint _is_alnum(Py_UCS4 cp) noexcept:
+    """``str.isalnum`` of one character (ASCII by range)."""
+    if cp < 0x80:
+        return (0x30 <= cp <= 0x39) or (0x61 <= cp <= 0x7A) or (0x41 <= cp <= 0x5A)
+    return Py_UNICODE_ISALNUM(cp)
+
+
+cdef Py_ssize_t _append_alnum(str text, Py_UCS4* out, Py_ssize_t kept) except -1:
+    """Append the ``str.isalnum`` characters of ``text`` to ``out`` from ``kept``; the new length."""
+    cdef Py_ssize_t i
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 cp
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        cp = PyUnicode_READ(kind, data, i)
+        if _is_alnum(cp):
+            out[kept] = cp
+            kept += 1
+    return kept
+
+
+cdef str _alnum_only(str text):
+    """The ``str.isalnum`` characters of ``text``."""
+    cdef Py_UCS4* out = <Py_UCS4*>malloc((PyUnicode_GET_LENGTH(text) + 1) * sizeof(Py_UCS4))
+    if out == NULL:
+        raise MemoryError()
+    try:
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, _append_alnum(text, out, 0))
     finally:
         free(out)
 

@@ -205,9 +205,15 @@ def summarise_page(cetree._Element root):
         scores.add(parent, add)
         scores.add(grand, add / 2)
     best = scores.best()
+    own = {}   # text -> its digest: a path holding one block's text has that block's digest (a page repeats texts)
+    for b in blocks:
+        text = b.text
+        if text not in own:
+            own[text] = text_digest(text)
     return _site_profile.PageSummary(
-        {k: (w, lw, text_digest(" ".join(texts[k]))) for k, (w, lw) in paths.items()}, total,
-        digests.of(best) if best != NULL else None, frozenset([text_digest(b.text) for b in blocks]))
+        {k: (w, lw, own[texts[k][0]] if len(texts[k]) == 1 else text_digest(" ".join(texts[k])))
+         for k, (w, lw) in paths.items()}, total,
+        digests.of(best) if best != NULL else None, frozenset(own.values()))
 
 
 cdef inline bint _is_decimal(Py_UCS4 cp) noexcept nogil:
