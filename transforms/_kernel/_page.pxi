@@ -131,13 +131,6 @@ def alnum_casefold(str text):
         free(out)
 
 
-cdef inline bint _is_alnum(Py_UCS4 cp) noexcept:
-    """``str.isalnum`` of one character (ASCII by range)."""
-    if cp < 0x80:
-        return (0x30 <= cp <= 0x39) or (0x61 <= cp <= 0x7A) or (0x41 <= cp <= 0x5A)
-    return Py_UNICODE_ISALNUM(cp)
-
-
 cdef Py_ssize_t _append_alnum(str text, Py_UCS4* out, Py_ssize_t kept) except -1:
     """Append the ``str.isalnum`` characters of ``text`` to ``out`` from ``kept``; the new length."""
     cdef Py_ssize_t i
@@ -146,7 +139,7 @@ cdef Py_ssize_t _append_alnum(str text, Py_UCS4* out, Py_ssize_t kept) except -1
     cdef Py_UCS4 cp
     for i in range(PyUnicode_GET_LENGTH(text)):
         cp = PyUnicode_READ(kind, data, i)
-        if _is_alnum(cp):
+        if is_word_char(cp) and cp != 0x5F:  # the reference removes [\W_]: \w but the underscore
             out[kept] = cp
             kept += 1
     return kept
