@@ -275,6 +275,22 @@ def test_hidden_text_share_counted_as_the_reference_counts_it(share):
     assert len(outcomes) == 2  # some pages read their hidden text, the others only the shown paragraph
 
 
+@needs_kernel
+def test_neighbour_summary_identical_where_hidden_text_or_han_blocks_decide():
+    """A neighbour page's summary as Python makes it, where the kernel's block records take other paths: hidden
+    elements holding most of the text (the blocks are walked again, hidden text read), and Han/Kana blocks (their
+    words counted by Python's builder) beside Latin ones, linked and not."""
+    han = "<p>東京の議会は予算案を可決した。費用の一部は含まれていない。</p><p><a href='/x'>関連記事を読む</a></p>"
+    totals = set()
+    for shown in range(1, 81, 4):
+        html = f"<html><body>{HIDDEN * 20}<div class='story'><p>{'x' * shown}</p>{han}</div></body></html>"
+        root = lxml.html.document_fromstring(html)
+        reference, compiled = _both(lambda root=root: summarise_page(root))
+        assert reference == compiled, shown
+        totals.add(reference.words)
+    assert len(totals) == 2  # the hidden text is read on some pages and not on the others
+
+
 SIDE = SideContentParams(tags=("aside", "figcaption"))
 CARD_SETTINGS = (teaser_cards.TeaserCardsParams(),
                  teaser_cards.TeaserCardsParams(min_cards=2, min_card_share=0.5, min_description_words=3, max_card_words=40))

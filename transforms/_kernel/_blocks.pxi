@@ -164,8 +164,16 @@ cdef class _Segmenter:
     cdef xmlNode* first
     cdef bint has_text
     cdef Bytes scratch
+    # records mode (:func:`block_records`): ``out`` holds each block's text, these its container and counts
+    cdef bint records
+    cdef Nodes record_containers
+    cdef Ints record_words
+    cdef Ints record_linked
 
     def __dealloc__(self):
+        free(self.record_containers.data)
+        free(self.record_words.data)
+        free(self.record_linked.data)
         free(self.piece_nodes.data)
         free(self.piece_slots.data)
         free(self.piece_ends.data)
@@ -223,18 +231,19 @@ cdef class _Segmenter:
         elif st.words:
             n = st.words
             text = PyUnicode_DecodeUTF8(self.scratch.data, self.scratch.size, NULL)
-            if self.detail:
+            if self.records:
+                self.record(text, n, min(self.linked_words, n), self.first)
+            elif self.detail:
                 if st.wide:
                     density = _blocks.text_density(text, self.width, n, text.split())
                 else:
                     density = wrap_density(<const unsigned char*>self.scratch.data, self.scratch.size, self.width,
                                            n, st.chars, not st.non_ascii)
-                block = _blocks.TextBlock(text, n, min(self.linked_words, n), density,
-                                          cetree.elementFactory(self.doc, self.first), self.pieces())
+                self.out.append(_blocks.TextBlock(text, n, min(self.linked_words, n), density,
+                                                  cetree.elementFactory(self.doc, self.first), self.pieces()))
             else:
-                block = _blocks.TextBlock(text, n, min(self.linked_words, n), 0.0,
-                                          cetree.elementFactory(self.doc, self.first))
-            self.out.append(block)
+                self.out.append(_blocks.TextBlock(text, n, min(self.linked_words, n), 0.0,
+                                                  cetree.elementFactory(self.doc, self.first)))
         self.reset()
         return 0
 
@@ -249,8 +258,21 @@ cdef class _Segmenter:
                 linked.append(piece)
             start = self.piece_ends.data[k]
         self.fallback.flush(self.pieces(), texts, linked, cetree.elementFactory(self.doc, self.first))
-        self.out.extend(self.fallback.blocks)
+        if self.records:
+            for block in self.fallback.blocks:
+                container = block.container
+                self.record(block.text, block.num_words, block.num_linked_words, (<cetree._Element>container)._c_node)
+        else:
+            self.out.extend(self.fallback.blocks)
         del self.fallback.blocks[:]
+        return 0
+
+    cdef int record(self, str text, Py_ssize_t words, Py_ssize_t linked, xmlNode* container) except -1:
+        """Records mode: one block's text, word and linked-word counts and container, in block order."""
+        self.out.append(text)
+        nodes_push(&self.record_containers, container)
+        ints_push(&self.record_words, words)
+        ints_push(&self.record_linked, linked)
         return 0
 
 
@@ -261,10 +283,30 @@ cdef struct Kind:
     bint hidden     # an outermost hidden element
 
 
+cdef _Segmenter new_segmenter(cetree._Element body, object params, bint detail, bint records):
+    """A :class:`_Segmenter` for one walk of ``body`` (``records``: blocks as records, not :class:`TextBlock`)."""
+    cdef _Segmenter seg = _Segmenter()
+    seg.doc = body._doc
+    seg.params = params
+    seg.detail = detail
+    seg.records = records
+    seg.width = params.wrap_width
+    seg.out = []
+    seg.fallback = _blocks._Builder(params, detail)
+    return seg
+
+
 cdef list segment(cetree._Element body, object params, bint detail, bint skip_hidden, list hidden):
     """``blocks._segment`` of ``body``: its text blocks; with ``skip_hidden``, the elements of
     ``blocks.hidden_elements(body)`` are skipped as SKIP_TAGS are, and appended to ``hidden``."""
-    cdef _Segmenter seg = _Segmenter()
+    cdef _Segmenter seg = new_segmenter(body, params, detail, False)
+    walk_blocks(seg, body, skip_hidden, hidden)
+    return seg.out
+
+
+cdef int walk_blocks(_Segmenter seg, cetree._Element body, bint skip_hidden, list hidden) except -1:
+    """The walk of :func:`segment`: ``seg`` gets the blocks of ``body``."""
+    cdef object params = seg.params
     cdef xmlNode* root = body._c_node
     cdef xmlNode* node
     cdef xmlNode* nxt
@@ -278,12 +320,6 @@ cdef list segment(cetree._Element body, object params, bint detail, bint skip_hi
     non_separators = frozenset(params.non_separator_tags)
     skip_tags = frozenset(_blocks.SKIP_TAGS)
     tag_kinds = {}
-    seg.doc = body._doc
-    seg.params = params
-    seg.detail = detail
-    seg.width = params.wrap_width
-    seg.out = []
-    seg.fallback = _blocks._Builder(params, detail)
     containers.data = NULL
     containers.size = containers.cap = 0
     try:
@@ -371,7 +407,7 @@ cdef list segment(cetree._Element body, object params, bint detail, bint skip_hi
                 break
         if seg.has_text:
             seg.flush()
-        return seg.out
+        return 0
     finally:
         free(containers.data)
         free(kinds)
@@ -443,14 +479,14 @@ cdef Py_ssize_t _shown_length(xmlNode* el) except -1:
     return chars
 
 
-cdef bint _hides_most(list hidden, list shown, max_share) except -1:
-    """``blocks.hides_most(hidden, shown, max_share)`` (the same float arithmetic)."""
+cdef bint _hides_most(list hidden, list shown_texts, max_share) except -1:
+    """``blocks.hides_most(hidden, shown, max_share)`` given the shown blocks' texts (the same float arithmetic)."""
     cdef cetree._Element el
     hidden_chars = 0
     for item in hidden:
         el = item
         hidden_chars += <double>_shown_length(el._c_node)
-    return hidden_chars > max_share * (hidden_chars + sum([len(b.text) for b in shown]))
+    return hidden_chars > max_share * (hidden_chars + sum([len(text) for text in shown_texts]))
 
 
 def extract_blocks(root, params, bint detail=True):
@@ -459,6 +495,21 @@ def extract_blocks(root, params, bint detail=True):
     body = root if body is None else body
     hidden = []
     out = segment(body, params, detail, params.skip_hidden, hidden)
-    if hidden and _hides_most(hidden, out, params.max_hidden_share):
+    if hidden and _hides_most(hidden, [b.text for b in out], params.max_hidden_share):
         out = segment(body, params, detail, False, [])
     return out
+
+
+cdef _Segmenter block_records(cetree._Element root, params):
+    """The blocks of ``extract_blocks(root, params, detail=False)`` as records, not :class:`TextBlock` objects: the
+    segmenter's ``out`` holds each block's text, ``record_containers`` / ``record_words`` / ``record_linked`` its
+    container and counts, in block order. Raises :class:`Unsupported` (the tree is not changed)."""
+    body = root.find("body") if root.tag == "html" else root
+    body = root if body is None else body
+    hidden = []
+    cdef _Segmenter seg = new_segmenter(body, params, False, True)
+    walk_blocks(seg, body, params.skip_hidden, hidden)
+    if hidden and _hides_most(hidden, seg.out, params.max_hidden_share):
+        seg = new_segmenter(body, params, False, True)
+        walk_blocks(seg, body, False, [])
+    return seg

@@ -163,42 +163,42 @@ def summarise_page(cetree._Element root):
     if _site_profile is None:
         from newsclean.transforms import site_profile
         _site_profile = site_profile
-    blocks = extract_blocks(root, _site_profile.SITE_BLOCKS, False)
+    cdef _Segmenter blocks = block_records(root, _site_profile.SITE_BLOCKS)
     cdef _PathDigests digests = _PathDigests()
     cdef TagCache tags = TagCache()
     cdef _Scores scores = _Scores()
-    cdef cetree._Element el
+    cdef xmlNode* container
     cdef xmlNode* para
     cdef xmlNode* parent
     cdef xmlNode* grand
     cdef xmlNode* best
     cdef double add, chars
-    cdef Py_ssize_t total = 0, commas, linked, words
+    cdef Py_ssize_t total = 0, commas, linked, words, i
     _load_features()
     tags.init(_FACTS)
     digests.init(root._doc)
     paths = {}
     texts = {}
-    for b in blocks:
-        el = b.container
-        key = digests.of(el._c_node)
-        words = b.num_words
-        linked = b.num_linked_words
+    for i in range(blocks.record_words.size):
+        container = blocks.record_containers.data[i]
+        text = blocks.out[i]
+        key = digests.of(container)
+        words = blocks.record_words.data[i]
+        linked = blocks.record_linked.data[i]
         acc = paths.get(key)
         if acc is None:
             paths[key] = [words, linked]
-            texts[key] = [b.text]
+            texts[key] = [text]
         else:
             acc[0] += words
             acc[1] += linked
-            texts[key].append(b.text)
+            texts[key].append(text)
         total += words
         if (<double>linked / <double>words if words else 0.0) > 0.5:   # site_profile.best_cluster
             continue
-        para = paragraph_of(tags, el._c_node)
+        para = paragraph_of(tags, container)
         parent = parent_or_self(para)
         grand = parent_or_self(parent)
-        text = b.text
         commas = text.count(",")
         chars = len(text) / 100.0
         add = <double>(1 + commas) + (chars if chars < 3 else 3.0)
@@ -206,8 +206,7 @@ def summarise_page(cetree._Element root):
         scores.add(grand, add / 2)
     best = scores.best()
     own = {}   # text -> its digest: a path holding one block's text has that block's digest (a page repeats texts)
-    for b in blocks:
-        text = b.text
+    for text in blocks.out:
         if text not in own:
             own[text] = text_digest(text)
     return _site_profile.PageSummary(
