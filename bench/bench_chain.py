@@ -1,7 +1,7 @@
 """Throughput of the cleaning chain against trafilatura and a bare lxml parse, on real pages (run by hand).
 
     python bench/bench_chain.py [--datasets all] [--pages N] [--rounds 3] [--no-stages] [--peer-metadata]
-                                [--models DIR]
+                                [--without-htmldate] [--models DIR]
 
 One process, one core: pages are decoded once up front (untimed), site evidence (static noise and the site
 profile) is learnt per neighbour group from up to 10 of its pages (counted in the chain's time; each of those
@@ -17,6 +17,8 @@ wrapped by timers (``--no-stages`` skips it). ``--models DIR`` adds the default 
 of DIR (a candidate model, e.g. a smaller one) as one more system of the same run. ``--peer-metadata`` adds
 trafilatura with ``with_metadata=True``: the chain always reads a page's metadata (title, date, authors), trafilatura's
 defaults do not, so this is the same work; the target stays the ratio to trafilatura's defaults.
+``--without-htmldate`` adds the default chain with htmldate's date search left out (dates from the structured data
+only; every other output the same): what htmldate costs in place, a measurement and not a product setting.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from newsclean.transforms import chain, kernel, site_evidence  # noqa: E402
+from newsclean.transforms import chain, kernel, metadata, site_evidence  # noqa: E402
 from newsclean.transforms.chain import CONFIGS, extract_article  # noqa: E402
 from newsclean.transforms.classifier import model as learned  # noqa: E402
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
@@ -46,6 +48,7 @@ from newsclean_eval.datasets import LOADERS, load  # noqa: E402
 NEIGHBOURS = 10
 PYTHON_DEFAULT = "default, Python reference"
 PEER_METADATA = "trafilatura with metadata"
+WITHOUT_HTMLDATE = "default without htmldate"
 Groups = dict[str, list[str]]
 
 
@@ -90,6 +93,19 @@ def python_reference(run: Callable[[Groups], None]) -> Callable[[Groups], None]:
         with kernel.python_only():
             run(groups)
     return reference
+
+
+def without_htmldate(run: Callable[[Groups], None]) -> Callable[[Groups], None]:
+    """``run`` with :func:`newsclean.transforms.metadata.htmldate_published` finding no date (the chain then takes
+    dates from the structured data only)."""
+    def run_without(groups: Groups) -> None:
+        saved = metadata.htmldate_published
+        metadata.htmldate_published = lambda root: None
+        try:
+            run(groups)
+        finally:
+            metadata.htmldate_published = saved
+    return run_without
 
 
 def models_config(folder: Path):
@@ -212,6 +228,8 @@ def main(argv=None) -> int:
     ap.add_argument("--peer-metadata", action="store_true", help="also time trafilatura reading metadata "
                     "(with_metadata=True: the same work as the chain, which always reads it); the target stays "
                     "against trafilatura's defaults")
+    ap.add_argument("--without-htmldate", action="store_true", help="also time the default chain with htmldate's "
+                    "date search left out (dates from the structured data only): what htmldate costs in place")
     ap.add_argument("--models", type=Path, metavar="DIR", help="also run the default chain with the model files "
                     "of DIR (block_classifier*.txt.gz, boilerplate_lexicon.tsv.gz; a missing one: the shipped one)")
     args = ap.parse_args(argv)
@@ -222,6 +240,8 @@ def main(argv=None) -> int:
                "paper": chain_runner(CONFIGS["paper"])}
     if kernel.enabled():
         systems[PYTHON_DEFAULT] = python_reference(chain_runner(CONFIGS["default"]))
+    if args.without_htmldate:
+        systems[WITHOUT_HTMLDATE] = without_htmldate(chain_runner(CONFIGS["default"]))
     if args.models:
         systems[f"default ({args.models})"] = chain_runner(models_config(args.models))
     traf = trafilatura_runner()
@@ -241,6 +261,8 @@ def main(argv=None) -> int:
             print(f"{PYTHON_DEFAULT} / trafilatura: x{rates[PYTHON_DEFAULT] / rates['trafilatura']:.2f}")
         if PEER_METADATA in rates:
             print(f"default / {PEER_METADATA}: x{rates['default'] / rates[PEER_METADATA]:.2f} (same work; not the target)")
+        if WITHOUT_HTMLDATE in rates:
+            print(f"{WITHOUT_HTMLDATE} / trafilatura: x{rates[WITHOUT_HTMLDATE] / rates['trafilatura']:.2f} (not a setting)")
         if args.models:
             print(f"default ({args.models}) / trafilatura: x{rates[f'default ({args.models})'] / rates['trafilatura']:.2f}")
     print(f"default / lxml parse: x{rates['default'] / rates['lxml parse']:.3f}")
