@@ -267,6 +267,10 @@ cdef class _Segmenter:
         del self.fallback.blocks[:]
         return 0
 
+    cdef list texts_out(self):
+        """The texts of the blocks walked so far (records mode: ``out`` itself)."""
+        return self.out if self.records else [b.text for b in self.out]
+
     cdef int record(self, str text, Py_ssize_t words, Py_ssize_t linked, xmlNode* container) except -1:
         """Records mode: one block's text, word and linked-word counts and container, in block order."""
         self.out.append(text)
@@ -296,16 +300,9 @@ cdef _Segmenter new_segmenter(cetree._Element body, object params, bint detail, 
     return seg
 
 
-cdef list segment(cetree._Element body, object params, bint detail, bint skip_hidden, list hidden):
-    """``blocks._segment`` of ``body``: its text blocks; with ``skip_hidden``, the elements of
-    ``blocks.hidden_elements(body)`` are skipped as SKIP_TAGS are, and appended to ``hidden``."""
-    cdef _Segmenter seg = new_segmenter(body, params, detail, False)
-    walk_blocks(seg, body, skip_hidden, hidden)
-    return seg.out
-
-
 cdef int walk_blocks(_Segmenter seg, cetree._Element body, bint skip_hidden, list hidden) except -1:
-    """The walk of :func:`segment`: ``seg`` gets the blocks of ``body``."""
+    """``blocks._segment`` of ``body``: ``seg`` gets its text blocks; with ``skip_hidden``, the elements of
+    ``blocks.hidden_elements(body)`` are skipped as SKIP_TAGS are, and appended to ``hidden``."""
     cdef object params = seg.params
     cdef xmlNode* root = body._c_node
     cdef xmlNode* node
@@ -491,25 +488,25 @@ cdef bint _hides_most(list hidden, list shown_texts, max_share) except -1:
 
 def extract_blocks(root, params, bint detail=True):
     """``blocks.extract_blocks(root, params, detail)``. Raises :class:`Unsupported` (the tree is not changed)."""
-    body = root.find("body") if root.tag == "html" else root
-    body = root if body is None else body
-    hidden = []
-    out = segment(body, params, detail, params.skip_hidden, hidden)
-    if hidden and _hides_most(hidden, [b.text for b in out], params.max_hidden_share):
-        out = segment(body, params, detail, False, [])
-    return out
+    return walked_segmenter(root, params, detail, False).out
 
 
 cdef _Segmenter block_records(cetree._Element root, params):
     """The blocks of ``extract_blocks(root, params, detail=False)`` as records, not :class:`TextBlock` objects: the
     segmenter's ``out`` holds each block's text, ``record_containers`` / ``record_words`` / ``record_linked`` its
     container and counts, in block order. Raises :class:`Unsupported` (the tree is not changed)."""
+    return walked_segmenter(root, params, False, True)
+
+
+cdef _Segmenter walked_segmenter(root, params, bint detail, bint records):
+    """The segmenter after walking ``root``'s body (``blocks.extract_blocks``): hidden elements skipped with
+    ``params.skip_hidden``, unless they hold most of the page's text (then the body is walked again, reading them)."""
     body = root.find("body") if root.tag == "html" else root
     body = root if body is None else body
     hidden = []
-    cdef _Segmenter seg = new_segmenter(body, params, False, True)
+    cdef _Segmenter seg = new_segmenter(body, params, detail, records)
     walk_blocks(seg, body, params.skip_hidden, hidden)
-    if hidden and _hides_most(hidden, seg.out, params.max_hidden_share):
-        seg = new_segmenter(body, params, False, True)
+    if hidden and _hides_most(hidden, seg.texts_out(), params.max_hidden_share):
+        seg = new_segmenter(body, params, detail, records)
         walk_blocks(seg, body, False, [])
     return seg
