@@ -12,9 +12,11 @@ picklable, which the spider, the settings builder and the WARC writer share.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field, fields, replace
 from importlib import metadata
 from pathlib import Path
@@ -25,6 +27,15 @@ DEFAULT_USER_AGENT = "newsclean/0.1 (+https://example.org/newsclean)"
 
 #: Site and category names become path segments and file-name parts of the WARC layout.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: Longest site or category name, in bytes of UTF-8. Both are parts of a WARC file name
+#: (``<site>-<category>-<stamp>-<serial>.warc.gz.open``: 37 bytes besides them), which stays well under the
+#: 255 bytes most file systems allow in one path component (ext4, XFS, Btrfs, ZFS, APFS; NTFS counts 255
+#: UTF-16 units, which a UTF-8 bound of 80 bytes also keeps).
+MAX_NAME_BYTES = 80
+#: Device names Windows reserves in any directory, with or without an extension (Microsoft, "Naming Files,
+#: Paths, and Namespaces"): a name whose first dot-separated part is one of them gets a leading ``_``.
+_RESERVED_STEMS = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+                             *(f"lpt{i}" for i in range(10))})
 # A host name or IPv4 address as written in allowed_domains: labels of letters, digits, '-', '_'.
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?")
 _HOST = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")
@@ -245,6 +256,67 @@ def _package_version() -> str:
         return "0"
 
 
+def _name_char(ch: str) -> bool:
+    """Whether ``ch`` may stay in a name: a Unicode letter, mark or number (categories L*, M*, N*), ``_`` or ``.``."""
+    return ch in "_." or unicodedata.category(ch)[0] in "LMN"
+
+
+def name_key(name: str) -> str:
+    """The form under which two names are one on a case-insensitive file system (APFS, NTFS, exFAT by default):
+    NFC of the Unicode full case folding (Unicode 15, section 3.13), so ``"World"`` and ``"world"``, or
+    ``"Straße"`` and ``"STRASSE"``, have one key."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
+def slug_name(text: str) -> str:
+    """A name for a site or category, made from text a page carries (an ``article:section``, a URL segment):
+    :func:`name_key` of ``text`` (so lower-case, NFC), every run of characters other than letters, marks, digits,
+    ``_`` and ``.`` turned into one ``-``, without leading or trailing ``-`` and ``.``; at most
+    :data:`MAX_NAME_BYTES` bytes of UTF-8 (a longer one is cut at a character boundary and ends with ``-`` and
+    8 hex digits of the SHA-1 of the whole, so two long names that share their start stay apart); a Windows
+    device name (``con``, ``lpt1.x``) gets a leading ``_``. ``""`` when nothing is left.
+
+    ``"World News"`` -> ``"world-news"``, ``"Économie"`` -> ``"économie"``, ``"Наука и техника"`` ->
+    ``"наука-и-техника"``. The result passes :func:`is_safe_name` (or is empty).
+    """
+    out: list[str] = []
+    for ch in name_key(text):
+        if _name_char(ch):
+            out.append(ch)
+        elif out and out[-1] != "-":
+            out.append("-")
+    name = "".join(out).strip("-.")
+    data = name.encode("utf-8")
+    if len(data) > MAX_NAME_BYTES:
+        digest = hashlib.sha1(data).hexdigest()[:8]  # noqa: S324 (a name, not a security digest)
+        head = data[: MAX_NAME_BYTES - 9].decode("utf-8", "ignore").rstrip("-.")
+        name = f"{head}-{digest}"
+    if name.split(".", 1)[0] in _RESERVED_STEMS:
+        name = "_" + name
+    return name
+
+
+def is_safe_name(name: str) -> bool:
+    """Whether ``name`` may be a path segment and a file-name part on every common file system: non-empty, at most
+    :data:`MAX_NAME_BYTES` bytes of UTF-8, NFC, only letters, marks, digits, ``_``, ``.`` and ``-``, neither
+    starting nor ending with ``.`` (hidden files; Windows drops trailing dots), not a Windows device name."""
+    return (bool(name) and len(name.encode("utf-8")) <= MAX_NAME_BYTES
+            and unicodedata.is_normalized("NFC", name) and all(ch == "-" or _name_char(ch) for ch in name)
+            and not name.startswith(".") and not name.endswith(".")
+            and name.split(".", 1)[0].lower() not in _RESERVED_STEMS)
+
+
+def _check_case_clashes(names: list[str], where: str) -> None:
+    """Raise ``ValueError`` when two of ``names`` differ but have one :func:`name_key` (one directory on a
+    case-insensitive file system)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name_key(name), name)
+        if other != name:
+            raise ValueError(f"{where}: {other!r} and {name!r} differ only in case: they would share one "
+                             "directory on a case-insensitive file system")
+
+
 def host_in_domains(url: str, domains: tuple[str, ...] | list[str]) -> bool:
     """Whether the host of ``url`` equals one of ``domains`` or is a subdomain of one.
 
@@ -290,6 +362,10 @@ def parse_config(data: dict[str, Any], source: str = "<config>") -> SitesConfig:
     for i, name in enumerate(names):
         if name in names[:i]:
             raise ValueError(f"{source}: site[{i}].name: duplicate site name {name!r}")
+    _check_case_clashes(names, f"{source}: site names")
+    for site in sites:
+        _check_case_clashes([c.name for c in site.categories] + [cat for _, cat in site.category_aliases]
+                            + [crawl.fallback_category], f"{source}: site {site.name!r}: category names")
     return SitesConfig(sites=sites, crawl=crawl, source=source)
 
 
@@ -373,8 +449,9 @@ def _typed_value(kind: str, value: Any, where: str, minimum: float = 0) -> Any:
             raise ValueError(f"{where}: expected a non-empty string, got {value!r}")
         if kind == "url" and urlsplit(value).scheme not in {"http", "https", "mailto"}:
             raise ValueError(f"{where}: expected an http(s) or mailto URL, got {value!r}")
-        if kind == "name" and (not SAFE_NAME.fullmatch(value) or value in {".", ".."}):
-            raise ValueError(f"{where}: {value!r} is not a safe path segment (use [A-Za-z0-9_.-]+)")
+        if kind == "name" and not (SAFE_NAME.fullmatch(value) and is_safe_name(value)):
+            raise ValueError(f"{where}: {value!r} is not a safe path segment (use [A-Za-z0-9_.-]+, at most "
+                             f"{MAX_NAME_BYTES} characters, not starting or ending with '.', not a device name)")
         return value
     numeric = (int, float) if kind == "float" else (int,)
     if isinstance(value, bool) or not isinstance(value, numeric):
@@ -450,16 +527,17 @@ def _parse_aliases(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
     pairs = []
     for key, cat in raw.items():
         _typed_value("name", cat, f"{where}.{key}")
-        pairs.append((str(key).lower(), cat))
+        pairs.append((name_key(str(key)), cat))
     return tuple(pairs)
 
 
 def _safe_name(value: Any, where: str, source: str) -> str:
     if value is None:
         raise ValueError(f"{source}: {where}: missing (required)")
-    if not isinstance(value, str) or not SAFE_NAME.fullmatch(value) or value in {".", ".."}:
+    if not isinstance(value, str) or not SAFE_NAME.fullmatch(value) or not is_safe_name(value):
         raise ValueError(
-            f"{source}: {where}: {value!r} is not a safe path segment (use [A-Za-z0-9_.-]+, not '.' or '..')"
+            f"{source}: {where}: {value!r} is not a safe path segment (use [A-Za-z0-9_.-]+, at most "
+            f"{MAX_NAME_BYTES} characters, not starting or ending with '.', not a device name such as 'con')"
         )
     return value
 

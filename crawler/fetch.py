@@ -14,6 +14,7 @@ crawl report gives such a page the reason ``too_large``. It also notes when each
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from scrapy.core.downloader.handlers.http11 import (
     _LenientHTTP11ClientProtocol,
     _LenientHTTPClientParser,
 )
+from twisted.web._newclient import ParseError
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -40,9 +42,9 @@ class HeaderTooLargeError(Exception):
     """A response's header section went past the configured byte or line limit; the download was given up."""
 
 
-def is_header_too_large(exc: BaseException | None) -> bool:
-    """Whether ``exc`` is, wraps (``__cause__``/``__context__``) or lists (Twisted's ``ResponseFailed.reasons``)
-    a :class:`HeaderTooLargeError`."""
+def failure_causes(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and every exception it wraps (``__cause__``/``__context__``) or lists (Twisted's
+    ``ResponseFailed.reasons``, Scrapy's ``DownloadFailedError`` raised from one), each once."""
     seen: set[int] = set()
     todo = [exc]
     while todo:
@@ -50,11 +52,21 @@ def is_header_too_large(exc: BaseException | None) -> bool:
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, HeaderTooLargeError):
-            return True
+        yield current
         todo += [current.__cause__, current.__context__]
         todo += [getattr(r, "value", None) for r in getattr(current, "reasons", None) or ()]
-    return False
+
+
+def is_header_too_large(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, wraps or lists (:func:`failure_causes`) a :class:`HeaderTooLargeError`."""
+    return any(isinstance(cause, HeaderTooLargeError) for cause in failure_causes(exc))
+
+
+def is_not_http(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, wraps or lists (:func:`failure_causes`) Twisted's response ``ParseError``: the server
+    answered with bytes that are no HTTP/1.x status line and header section (RFC 9112 sections 2-5), e.g. an SSH
+    banner, a TLS record or garbage, which Scrapy reports as a bare ``DownloadFailedError``."""
+    return any(isinstance(cause, ParseError) for cause in failure_causes(exc))
 
 
 class _GuardedParser(_LenientHTTPClientParser):

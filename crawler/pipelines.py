@@ -5,11 +5,13 @@
 page group into ``OUT/<site>/<category>/`` (:class:`newsclean.crawler.warc.WarcFiles`): a response and a
 request record per exchange (redirect hops and retries included), then a ``metadata`` record with
 the crawl facts. Then it acknowledges the page in the store (:meth:`newsclean.crawler.store.CrawlStore.ack`,
-one transaction, after the records were flushed) and counts it in the crawl report.
+one transaction, after the records were flushed) and counts it in the crawl report. A page whose records the
+file system refuses (disk full, a name too long for it) is counted as failed ``storage_error``.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
@@ -18,9 +20,12 @@ from newsclean.crawler.items import PageOutcome
 from newsclean.crawler.state import CrawlState
 from newsclean.crawler.store import PageRow
 from newsclean.crawler.warc import HTTP_HEADER_FIDELITY_SHORT, PageFacts, RecordFactory, WarcFiles, warcinfo_fields
+from newsclean.schemas.contract import FetchReason, Outcome
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
 
 
 class ArchivePipeline:
@@ -70,7 +75,10 @@ class ArchivePipeline:
         task, state = item.task, self.state
         warc_file = offset = digest = acked = written = None
         if item.captures:
-            group, response_id = self._write(item)
+            try:
+                group, response_id = self._write(item)
+            except (OSError, ValueError) as exc:  # the file system refused the file, or a name is not safe
+                return self._not_stored(item, exc)
             warc_file, acked = self.files.relative(group.path), group.end
             written = warc_file
             offset = group.offsets[group.final_response]
@@ -83,6 +91,24 @@ class ArchivePipeline:
                       page_type=item.page_type, status=status, fetched_at=item.fetched_at, warc_file=warc_file,
                       warc_offset=offset, payload_digest=digest, outcome=item.reason or item.outcome)
         state.store.ack(state.job, row, item.links, warc_file=written, acked_bytes=acked)
+        state.release(row.urls)
+        state.report.add_outcome(task.site, item.category, item.outcome, item.reason,
+                                 [c.status for c in item.captures], sum(len(c.body) for c in item.captures))
+        return item
+
+    def _not_stored(self, item: PageOutcome, exc: Exception) -> PageOutcome:
+        """Count a page whose records could not be written as failed ``storage_error``: logged, in the report
+        (which makes the crawl's exit status non-zero), and done in the store without a ``pages`` row, so the
+        next crawl fetches it again; the links it led to stay pending as usual."""
+        task, state = item.task, self.state
+        logger.error("could not store %s in %s/%s: %s: %s", item.url, task.site, item.category[:100],
+                     type(exc).__name__, exc)
+        item.outcome, item.reason = Outcome.FAILED, FetchReason.STORAGE_ERROR
+        item.fields.append(("error", f"{type(exc).__name__}: {exc}"))
+        row = PageRow(urls=tuple(dict.fromkeys((task.key, *item.chain))), site=task.site, category=item.category,
+                      page_type=item.page_type, status=item.captures[-1].status, fetched_at=item.fetched_at,
+                      warc_file=None, warc_offset=None, payload_digest=None, outcome=item.reason)
+        state.store.ack(state.job, row, item.links)
         state.release(row.urls)
         state.report.add_outcome(task.site, item.category, item.outcome, item.reason,
                                  [c.status for c in item.captures], sum(len(c.body) for c in item.captures))

@@ -22,8 +22,10 @@ Counts per (site, category):
     ``redirect_to_known``;
 ``failed``
     reason -> count: ``http_<status>``, ``timeout``, ``too_large``, ``redirect_loop``,
-    ``max_redirects``, ``offsite``, ``offsite_redirect``, ``bad_scheme``, ``private_address``,
-    ``dns``, ``connection``, ``data_loss``, ``error:<exception>``;
+    ``max_redirects``, ``offsite``, ``offsite_redirect``, ``bad_scheme`` (a URL or a redirect target that is not
+    http(s)), ``private_address``, ``dns`` (the host name did not resolve), ``connection``, ``data_loss``,
+    ``not_http`` (the reply was not HTTP), ``storage_error`` (fetched, but the WARC records could not be
+    written), ``error:<exception>``;
 ``bytes``
     response bodies received, as received (content-encoded), summed over all responses;
 ``duration_s``
@@ -145,14 +147,21 @@ REFUSAL_SETTINGS: dict[str, str | None] = {
     "bad_scheme": None,
 }
 
+#: Reasons for which a page could not be fetched at all, each with what it means and what to check (no setting
+#: of the crawler changes them).
+UNREACHABLE_HINTS: dict[str, str] = {
+    "dns": "the host name did not resolve: check the host in the URL, and this machine's DNS and network",
+    "not_http": "the server's reply was not HTTP: check the URL's scheme and port",
+}
+
 
 def refusal_message(reasons: dict[str, int]) -> str:
-    """One line naming each refusal reason of ``reasons`` (reason -> pages) with its setting
-    (:data:`REFUSAL_SETTINGS`)."""
+    """One line naming each reason of ``reasons`` (reason -> pages) with its setting (:data:`REFUSAL_SETTINGS`)
+    or its meaning (:data:`UNREACHABLE_HINTS`)."""
     parts = []
     for reason, count in sorted(reasons.items()):
-        setting = REFUSAL_SETTINGS.get(reason)
-        parts.append(f"{reason} ({count}): {setting}" if setting else f"{reason} ({count}): no setting allows it")
+        hint = REFUSAL_SETTINGS.get(reason) or UNREACHABLE_HINTS.get(reason) or "no setting allows it"
+        parts.append(f"{reason} ({count}): {hint}")
     return "; ".join(parts)
 
 
@@ -221,15 +230,18 @@ class CrawlSummary:
     def start_refusal(self) -> str | None:
         """Why nothing was fetched, when the crawl got no page at all (no article stored, no listing, feed,
         sitemap or robots.txt followed) and every page it tried was refused by the crawler itself
-        (:data:`REFUSAL_SETTINGS`: private address, robots.txt, off the site's domains): a message naming the
-        setting that would allow each. ``None`` otherwise (some page was fetched, or a page failed for another
-        reason, e.g. a 404 or a timeout, which no setting of the crawler explains)."""
+        (:data:`REFUSAL_SETTINGS`: private address, robots.txt, off the site's domains) or could not be reached
+        (:data:`UNREACHABLE_HINTS`: a host name that did not resolve, a reply that was not HTTP): a message naming
+        the setting that would allow each, or what to check. ``None`` otherwise (some page was fetched, or a page
+        failed for another reason, e.g. a 404 or a timeout)."""
         if self.total("stored") or self.total("listings"):
             return None
         reasons = dict(Counter(self.reasons("skipped")) + Counter(self.reasons("failed")))
-        if not reasons or any(reason not in REFUSAL_SETTINGS for reason in reasons):
+        if not reasons or any(reason not in REFUSAL_SETTINGS and reason not in UNREACHABLE_HINTS for reason in reasons):
             return None
-        return "nothing was fetched: every start point was refused: " + refusal_message(reasons)
+        refused = all(reason in REFUSAL_SETTINGS for reason in reasons)
+        return (f"nothing was fetched: every start point was {'refused' if refused else 'refused or unreachable'}: "
+                + refusal_message(reasons))
 
     def to_json(self) -> str:
         """JSON text; :meth:`from_json` reads it back to an equal summary. ``sites`` nests the

@@ -5,7 +5,8 @@ Protego) and changes what Scrapy gets wrong for an archive crawler:
 
 * **Status** (RFC 9309 §2.3.1): a 2xx body is parsed; a 4xx ("unavailable") allows everything;
   a 5xx or 429 ("unreachable"), a network error or a timeout **disallows everything** for that host
-  (§2.3.1.4), reported per page as ``robots_unavailable``; the host's robots.txt is fetched again
+  (§2.3.1.4), reported per page as ``robots_unavailable`` (``dns`` when the host name did not resolve: there
+  is then no host to ask); the host's robots.txt is fetched again
   by the first request made :data:`UNREACHABLE_RETRY_S` seconds later, and a successful fetch
   lifts the disallow. Scrapy parses any body, so a 500 error page allowed all.
 * **Size** (§2.5): the first :data:`ROBOTS_PARSE_BYTES` (500 KiB, the RFC's minimum) are parsed,
@@ -34,8 +35,10 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
+from newsclean.crawler.fetch import is_not_http
 from newsclean.crawler.politeness import politeness
-from newsclean.crawler.safety import RefusedRequest, is_private_address_failure
+from newsclean.crawler.safety import RefusedRequest, is_dns_failure, is_private_address_failure
+from newsclean.schemas.contract import FetchReason
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -57,6 +60,17 @@ class Unreachable:
 
     why: str
     retry_at: float
+
+
+def unreachable_reason(exc: BaseException) -> str:
+    """What :attr:`Unreachable.why` says of a robots.txt fetch that raised ``exc``: ``dns`` (the host name did
+    not resolve: the host's pages then fail as ``dns``, not as ``robots_unavailable``), ``not_http`` (the reply
+    was not HTTP), else ``error:<exception class>``."""
+    if is_dns_failure(exc):
+        return FetchReason.DNS
+    if is_not_http(exc):
+        return FetchReason.NOT_HTTP
+    return f"error:{type(exc).__name__}"
 
 
 def robots_status_rule(status: int) -> str:
@@ -104,6 +118,8 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                         request.meta["download_latency"] = sent.meta["download_latency"]
                 return cached.replace(request=request)
             return None
+        if isinstance(rp, Unreachable) and rp.why == FetchReason.DNS:
+            raise RefusedRequest(FetchReason.DNS, f"{url.hostname}: the host name did not resolve")
         if isinstance(rp, Unreachable):
             self._stats.inc_value("robotstxt/forbidden")
             raise RefusedRequest("robots_unavailable", f"robots.txt of {url.netloc} unreachable ({rp.why}): "
@@ -145,8 +161,12 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         except Exception as exc:  # noqa: BLE001 (any network failure means unreachable)
             if is_private_address_failure(exc, urlparse_cached(robots_request).hostname):
                 return None  # refused by our own checks, as above
-            logger.warning("robots.txt %s unreachable: %s: everything disallowed", robots_url, exc)
-            return Unreachable(f"error:{type(exc).__name__}", time.monotonic() + UNREACHABLE_RETRY_S)
+            why = unreachable_reason(exc)
+            if why == FetchReason.DNS:  # no host to crawl at all: its pages fail the same way, named for it
+                logger.warning("robots.txt %s: the host name did not resolve: %s", robots_url, exc)
+            else:
+                logger.warning("robots.txt %s unreachable: %s: everything disallowed", robots_url, exc)
+            return Unreachable(why, time.monotonic() + UNREACHABLE_RETRY_S)
         finally:
             self._received.pop(id(robots_request), None)
         self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")

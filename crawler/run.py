@@ -34,6 +34,7 @@ from newsclean.crawler.report import CategoryReport, CrawlSummary
 from newsclean.crawler.settings import build_settings
 from newsclean.crawler.spiders.news import NewsSpider
 from newsclean.crawler.state import CrawlState
+from newsclean.schemas.contract import FetchReason
 
 _SETTING_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -50,10 +51,16 @@ COMPLETE_FINISH_REASONS = frozenset({"finished", "closespider_pagecount", "close
 
 def crawl_problem(summary: CrawlSummary) -> str | None:
     """Why a finished crawl is a failure for a command's exit status, or ``None`` when it is not: it stopped
-    before its end (a finish reason outside :data:`COMPLETE_FINISH_REASONS`), or it fetched nothing because
-    every start point was refused (:meth:`CrawlSummary.start_refusal`, naming the setting that would allow it)."""
+    before its end (a finish reason outside :data:`COMPLETE_FINISH_REASONS`), fetched pages it could not store
+    (failed ``storage_error``: the file system refused their WARC records; the next crawl fetches them again), or
+    fetched nothing because every start point was refused (:meth:`CrawlSummary.start_refusal`, naming the setting
+    that would allow it)."""
     if summary.finish_reason not in COMPLETE_FINISH_REASONS:
         return f"crawl stopped before the end (Scrapy finish reason: {summary.finish_reason})"
+    not_stored = summary.reasons("failed").get(FetchReason.STORAGE_ERROR, 0)
+    if not_stored:
+        return (f"{not_stored} fetched page(s) could not be written to the WARC files ({FetchReason.STORAGE_ERROR}; "
+                "the log names each and why); the next crawl fetches them again")
     return summary.start_refusal()
 
 
@@ -216,8 +223,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: crawl, print the report, return the exit status: 2 for a bad config or ``-s`` item,
-    1 when the crawl did not finish (stopped by a signal, refused to start) or fetched nothing because every
-    start point was refused (:func:`crawl_problem`; the message names the setting that would allow it), else 0."""
+    1 when the crawl did not finish (stopped by a signal, refused to start), could not store a fetched page, or
+    fetched nothing because every start point was refused (:func:`crawl_problem`; the message names the setting that would allow it), else 0."""
     args = build_arg_parser().parse_args(argv)
     try:
         config = apply_crawl_options(load_config(args.config), args)

@@ -36,7 +36,7 @@ from newsclean.crawler.config import host_in_domains
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -186,7 +186,7 @@ REFUSED_HOSTS: set[str] = set()
 def is_private_address_failure(exc: BaseException, host: str | None = None) -> bool:
     """Whether ``exc`` (or an exception it was raised from) is a :class:`PrivateAddressError`, or a DNS
     failure for a ``host`` that :class:`PublicOnlyResolver` refused."""
-    if host and host.lower() in REFUSED_HOSTS and _is_dns_failure(exc):
+    if host and host.lower() in REFUSED_HOSTS and is_dns_failure(exc):
         return True
     seen = set()
     while exc is not None and id(exc) not in seen:
@@ -197,7 +197,21 @@ def is_private_address_failure(exc: BaseException, host: str | None = None) -> b
     return False
 
 
-def _is_dns_failure(exc: BaseException) -> bool:
+def is_dns_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` says a host name did not resolve (Twisted's ``DNSLookupError``, Scrapy's
+    ``CannotResolveHostError``); :func:`is_private_address_failure` tells a refused answer from a missing one."""
     from scrapy.exceptions import CannotResolveHostError  # noqa: PLC0415
 
     return isinstance(exc, (DNSLookupError, CannotResolveHostError))
+
+
+def refused_redirect_target(response: Response) -> str | None:
+    """The absolute ``Location`` of a 3xx ``response`` whose scheme is not http(s) (``file:``, ``ftp:``,
+    ``data:``, ...), which Scrapy's RedirectMiddleware does not follow; ``None`` for any other response."""
+    from urllib.parse import urljoin, urlsplit  # noqa: PLC0415
+
+    location = response.headers.get("Location")
+    if not 300 <= response.status < 400 or not location:
+        return None
+    target = urljoin(response.url, location.decode("latin-1").strip())
+    return None if urlsplit(target).scheme.lower() in ALLOWED_SCHEMES else target

@@ -12,8 +12,9 @@ One file (stdlib :mod:`sqlite3`, WAL journal), by default ``OUT/crawl-state.sqli
     runs skip it (until ``refetch_after_days``).
 ``frontier``
     the requests of one job (start points and discovered links) with their crawl facts and a
-    state, ``pending`` or ``done``. A resumed job re-issues its pending rows and never fetches a
-    done one again, whatever happened to Scrapy's own queue files.
+    state, ``pending``, ``done`` or ``moved``. A resumed job re-issues its pending rows and never fetches a
+    done one again, whatever happened to Scrapy's own queue files; a new job takes over the pending rows
+    other jobs left (:meth:`CrawlStore.adopt_pending`: theirs become ``moved``).
 ``warc_files``
     every WARC file a job opened, with ``acked_bytes``: the file size after the last page group
     that was *acknowledged* (see :meth:`CrawlStore.ack`), and whether it was closed. Recovery of a
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -220,6 +221,28 @@ class CrawlStore:
             "SELECT url, request_url, site, category, depth, role, referrer FROM frontier "
             "WHERE job = ? AND state = 'pending' ORDER BY seq", (job,)).fetchall()
         return [FrontierEntry(*row) for row in rows]
+
+    def adopt_pending(self, job: str, sites: Iterable[str],
+                      keep: Callable[[FrontierEntry], bool]) -> list[FrontierEntry]:
+        """Move the pending requests that other jobs of ``sites`` left (a crawl stopped by ``max_time`` or a
+        signal and not resumed, a page that was never acknowledged) into ``job``: those ``keep`` accepts become
+        pending there; every such row of the other jobs becomes ``moved``, so no request stays pending for ever.
+        Returns the kept ones in the order they were added, each URL once."""
+        names = sorted(set(sites))
+        marks = ",".join("?" * len(names))
+        with self._tx():
+            rows = self._db.execute(
+                "SELECT url, request_url, site, category, depth, role, referrer FROM frontier "
+                f"WHERE job != ? AND state = 'pending' AND site IN ({marks}) ORDER BY seq",  # noqa: S608 (marks only)
+                (job, *names)).fetchall()
+            first: dict[str, FrontierEntry] = {}
+            for row in rows:
+                first.setdefault(row[0], FrontierEntry(*row))
+            entries = [entry for entry in first.values() if keep(entry)]
+            self._insert_frontier(job, entries)
+            self._db.execute(f"UPDATE frontier SET state = 'moved' WHERE job != ? AND state = 'pending' "  # noqa: S608
+                             f"AND site IN ({marks})", (job, *names))
+        return entries
 
     def frontier_urls(self, job: str) -> Iterator[tuple[str, str, str]]:
         """``(canonical url, site, category)`` of every request of ``job``, pending or done."""

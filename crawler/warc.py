@@ -26,6 +26,7 @@ growing file. A file is rotated (closed) before the next group once it holds ``m
 
 from __future__ import annotations
 
+import contextlib
 import http
 import logging
 import os
@@ -44,7 +45,7 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParser
 from warcio.warcwriter import WARCWriter
 
-from newsclean.crawler.config import SAFE_NAME
+from newsclean.crawler.config import is_safe_name, name_key
 from newsclean.schemas.contract import CATEGORY_HEADER, DEPTH_HEADER, PAGE_TYPE_HEADER, SITE_HEADER
 
 if TYPE_CHECKING:
@@ -379,11 +380,17 @@ class RotatingWarcFile:
             self.close()
         if self._writer is None:
             self._open()
-        offsets = []
-        for record in records:
-            offsets.append(self._fh.tell())
-            self._writer.write_record(record)
-        self._fh.flush()
+        start, offsets = self._fh.tell(), []
+        try:
+            for record in records:
+                offsets.append(self._fh.tell())
+                self._writer.write_record(record)
+            self._fh.flush()
+        except OSError:  # e.g. a full disk: cut the torn group off (best effort), so the file stays whole groups
+            with contextlib.suppress(OSError):
+                self._fh.seek(start)
+                self._fh.truncate()
+            raise
         return WrittenGroup(str(self._path), offsets, self._fh.tell())
 
     def close(self) -> None:
@@ -455,8 +462,10 @@ class WarcFiles:
     """All WARC outputs of one crawl, one :class:`RotatingWarcFile` per (site, category), under ``out_dir``.
 
     ``store`` and ``job`` (optional) register every file opened and closed in the crawl store, so a
-    killed crawl can be recovered (:func:`recover_open_files`). Raises ``ValueError`` for a site or
-    category that is not a safe path segment.
+    killed crawl can be recovered (:func:`recover_open_files`). :meth:`write_group` raises ``ValueError`` for a
+    site or category that is not a safe path segment (:func:`newsclean.crawler.config.is_safe_name`) or that
+    differs only in case from one already written (:func:`newsclean.crawler.config.name_key`), and ``OSError``
+    when the file system refuses the file.
     """
 
     def __init__(self, out_dir: str | Path, max_bytes: int, info_fields: dict[str, str],
@@ -468,6 +477,7 @@ class WarcFiles:
         self.job = job
         self.totals = WarcTotals()
         self._outputs: dict[tuple[str, str], RotatingWarcFile] = {}
+        self._folded: dict[tuple[str, str], tuple[str, str]] = {}
 
     def write_group(self, site: str, category: str, records: list[ArcWarcRecord]) -> WrittenGroup:
         """Write one page group into the (site, category) output."""
@@ -482,8 +492,13 @@ class WarcFiles:
         key = (site, category)
         if key not in self._outputs:
             for value in key:  # they become path segments: never let meta escape OUT
-                if not SAFE_NAME.fullmatch(value) or value in {".", ".."}:
-                    raise ValueError(f"site/category {value!r} is not a safe path segment")
+                if not is_safe_name(value):
+                    raise ValueError(f"site/category {value[:100]!r} is not a safe path segment")
+            folded = (name_key(site), name_key(category))
+            other = self._folded.setdefault(folded, key)
+            if other != key:  # one directory on a case-insensitive file system
+                raise ValueError(f"{'/'.join(key)!r} differs only in case from {'/'.join(other)!r}, whose WARC "
+                                 "files it would share on a case-insensitive file system")
             info = {**self.info_fields, "site": site, "category": category}
             self._outputs[key] = RotatingWarcFile(self.out_dir / site / category, site, category, self.max_bytes,
                                                   info, self._opened, self._closed)

@@ -74,6 +74,17 @@ class Outcome(enum.StrEnum):
     FAILED = "failed"  # no usable response, with a reason code
 
 
+class FetchReason(enum.StrEnum):
+    """Reason codes of a ``failed`` page in the crawl (metadata field ``reason``, crawl report) that name what went
+    wrong below HTTP, or after it; the others are ``http_<status>``, ``timeout``, ``too_large``, ``connection``, ...
+    (docs/CONTRACTS.md)."""
+
+    DNS = "dns"  # the host name did not resolve (the page's, or its robots.txt's: RFC 9309 has no host to ask)
+    NOT_HTTP = "not_http"  # the server answered with bytes that are not an HTTP/1.x response (RFC 9112 section 2)
+    BAD_SCHEME = "bad_scheme"  # a URL, or a redirect's Location, whose scheme is not http(s) (file:, ftp:, ...)
+    STORAGE_ERROR = "storage_error"  # fetched, but its WARC records could not be written (disk full, name refused)
+
+
 class RejectReason(enum.StrEnum):
     """Closed set of reasons a WARC response record does not become an article (Reject ``reason`` column)."""
 

@@ -28,9 +28,11 @@ requested at all (``skipped_known``) unless ``refetch_after_days`` has passed. O
 
 from __future__ import annotations
 
+import math
+import time
 import uuid
-from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,18 +68,22 @@ from newsclean.crawler.discovery import (
     html_links,
     in_site_links,
     page_kind,
+    read_sitemap,
     robots_sitemaps,
-    sitemap_facts,
-    sitemap_links,
 )
-from newsclean.crawler.fetch import is_header_too_large
+from newsclean.crawler.fetch import is_header_too_large, is_not_http
 from newsclean.crawler.items import PageOutcome, PageTask
 from newsclean.crawler.report import CrawlReport
-from newsclean.crawler.safety import RefusedRequest, is_private_address_failure
+from newsclean.crawler.safety import RefusedRequest, is_private_address_failure, refused_redirect_target
 from newsclean.crawler.state import CrawlState
 from newsclean.crawler.store import FrontierEntry, canonical_url
 from newsclean.crawler.warc import CAPTURES_KEY, Capture, PreviousCapture
-from newsclean.schemas.contract import SITEMAP_LASTMOD_FIELD, SITEMAP_PUBLICATION_DATE_FIELD, SITEMAP_TITLE_FIELD
+from newsclean.schemas.contract import (
+    SITEMAP_LASTMOD_FIELD,
+    SITEMAP_PUBLICATION_DATE_FIELD,
+    SITEMAP_TITLE_FIELD,
+    FetchReason,
+)
 
 #: ``Request.meta`` key of the :class:`PreviousCapture` a conditional refetch asks about.
 PREVIOUS_KEY = "newsclean_previous"
@@ -114,6 +120,8 @@ def failure_reason(exc: BaseException, chain: list[str]) -> tuple[str, str]:
         return "failed", "connection"
     if isinstance(exc, ResponseDataLossError):
         return "failed", "data_loss"
+    if is_not_http(exc):
+        return "failed", FetchReason.NOT_HTTP
     return "failed", f"error:{type(exc).__name__}"
 
 
@@ -152,6 +160,8 @@ class NewsSpider(scrapy.Spider):
         self._sitemap_facts: dict[str, SitemapFacts] = {}
         self.crawl_state: CrawlState | None = None
         self.report = CrawlReport()
+        self.frontier = Frontier()
+        self._deadline = math.inf
 
     @classmethod
     def from_crawler(cls, crawler, *args: Any, **kwargs: Any) -> NewsSpider:
@@ -161,9 +171,15 @@ class NewsSpider(scrapy.Spider):
         return spider
 
     def reissue_pending(self) -> None:
-        """On ``spider_idle``: the job may not end while the store still has pending requests that no
+        """On ``spider_idle``: the requests :attr:`frontier` still holds go to the downloader (nothing is in flight
+        when the spider is idle). Then the job may not end while the store still has pending requests that no
         request of this process carries (e.g. one Scrapy's disk queue lost after a hard kill). Each such
-        request is issued again, once per process; raises ``DontCloseSpider`` when it issued any."""
+        request is issued again, once per process. Raises ``DontCloseSpider`` when it issued any."""
+        if self.frontier.waiting():
+            self.frontier.idle()
+            for request in self._released():
+                self.crawler.engine.crawl(request)
+            raise DontCloseSpider
         state = self.crawl_state
         if state is None:
             return
@@ -184,10 +200,13 @@ class NewsSpider(scrapy.Spider):
         the job's pending requests."""
         crawler = getattr(self, "crawler", None)
         self.crawl_state = crawler.get_extension(CrawlState) if crawler is not None else None
+        max_time = crawler.settings.getfloat("CLOSESPIDER_TIMEOUT") if crawler is not None else 0.0
+        self._deadline = time.monotonic() + max_time if max_time > 0 else math.inf
         if self.crawl_state is not None:
             self.report = self.crawl_state.report
-        for entry in self._start_entries():
-            yield self._request(entry)
+        self.frontier.add(self._start_entries())
+        for request in self._released():
+            yield request
 
     def _start_entries(self) -> list[FrontierEntry]:
         state = self.crawl_state
@@ -208,7 +227,23 @@ class NewsSpider(scrapy.Spider):
             entries.append(FrontierEntry(canonical_url(url), url, site, category, 0, "start"))
         if state is not None:
             state.store.add_frontier(state.job, entries)
+            adopted = state.store.adopt_pending(state.job, [site.name for site in self.config.sites], self._adoptable)
+            if adopted:
+                self.logger.info("%d requests left pending by earlier crawls are issued again", len(adopted))
+            entries += adopted
         return entries
+
+    def _adoptable(self, entry: FrontierEntry) -> bool:
+        """Whether a request an earlier job left pending is issued by this one (:meth:`CrawlStore.adopt_pending`):
+        not a start point or a known article, and within the budgets; counted as issued when it is."""
+        if entry.url in self._seen or self._over_crawl_budget() or self._over_host_budget(entry.request_url):
+            return False
+        if entry.role == "article" and self.crawl_state.is_known_article(entry.url):
+            return False
+        self._seen.add(entry.url)
+        self._issued[(entry.site, entry.category)] += 1
+        self._per_host[_hostname(entry.request_url)] += 1
+        return True
 
     def _request(self, entry: FrontierEntry) -> scrapy.Request:
         task = PageTask(entry.site, entry.category, entry.depth, entry.role, entry.referrer, entry.url,
@@ -241,10 +276,11 @@ class NewsSpider(scrapy.Spider):
         kind, body = page_kind(response, expect_html=task.role == "article", max_size=maxsize)
         category, fields, facts = task.category, [], {}
         if kind in _INDEX_KINDS:
+            if self._past_deadline():
+                self._put_back(task)
+                return
             page_type, outcome, reason = kind, "listing", None
-            urls = self._index_links(kind, body, response, task, site)
-            if kind == "sitemap":
-                facts = sitemap_facts(body, response.url)
+            urls, facts = self._index_links(kind, body, response, task, site)
         elif kind == "html":
             fields.append(("charset", response.encoding))
             if task.role == "article":
@@ -267,21 +303,30 @@ class NewsSpider(scrapy.Spider):
         else:
             ctype = content_type(response) or "none"
             page_type, outcome, reason, urls = "other", "skipped", f"{'binary' if kind == 'binary' else 'non_html'}:{ctype}", []
-        entries = [e for e in (self._follow(u, role, depth, task, response.url) for u, role, depth in urls) if e]
+        entries = self._follow_all(urls, task, response.url, interruptible=kind in _INDEX_KINDS)
+        if entries is None:  # max_time came while a sitemap's or feed's links were followed
+            self._put_back(task)
+            return
         for entry in entries:  # kept until the article is parsed or fails
             if entry.role == "article" and entry.request_url in facts:
                 self._sitemap_facts[entry.url] = facts[entry.request_url]
         yield self._outcome(task, response.meta, response.url, category, page_type, outcome, reason, entries,
                             fields)
-        for entry in entries:
-            yield self._request(entry)
+        self.frontier.add(entries)
+        yield from self._released()
 
-    def errback(self, failure: Failure) -> Iterator[PageOutcome]:
-        """Turn a failed request (HTTP error status, refused, timed out, ...) into its :class:`PageOutcome`."""
-        request = failure.request
-        task: PageTask | None = request.meta.get("newsclean")
+    def errback(self, failure: Failure) -> Iterator[PageOutcome | scrapy.Request]:
+        """Turn a failed request (HTTP error status, refused, timed out, ...) into its :class:`PageOutcome`, then
+        the requests its end lets into the downloader (:class:`Frontier`)."""
+        task: PageTask | None = failure.request.meta.get("newsclean")
         if task is None:
             return
+        yield from self._failed(failure, task)
+        self.frontier.done(task)
+        yield from self._released()
+
+    def _failed(self, failure: Failure, task: PageTask) -> Iterator[PageOutcome]:
+        request = failure.request
         exc = failure.value
         fields = sitemap_fields(self._sitemap_facts.pop(task.key, None))
         previous = request.meta.get(PREVIOUS_KEY)
@@ -289,7 +334,11 @@ class NewsSpider(scrapy.Spider):
             yield self._outcome(task, request.meta, exc.response.url, task.category, "article", "skipped",
                                 "not_modified", [], fields, previous)
             return
-        if isinstance(exc, HttpError):
+        target = refused_redirect_target(exc.response) if isinstance(exc, HttpError) else None
+        if target is not None:  # a redirect to file:, ftp:, ... that Scrapy does not follow
+            url, outcome, reason = target, "failed", FetchReason.BAD_SCHEME
+            fields.append(("error", f"redirect to {target[:200]}: scheme is not http(s)"))
+        elif isinstance(exc, HttpError):
             url = exc.response.url
             outcome, reason = "failed", f"http_{exc.response.status}"
             retry_after = request.meta.get("newsclean_retry_after")
@@ -308,11 +357,16 @@ class NewsSpider(scrapy.Spider):
 
     # ------------------------------------------------------------------------------ helpers
 
-    @staticmethod
-    def _outcome(task: PageTask, meta: dict[str, Any], url: str, category: str, page_type: str, outcome: str,
+    def _released(self) -> Iterator[scrapy.Request]:
+        """The requests of the entries :attr:`frontier` lets into the downloader now."""
+        for entry in self.frontier.release():
+            yield self._request(entry)
+
+    def _outcome(self, task: PageTask, meta: dict[str, Any], url: str, category: str, page_type: str, outcome: str,
                  reason: str | None, links: list[FrontierEntry], fields: list[tuple[str, str]],
                  previous: PreviousCapture | None = None) -> PageOutcome:
         """The item of one page; ``meta`` is the final request's meta (it holds the captures)."""
+        self.frontier.done(task)
         captures: list[Capture] = list(meta.get(CAPTURES_KEY, []))
         # The page answers for the URLs that got a response (not a redirect target that was refused).
         chain = tuple(dict.fromkeys(canonical_url(c.url) for c in captures))
@@ -323,19 +377,21 @@ class NewsSpider(scrapy.Spider):
                            links=links, fields=fields, previous=previous)
 
     def _index_links(self, kind: str, body: bytes | None, response: Response, task: PageTask,
-                     site: SiteConfig) -> list[tuple[str, str, int]]:
-        """``(url, role, depth)`` of what a robots.txt, sitemap or feed lists."""
+                     site: SiteConfig) -> tuple[list[tuple[str, str, int]], dict[str, SitemapFacts]]:
+        """``(url, role, depth)`` of what a robots.txt, sitemap or feed lists, and a sitemap's facts."""
+        facts: dict[str, SitemapFacts] = {}
         if kind == "robots":
-            return [(u, "sitemap", task.depth) for u in in_site_links(robots_sitemaps(response), site)]
+            return [(u, "sitemap", task.depth) for u in in_site_links(robots_sitemaps(response), site)], facts
         if kind == "sitemap":
-            sitemap_type, urls = sitemap_links(body, response.url)
-            if sitemap_type == "sitemapindex":
-                return [(u, "sitemap", task.depth) for u in in_site_links(urls, site)]
+            document = read_sitemap(body, response.url)
+            urls, facts = document.urls, document.facts
+            if document.type == "sitemapindex":
+                return [(u, "sitemap", task.depth) for u in in_site_links(urls, site)], facts
         else:
             urls = feed_links(body, response.url, (response.headers.get("Content-Type") or b"").decode("latin-1"))
         if task.depth >= self.config.crawl.depth_limit:
-            return []
-        return [(u, role, task.depth + 1) for u, role in self._classified(urls, site)]
+            return [], facts
+        return [(u, role, task.depth + 1) for u, role in self._classified(urls, site)], facts
 
     @staticmethod
     def _classified(urls: list[str], site: SiteConfig) -> list[tuple[str, str]]:
@@ -347,21 +403,48 @@ class NewsSpider(scrapy.Spider):
                 out.append((url, role))
         return out
 
+    def _past_deadline(self) -> bool:
+        """Whether the crawl ran ``max_time`` (Scrapy's ``CLOSESPIDER_TIMEOUT``, counted from :meth:`start`)."""
+        return time.monotonic() >= self._deadline
+
+    def _put_back(self, task: PageTask) -> None:
+        """Leave a fetched sitemap, feed or robots.txt unread because ``max_time`` came: no outcome, so its frontier
+        row stays pending and the next run of the job (or the next crawl, :meth:`_start_entries`) fetches it again;
+        reading it now would hold the closing crawl up (a sitemap may list 50,000 URLs)."""
+        self.frontier.done(task)
+        if self.crawl_state is not None:
+            self.crawl_state.release((task.key,))
+        self.logger.info("max_time reached: %s left pending for the next run", task.key)
+
+    def _follow_all(self, urls: list[tuple[str, str, int]], parent: PageTask, referrer: str, *,
+                    interruptible: bool) -> list[FrontierEntry] | None:
+        """The frontier entries of a page's ``(url, role, depth)`` links (:meth:`_follow`); ``None`` when
+        ``interruptible`` and ``max_time`` came before or while following them (checked every 1,000 links)."""
+        entries = []
+        for i, (url, role, depth) in enumerate(urls):
+            if interruptible and i % 1000 == 0 and self._past_deadline():
+                return None
+            entry = self._follow(url, role, depth, parent, referrer)
+            if entry is not None:
+                entries.append(entry)
+        return entries
+
     def _follow(self, url: str, role: str, depth: int, parent: PageTask, referrer: str) -> FrontierEntry | None:
-        """The frontier entry for a discovered URL, or ``None`` when it is not requested (seen in this
-        job, a known article, or over ``max_pages_per_category``)."""
-        key = canonical_url(url)
-        if key in self._seen:
-            return None
+        """The frontier entry for a discovered URL, or ``None`` when it is not requested (over
+        ``max_pages_per_category`` or another budget, seen in this job, or a known article)."""
         site = self.config.site(parent.site)
         category = parent.category
         if role == "article":
             category = category_for(url, site, parent.category, self.config.crawl.fallback_category)
-            if self.crawl_state is not None and self.crawl_state.is_known_article(key):
-                self._seen.add(key)
-                self.report.skipped_known(parent.site, category)
-                return None
+        # the budgets first: they are cheap, and past them a sitemap's remaining URLs need no canonical form
         if self._over_cap(parent.site, category) or self._over_host_budget(url) or self._over_crawl_budget():
+            return None
+        key = canonical_url(url)
+        if key in self._seen:
+            return None
+        if role == "article" and self.crawl_state is not None and self.crawl_state.is_known_article(key):
+            self._seen.add(key)
+            self.report.skipped_known(parent.site, category)
             return None
         self._seen.add(key)
         self._issued[(parent.site, category)] += 1
@@ -397,6 +480,55 @@ class NewsSpider(scrapy.Spider):
             self._capped.add((site, category))
             self.logger.info("max_pages_per_category=%d reached for %s/%s", cap, site, category)
         return True
+
+
+class Frontier:
+    """The requests of a crawl that wait for the downloader: per site, a queue of pages and one of sitemaps, of
+    which at most ``window`` pages and ``sitemaps`` sitemaps are handed to Scrapy at a time (scheduled or
+    downloading), in discovery order.
+
+    So a page's links do not all go into Scrapy's scheduler at once: a sitemap of 50,000 URLs puts 50,000 entries
+    here (they are already pending rows of the crawl store, written with the sitemap's page), and the site's
+    articles are fetched while its next sitemap is read, instead of after every sitemap was (Scrapy's breadth-first
+    priorities put a site's sitemaps before its articles, and reading them holds the reactor). Sites do not wait
+    for each other. ``window`` stays above Scrapy's per-site concurrency, so the downloader never waits on it.
+    """
+
+    def __init__(self, window: int = 64, sitemaps: int = 1) -> None:
+        self.window = window
+        self.sitemaps = sitemaps
+        self._queues: dict[tuple[str, bool], deque[FrontierEntry]] = {}
+        self._outstanding: dict[tuple[str, bool], set[str]] = {}
+
+    def add(self, entries: Iterable[FrontierEntry]) -> None:
+        """Queue ``entries`` behind the ones already waiting for their site."""
+        for entry in entries:
+            self._queues.setdefault((entry.site, entry.role == "sitemap"), deque()).append(entry)
+
+    def release(self) -> list[FrontierEntry]:
+        """The waiting entries that may go to the downloader now: per site, up to ``window`` outstanding pages
+        and, besides them, up to ``sitemaps`` sitemaps (so discovery goes on while the pages it found are fetched)."""
+        out = []
+        for (site, sitemap), queue in self._queues.items():
+            mine = self._outstanding.setdefault((site, sitemap), set())
+            limit = self.sitemaps if sitemap else self.window
+            while queue and len(mine) < limit:
+                entry = queue.popleft()
+                mine.add(entry.url)
+                out.append(entry)
+        return out
+
+    def done(self, task: PageTask) -> None:
+        """The request of ``task`` ended (its outcome was yielded, or it was dropped as a duplicate)."""
+        self._outstanding.get((task.site, task.role == "sitemap"), set()).discard(task.key)
+
+    def idle(self) -> None:
+        """Scrapy holds no request (``spider_idle``): forget what was counted outstanding."""
+        self._outstanding.clear()
+
+    def waiting(self) -> int:
+        """Entries not handed to the downloader yet."""
+        return sum(len(q) for q in self._queues.values())
 
 
 def sitemap_fields(facts: SitemapFacts | None) -> list[tuple[str, str]]:

@@ -6,12 +6,14 @@ headers, a robots.txt that never answers. Crawls run in a child process (:func:`
 
 from __future__ import annotations
 
+import os
 import socket
 import socketserver
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -106,11 +108,11 @@ def site(name: str, server: RawServer, *starts: str, **options) -> SiteConfig:
     return SiteConfig(name, (server.host,), (CategoryConfig("news", urls),), **options)
 
 
-def crawl(tmp_path, sites: list[SiteConfig], timeout: float = 60, **options):
+def crawl(tmp_path, sites: list[SiteConfig], timeout: float = 60, settings: dict[str, str] | None = None, **options):
     crawl_options = {"autothrottle": False, "download_delay": 0.0, "allow_private_networks": True,
                      "concurrent_requests_per_domain": 2, "retry_times": 1, **options}
     config = SitesConfig(sites=tuple(sites), crawl=CrawlOptions(**crawl_options))
-    return run_crawl_subprocess(config, tmp_path / "warc", log_level="WARNING", timeout=timeout)
+    return run_crawl_subprocess(config, tmp_path / "warc", log_level="WARNING", timeout=timeout, settings=settings)
 
 
 def static(routes: dict[str, bytes]) -> Route:
@@ -452,3 +454,41 @@ def test_conditional_refetch_writes_a_revisit_record_for_304(tmp_path):
     for path in warc_files(tmp_path / "warc"):
         with open(path, "rb") as fh:
             assert all(rec.verify_block_digest() for rec in ArchiveIterator(fh, parse_http=False)), path
+
+
+# ------------------------------------------------------------------------------- 9. what a failure is called
+
+
+def offline_resolver(monkeypatch) -> dict[str, str]:
+    """Scrapy settings for a crawl whose host names resolve to nothing without asking any DNS server
+    (:mod:`offline_resolver`, importable by the child process)."""
+    here = str(Path(__file__).parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p))
+    return {"TWISTED_DNS_RESOLVER": "offline_resolver.LoopbackOnlyResolver"}
+
+
+def test_failures_are_named_for_what_happened(tmp_path, monkeypatch):
+    not_http = b"SSH-2.0-OpenSSH_9.6\r\n\x00\x17\x8f binary noise, no status line\r\n\r\n"
+    routes = {"/news/": page("/junk.html", "/to-file.html", "/ok.html"), "/ok.html": page(text="Fine."),
+              "/junk.html": not_http,
+              "/to-file.html": http("", "302 Found", headers=("Location: file:///etc/passwd",)),
+              "/robots.txt": http("User-agent: *\nAllow: /\n", ctype="text/plain")}
+    ghost = SiteConfig("ghost", ("nonexistent.invalid",), (CategoryConfig("news", ("http://nonexistent.invalid/news/",)),))
+    with RawServer("127.0.0.50", static(routes)) as server:
+        summary = crawl(tmp_path, [site("odd", server), ghost], settings=offline_resolver(monkeypatch),
+                        download_timeout=5.0, retry_times=0)
+    assert summary.categories[("ghost", "news")].failed == {"dns": 1}, summary.categories[("ghost", "news")]
+    odd = summary.categories[("odd", "news")]
+    assert odd.failed == {"not_http": 1, "bad_scheme": 1}, odd
+    assert odd.stored == 1 and server.hits["/junk.html"] == 1
+    message = summary.start_refusal() or ""
+    assert message == ""  # odd got pages: not a crawl that fetched nothing
+
+
+def test_a_crawl_whose_hosts_do_not_resolve_says_so(tmp_path, monkeypatch):
+    ghost = SiteConfig("ghost", ("nonexistent.invalid",), (CategoryConfig("news", ("http://nonexistent.invalid/news/",)),))
+    summary = crawl(tmp_path, [ghost], settings=offline_resolver(monkeypatch))
+    assert summary.reasons("failed") == {"dns": 1} and not summary.reasons("skipped")
+    message = summary.start_refusal()
+    assert message.startswith("nothing was fetched") and "did not resolve" in message
+    assert "obey_robots" not in message

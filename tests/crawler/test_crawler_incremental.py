@@ -39,7 +39,7 @@ def page(*hrefs: str, text: str = "Some text.") -> str:
     return f"<html><head><title>t</title></head><body><p>{text}</p><ul>{links}</ul></body></html>"
 
 
-def write_config(path: Path, base: str, extra: str = "") -> Path:
+def write_config(path: Path, base: str, extra: str = "", category_from: str = "['config']") -> Path:
     host = base.split("//")[1].split(":")[0]
     path.write_text(textwrap.dedent(f"""\
         [crawl]
@@ -53,6 +53,7 @@ def write_config(path: Path, base: str, extra: str = "") -> Path:
         name = "solo"
         allowed_domains = ["{host}"]
         article_allow = ['/a/']
+        category_from = {category_from}
         [site.categories]
         news = ["{base}/news/", "{base}/feed.xml"]
         """), encoding="utf-8")
@@ -224,3 +225,73 @@ def test_three_sigkills_with_out_spelled_three_ways_lose_and_repeat_nothing(tmp_
     for path in warc_files(out):  # a second, independent reader verifies every digest
         with open(path, "rb") as fh:
             assert all(rec.verify_block_digest() for rec in ArchiveIterator(fh, parse_http=False)), path
+
+
+def meta_site(sections: dict[str, str]) -> StaticSite:
+    """A listing linking one article per ``sections`` entry (path name -> ``article:section``)."""
+    site = StaticSite("solo")
+    site.add("/news/", page(*[f"/a/{a}.html" for a in sections]))
+    for name, section in sections.items():
+        site.add(f"/a/{name}.html", f'<html><head><title>t</title><meta property="article:section" '
+                                    f'content="{section}"></head><body><p>Article {name}.</p></body></html>')
+    return site
+
+
+def run_cli(config: Path, out: Path) -> tuple[subprocess.CompletedProcess, CrawlSummary]:
+    summary = out.parent / f"summary-{time.monotonic_ns()}.json"
+    proc = subprocess.run([*crawl_cmd(config, out), "--summary-json", str(summary)], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, check=False)
+    return proc, CrawlSummary.from_json(summary.read_text(encoding="utf-8"))
+
+
+def test_a_thousand_character_section_is_stored_under_a_bounded_name(tmp_path):
+    site = meta_site({"long": "Économie " + "très longue rubrique " * 48, "short": "Économie"})
+    out = tmp_path / "warc"
+    with LocalSites([site]) as servers:
+        config = write_config(tmp_path / "sites.toml", servers.base_urls["solo"], category_from="['meta']")
+        proc, summary = run_cli(config, out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stored = {c: r.stored for (_, c), r in summary.categories.items() if r.stored}
+    assert len(stored) == 2 and "économie" in stored, stored  # the long one under its own, bounded name
+    assert all(len(part.encode("utf-8")) < 200 for f in warc_files(out) for part in f.relative_to(out).parts)
+    assert pending_rows(out / "crawl-state.sqlite3") == 0
+    check_warcs(out)
+
+
+def test_a_page_the_file_system_refuses_fails_the_crawl_and_is_fetched_again_next_run(tmp_path):
+    site = meta_site({"one": "Sport", "two": "Politics"})
+    out = tmp_path / "warc"
+    (out / "solo").mkdir(parents=True)
+    (out / "solo" / "sport").write_text("a file where the category's directory would go")
+    with LocalSites([site]) as servers:
+        config = write_config(tmp_path / "sites.toml", servers.base_urls["solo"], category_from="['meta']")
+        first, failed = run_cli(config, out)
+        (out / "solo" / "sport").unlink()
+        second, fixed = run_cli(config, out)
+    assert first.returncode == 1, first.stderr[-3000:]
+    assert "could not be written" in first.stderr and "storage_error" in first.stderr
+    assert failed.categories[("solo", "sport")].failed == {"storage_error": 1}
+    assert failed.categories[("solo", "politics")].stored == 1
+    assert pending_rows(out / "crawl-state.sqlite3") == 0  # counted, not left pending
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert fixed.categories[("solo", "sport")].stored == 1 and site.hits["/a/one.html"] == 2  # fetched again
+    assert fixed.total("skipped_known") == 1 and site.hits["/a/two.html"] == 1  # stored in the first run
+    check_warcs(out)
+
+
+def test_requests_a_stopped_crawl_left_pending_are_issued_by_the_next_one(tmp_path):
+    names = [f"p{i:02d}" for i in range(24)]
+    site = news_site(names, delay=0.5)
+    out = tmp_path / "warc"
+    with LocalSites([site]) as servers:
+        config = write_config(tmp_path / "sites.toml", servers.base_urls["solo"])
+        # CONCURRENT_REQUESTS=2: the requests Scrapy's downloader already holds still finish after max_time
+        first = run(config, out, "--max-time", "2", "-s", "CONCURRENT_REQUESTS=2")
+        left = pending_rows(out / "crawl-state.sqlite3")
+        site.add("/news/", page())  # the next run finds no link to them
+        site.add("/feed.xml", "<rss version='2.0'><channel></channel></rss>", content_type="application/rss+xml")
+        second = run(config, out)
+    assert first.finish_reason == "closespider_timeout" and 0 < left <= len(names)
+    assert first.total("stored") + second.total("stored") == len(names)
+    assert all(site.hits[f"/a/{n}.html"] == 1 for n in names)  # each once, over the two runs
+    assert pending_rows(out / "crawl-state.sqlite3") == 0

@@ -12,9 +12,11 @@ from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from test_crawler import _group, read_warc
 
 from newsclean.crawler.config import (
+    MAX_NAME_BYTES,
     CategoryConfig,
     SiteConfig,
     config_to_toml,
+    is_safe_name,
     load_config,
     parse_config,
     with_overrides,
@@ -39,7 +41,14 @@ from newsclean.crawler.safety import (
     is_public_address,
 )
 from newsclean.crawler.store import CrawlStore, FrontierEntry, PageRow, canonical_url
-from newsclean.crawler.warc import RecordFactory, WarcFiles, complete_members_end, recover_open_files
+from newsclean.crawler.warc import (
+    PageFacts,
+    RecordFactory,
+    WarcFiles,
+    complete_members_end,
+    recover_open_files,
+    warc_file_name,
+)
 
 SITE = SiteConfig("s", ("example.com",), (CategoryConfig("news", ("https://example.com/",)),),
                   article_allow=(r"/\d{4}/\d\d/",), article_deny=(r"/video/",),
@@ -73,10 +82,62 @@ def test_category_rules_url_meta_aliases_and_fallback():
     assert category_for("https://example.com/World News/x", site, "news", "uncategorized") == "world-news"
     assert category_for("https://example.com/x.html", site, "news", "uncategorized") == "uncategorized"
     assert category_for("https://example.com/x.html", site, "news", "fb", section="Политика") == "politics"
-    assert category_for("https://example.com/x.html", site, "news", "fb", section="Спорт") == "fb"  # no ASCII slug
+    assert category_for("https://example.com/x.html", site, "news", "fb", section="Спорт") == "спорт"
     assert category_for("https://example.com/sports/x.html", site, "news", "fb", section="Tech") == "tech"
     config_first = SiteConfig("s", ("example.com",), SITE.categories)
     assert category_for("https://example.com/pol/x.html", config_first, "news", "fb") == "news"
+
+
+META = SiteConfig("s", ("example.com",), (CategoryConfig("World", ("https://example.com/",)),),
+                  category_from=("meta",))
+
+
+@pytest.mark.parametrize(("section", "expected"), [
+    ("Économie", "économie"),
+    ("E\u0301conomie", "économie"),  # NFD in, NFC out
+    ("Наука и техника", "наука-и-техника"),
+    ("समाचार", "समाचार"),  # the vowel signs are marks inside the word, not separators
+    ("Straße", "strasse"),  # full case folding: one name for STRASSE and Straße
+    ("../../etc/passwd", "etc-passwd"),
+    ('a<b>c:d"e|f?g*h\\i', "a-b-c-d-e-f-g-h-i"),  # what NTFS refuses
+    ("CON", "_con"), ("lpt1.old", "_lpt1.old"),  # Windows device names
+    ("WORLD", "World"),  # the configured spelling of the same name
+])
+def test_category_names_from_pages_keep_unicode_letters_and_are_safe(section, expected):
+    name = category_for("https://example.com/x.html", META, "World", "fb", section=section)
+    assert name == expected and is_safe_name(name)
+
+
+def test_category_names_from_long_sections_are_bounded_in_bytes_and_stay_apart():
+    names = {category_for("https://example.com/x.html", META, "World", "fb", section=section)
+             for section in ("é" * 1000, "é" * 999 + "a", "x" * 1000, "Économie " + "long " * 200)}
+    assert len(names) == 4  # a common start does not merge them
+    assert all(is_safe_name(n) and len(n.encode("utf-8")) <= MAX_NAME_BYTES for n in names)
+    longest = warc_file_name("s" * MAX_NAME_BYTES, max(names, key=len), datetime.now(UTC), 99999) + ".open"
+    assert len(longest.encode("utf-8")) < 255  # one path component on ext4, APFS, NTFS
+
+
+def test_names_differing_only_in_case_never_share_a_directory(tmp_path):
+    doc = {"site": [{"name": "s", "allowed_domains": ["example.com"],
+                     "categories": {"World": ["https://example.com/w/"], "world": ["https://example.com/x/"]}}]}
+    with pytest.raises(ValueError, match="differ only in case"):
+        parse_config(doc)
+    doc = {"site": [{"name": "s", "allowed_domains": ["example.com"], "categories": {"a": ["https://example.com/"]},
+                     "category_aliases": {"monde": "World", "welt": "world"}}]}
+    with pytest.raises(ValueError, match="differ only in case"):
+        parse_config(doc)
+    with pytest.raises(ValueError, match="at most 80"):
+        parse_config({"site": [{"name": "s" * 81, "allowed_domains": ["example.com"],
+                                "categories": {"a": ["https://example.com/"]}}]})
+    files = WarcFiles(tmp_path, 1 << 20, {"software": "t"})
+    records = [RecordFactory().metadata("http://example.com/", datetime.now(UTC), None,
+                                        PageFacts("s", "World", 0, "other"))]
+    files.write_group("s", "World", records)
+    with pytest.raises(ValueError, match="differs only in case"):
+        files.write_group("s", "world", records)
+    with pytest.raises(ValueError, match="not a safe path segment"):
+        files.write_group("s", "x" * 300, records)
+    files.close()
 
 
 SECTIONS = SiteConfig("s", ("example.com",), (

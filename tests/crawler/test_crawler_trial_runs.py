@@ -8,9 +8,11 @@ Sites are served by newsclean.demo.localsite on 127.0.0.2 only; crawls run in ch
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,8 @@ from newsclean.crawler.settings import build_settings
 from newsclean.demo.localsite import LocalSites, Resource, StaticSite
 from newsclean.demo.network import SPECS, build_site
 
-COURIER = next(spec for spec in SPECS if spec.name == "courier")  # /news/<category>/<slug>-<yyyymmdd> articles
+COURIER = next(spec for spec in SPECS if spec.name == "courier")
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"  # /news/<category>/<slug>-<yyyymmdd> articles
 JUNK_PER_ARTICLE = 30
 
 
@@ -135,6 +138,36 @@ def test_max_time_stops_a_slow_crawl(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert summary.finish_reason == "closespider_timeout"
     assert summary.elapsed_s < 10 and sum(site.hits[p] for p in articles) < 15  # 20 articles take 5 s and more
+
+
+def test_max_time_holds_while_huge_sitemaps_are_read_and_articles_come_meanwhile(tmp_path):
+    max_time, maps, per_map = 20, 5, 50_000
+    site = StaticSite("huge")
+    article = Resource(b"<html><head><title>a</title></head><body><p>An article.</p></body></html>")
+    with LocalSites([site]) as servers:
+        base = servers.base_urls["huge"]
+        index = "".join(f"<sitemap><loc>{base}/sitemaps/{m}.xml</loc></sitemap>" for m in range(maps))
+        site.add("/sitemap-index.xml", f'<?xml version="1.0"?><sitemapindex xmlns="{SITEMAP_NS}">{index}</sitemapindex>',
+                 content_type="application/xml")
+        for m in range(maps):
+            paths = [f"/news/{m}/{i:06d}.html" for i in range(per_map)]
+            site.resources.update(dict.fromkeys(paths, article))
+            urls = "\n".join(f"<url><loc>{base}{path}</loc></url>" for path in paths)
+            site.add(f"/sitemaps/{m}.xml", f'<?xml version="1.0"?><urlset xmlns="{SITEMAP_NS}">{urls}</urlset>',
+                     content_type="application/xml")
+        toml = minimal_toml(base).replace(f'sports = ["{base}/news/sports/"]\ntechnology = ["{base}/news/technology/"]',
+                                          f'news = ["{base}/sitemap-index.xml"]')
+        started = time.monotonic()
+        proc, summary = crawl_cli(tmp_path, toml, "--max-time", str(max_time), timeout=300)
+        wall = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert summary.finish_reason == "closespider_timeout"
+    assert summary.elapsed_s < 3 * max_time and wall < 3 * max_time + 60, (summary.elapsed_s, wall)  # + start-up
+    assert summary.total("stored") >= 1 and any(p.startswith("/news/") for p in site.hits), summary.format()
+    db = sqlite3.connect(tmp_path / "warc" / "crawl-state.sqlite3")
+    pending = db.execute("SELECT COUNT(*) FROM frontier WHERE state = 'pending'").fetchone()[0]
+    db.close()
+    assert pending > 0  # what max_time left is kept for the next run
 
 
 def test_bad_s_item_is_a_usage_error(tmp_path):

@@ -92,6 +92,19 @@ def test_without_the_headers_the_reader_falls_back(tmp_path, monkeypatch):
     assert page.page_type is None and page.category == contract.UNKNOWN and page.site not in ("daily", "world")
 
 
+def test_a_unicode_category_is_written_and_read_back(tmp_path):
+    # A category from a page's article:section keeps its letters (NFC UTF-8) in the path and the headers.
+    files = WarcFiles(tmp_path, max_bytes=1 << 30, info_fields={"software": "tests"})
+    factory = RecordFactory()
+    facts = PageFacts("daily", "économie", 1, PageType.ARTICLE, (("role", "article"), ("outcome", "stored")))
+    response, request = factory.exchange(_capture("http://daily.test/a"), facts)
+    files.write_group("daily", "économie", [response, request])
+    files.close()
+    (path,) = files.totals.paths
+    assert Path(path).parent == tmp_path / "daily" / "économie"
+    assert [(p.site, p.category) for p in iter_warc_file(path)] == [("daily", "économie")]
+
+
 def test_contract_values_are_plain_strings():
     # Headers, metadata records and Parquet columns hold plain strings: the members must equal them.
     assert PageType.LISTING == "listing" and str(PageType.LISTING) == "listing"
