@@ -7,9 +7,11 @@ Decisions the paper leaves open, fixed here:
 - A static-noise node whose subtree still holds text that is *not* static (a container with a
   repeated label, such as a ``<div>`` whose own text is "Advertisement" around the article)
   loses only its own text; its children stay. Static evidence is about the own text (§3.1 key).
-- A ``<form>`` holding at least :attr:`NoiseRemovalParams.form_unwrap_ratio` of the body's
-  characters is unwrapped (tag dropped, content kept) rather than removed: ASP.NET pages wrap
-  the whole page, article included, in one ``<form>``.
+- A ``<form>`` holding at least :attr:`NoiseRemovalParams.form_unwrap_ratio` of the page's
+  visible words (:func:`~newsclean.transforms.parse.element_visible_text`: not the text of
+  scripts, styles and templates, which an ASP.NET page holds by the thousand words) is unwrapped
+  (tag dropped, content kept) rather than removed: ASP.NET pages wrap the whole page, article
+  included, in one ``<form>``.
 - Comments and processing instructions are removed too (they are never text).
 """
 
@@ -22,7 +24,7 @@ from lxml import etree
 
 from newsclean.transforms import kernel
 from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, is_element, mark_of
-from newsclean.transforms.parse import prefix_word_counts
+from newsclean.transforms.parse import element_visible_text, prefix_word_counts
 from newsclean.transforms.text import count_words
 
 NON_INFORMATIVE_TAGS = (
@@ -45,7 +47,7 @@ class NoiseRemovalParams:
     """§3.3 parameters: the non-informative tag list and the form unwrapping ratio in [0, 1] (1.01 = never)."""
 
     non_informative_tags: tuple[str, ...] = NON_INFORMATIVE_TAGS
-    form_unwrap_ratio: float = 0.5  # of the page's whitespace tokens
+    form_unwrap_ratio: float = 0.5  # of the page's visible words (parse.element_visible_text)
 
 
 @dataclass
@@ -129,12 +131,8 @@ def _inside_removed(el: etree._Element) -> bool:
     return False
 
 
-_TEXT = etree.XPath("string()", smart_strings=False)
-"""``"".join(el.itertext())`` of an element (its descendants' text in document order, without its own tail), in C."""
-
-
 def _word_count(el: etree._Element) -> int:
-    return count_words(_TEXT(el))
+    return count_words(element_visible_text(el))
 
 
 class _PageWords:
@@ -153,7 +151,8 @@ class _PageWords:
 
 
 def _unwrap_form(form: etree._Element, page: _PageWords | None, ratio: float) -> bool:
-    """Whether ``form`` holds at least ``ratio`` of the page's words (at least 1): words of ``form`` >=
+    """Whether ``form`` holds at least ``ratio`` of the page's visible words (at least 1; ``element_visible_text``,
+    counted by :func:`newsclean.transforms.text.count_words`): words of ``form`` >=
     ratio x max(1, page words), the page counted only as far as the answer needs (None: 1 word)."""
     words = _word_count(form)
     body_words = 1 if page is None else max(1, page.lower_bound(lambda n: ratio * max(1, n) > words))
@@ -168,7 +167,7 @@ def remove_non_informative(root: etree._Element, params: NoiseRemovalParams = No
             return kernel.walks().remove_non_informative(root, params)
         except kernel.Unsupported:
             pass
-    page = _PageWords(_TEXT(root)) if root.find(".//form") is not None else None  # before removal
+    page = _PageWords(element_visible_text(root)) if root.find(".//form") is not None else None  # before removal
     removed = 0
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
         drop_keep_tail(el)

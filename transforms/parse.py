@@ -28,6 +28,13 @@ styles and comments is text (XML 1.0 §2.7; HTML parsers end it at its first ``>
 ``<noframes>`` content, raw text to an HTML parser, is the document's content in a ``<frameset>`` document (what
 a browser without frames shows) and is hidden elsewhere (what a browser with frames shows).
 
+The document's frame is read as an HTML5 parser reads it: XML declarations at its start are dropped
+(:func:`drop_xml_declarations`; lxml refuses a ``str`` that starts with one), an ``<html`` start tag with markup
+inside it ends before that markup (:func:`repair_html_start_tag`), and the elements libxml2 (an HTML 4 parser) keeps
+in ``<head>`` because it does not know them (``<section>``, ``<article>``, ...) move to the body
+(:func:`move_head_content`). C0 control characters, raw or as numeric character references, are read as spaces
+(:func:`repair_markup`).
+
 ``<noscript>`` is read as an HTML5 browser with scripting enabled reads it (WHATWG HTML
 "parsing `noscript`": raw text that ends at the first ``</noscript>``), which libxml2 does not
 do: it parses the inside as markup, so ``<noscript><div id="x"></noscript>``, a pattern of
@@ -70,8 +77,11 @@ DETECTOR_TRUSTED_LANGUAGES = frozenset({
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _END_BODY_HTML = re.compile(r"</\s*(?:body|html)\s*>", re.I)
-_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
+_XML_DECLS = re.compile(r"(?:\s*<\?xml[^>]*(?:>|\Z))+", re.I)
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# A numeric character reference to a character _CONTROL matches (decimal 0-8, 11, 12, 14-31; hex 0-8, b, c, e-1f).
+_CONTROL_REF = re.compile(r"&#(?:[xX]0*(?:1[0-9a-fA-F]|[0-8bcefBCEF])(?![0-9a-fA-F])"
+                          r"|0*(?:[0-8]|1[124-9]|2[0-9]|3[01])(?![0-9]));?")
 # Raw-text spans in document order; group 1 is a <noscript> span's content (scripts, styles and
 # comments are matched only so that a "<noscript>" inside them is not taken for one).
 _RAW_TEXT_SPAN = re.compile(
@@ -165,17 +175,24 @@ def detect_charset(body: bytes) -> str:
 _BINARY_BYTE = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 _BINARY_SIGNATURES = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF-", b"PK\x03\x04", b"\x1f\x8b", b"BZh",
                       b"\xfd7zXZ", b"RIFF", b"\x00\x00\x01\x00", b"wOFF", b"wOF2", b"OggS", b"\x1aE\xdf\xa3")
+_HTML_SIGNATURE = re.compile(
+    rb"(?:\xef\xbb\xbf)?[\t\n\x0c\r ]*(?:<(?:!DOCTYPE HTML|HTML|HEAD|SCRIPT|IFRAME|H1|DIV|FONT|TABLE|A|STYLE|TITLE|B"
+    rb"|BODY|BR|P|!--)[ >]|<\?xml)", re.I)
+"""WHATWG MIME Sniffing §7.1, "identifying a resource with an unknown MIME type": the HTML signatures (each followed
+by a tag-terminating byte, space or ``>``) and the XML one (``<?xml``), after whitespace bytes and, here, a UTF-8
+byte-order mark (§7.1 reads that mark as text too)."""
 
 
 def looks_binary(body: bytes) -> bool:
-    """Whether a payload is binary data rather than text: a file signature (PNG, GIF, JPEG, PDF, ZIP,
-    gzip, ...) at its start, or a "binary data byte" (C0 controls other than TAB, LF, FF, CR, ESC)
-    in its first 1024 bytes (WHATWG MIME Sniffing §7.2, "rules for distinguishing if a resource is
-    text or binary"). A UTF-16 byte-order mark makes it text. Used on every page, whatever its
-    ``Content-Type`` says: a server that labels an image ``text/html`` must not yield an article
-    of replacement characters.
+    """Whether a payload (bytes) is binary data rather than text, decided as WHATWG MIME Sniffing §7.1 ("identifying a
+    resource with an unknown MIME type") orders its rules: a payload that starts with an HTML or XML signature
+    (:data:`_HTML_SIGNATURE`) or a UTF-16 byte-order mark is text; otherwise a file signature (PNG, GIF, JPEG, PDF,
+    ZIP, gzip, ...) at its start, or a "binary data byte" (C0 controls other than TAB, LF, FF, CR, ESC) in its
+    first 1024 bytes (§7.2), makes it binary. So one stray control byte in an HTML page does not (the parser reads
+    it as a space: :func:`repair_markup`). Used on every page, whatever its ``Content-Type`` says: a server that
+    labels an image ``text/html`` must not yield an article of replacement characters.
     """
-    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _HTML_SIGNATURE.match(body):
         return False
     head = body[:1024]
     return head.startswith(_BINARY_SIGNATURES) or _BINARY_BYTE.search(head) is not None
@@ -305,8 +322,11 @@ _CONTROL_CHARS = tuple(map(chr, (*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x
 
 
 def repair_markup(text: str) -> str:
-    """Drop an XML declaration, C0 control characters and every ``</body>``/``</html>`` end tag."""
-    text = _XML_DECL.sub("", text, count=1)
+    """``text`` (decoded markup) with every C0 control character other than TAB, LF and CR, and every numeric
+    character reference to one (``&#8;``, ``&#x0B;``: libxml2 writes the control into the text), read as a space,
+    and every ``</body>``/``</html>`` end tag dropped."""
+    if "&#" in text:  # one C scan; the regex only where a reference may be
+        text = _CONTROL_REF.sub(" ", text)
     compiled = kernel.walks() if kernel.enabled() else None  # the compiled kernel: the same scans in C
     if compiled.has_control(text) if compiled else any(c in text for c in _CONTROL_CHARS):
         text = _CONTROL.sub(" ", text)  # the regex only where needed
@@ -541,9 +561,108 @@ def resolve_noframes(text: str) -> str:
     return _replace_spans(text, spans, lambda span: " ")
 
 
+def drop_xml_declarations(text: str) -> str:
+    """``text`` (decoded markup) without the XML declarations (``<?xml version="1.0" encoding="utf-8"?>``, and any
+    ``<?xml…>`` instruction) at its start, with the whitespace around them: :data:`_XML_DECLS`. lxml refuses a
+    ``str`` that starts with a declaration naming an encoding ("Unicode strings with encoding declaration are not
+    supported"); an HTML parser reads one as a bogus comment that ends at its first ``>`` (WHATWG HTML §13.2.5.6
+    "tag open state", ``<?``), so one without its ``?``, or two in a row, are dropped as well. Runs on the text as it
+    reaches the parser (after :func:`repair_markup`: an end tag or control before a declaration is gone by then)."""
+    m = _XML_DECLS.match(text)
+    return text[m.end():] if m else text
+
+
+# The attributes of a start tag as an HTML tokenizer reads them (WHATWG HTML §13.2.5.32-38): names, and values
+# after "=", quoted (to the closing quote or the end of the text) or not; ends before the first ">" outside quotes.
+_START_TAG_ATTRS = re.compile(r"""(?:[^>"'=]++|=[\t\n\f\r ]*+(?:"[^"]*+"?|'[^']*+'?)?|["'])*+""")
+_ATTR_TOKEN = re.compile(r"""[^"'=]+|=[\t\n\f\r ]*(?:("[^"]*"?|'[^']*'?))?|["']""")
+_MARKUP_START = re.compile(r"<(?:[A-Za-z][A-Za-z0-9-]*[\t\n\f\r />]|!--|/[A-Za-z])")
+
+
+def _open_quote(attrs: str) -> str:
+    """The quote character (``"`` or ``'``) of a value that ``attrs`` (a start tag's attributes, as
+    :data:`_START_TAG_ATTRS` reads them) leaves unterminated at its end, or ``""``."""
+    values = _ATTR_TOKEN.findall(attrs)  # each token's quoted value, "" for the others: the last one is at the end
+    value = values[-1] if values else ""
+    return value[0] if value and (len(value) == 1 or value[-1] != value[0]) else ""
+
+
+def _html_tag_end(text: str, m: re.Match) -> tuple[int, int]:
+    """``(start, end)`` of the ``>`` that ends the ``<html`` start tag matched by ``m`` (``(len, len)`` at none)."""
+    end = _START_TAG_ATTRS.match(text, m.end()).end()
+    return (end, end + 1) if end < len(text) else (end, end)
+
+
+def repair_html_start_tag(text: str) -> str:
+    """``text`` (decoded markup) with its ``<html`` start tag (the first outside scripts, styles and comments) ended
+    before the first markup inside it (:data:`_MARKUP_START`: ``<`` and a tag name, ``</``, ``<!--``), its
+    unterminated value quoted. Such a tag is a broken one: ``<html lang="en"`` without ``>`` before ``<head>`` is
+    harmless, but a value whose quote never closes (``<html lang='en``) makes a tokenizer (WHATWG HTML §13.2.5.36-37,
+    the quoted "attribute value" states; libxml2 too) read the rest of the page, or all of it up to the next
+    quote, as that value: lxml then finds no document ("Document is empty") or one without its first part."""
+    m, (end, _) = next(sections_outside_raw_text(text, r"html(?=[\t\n\f\r /<>])", _html_tag_end), (None, (0, 0)))
+    inner = None if m is None else _MARKUP_START.search(text, m.end(), end)
+    if inner is None:
+        return text
+    attrs = text[m.end():inner.start()].split("<", 1)[0].rstrip("\t\n\f\r /")  # no "/>": the element stays open
+    return f"{text[:m.end()]}{attrs}{_open_quote(attrs)}>{text[inner.start():]}"
+
+
+RAW_TEXT_TAGS = ("script", "style", "template")
+"""Elements whose text a reader never sees as text: scripts and styles (raw text, WHATWG HTML §13.1.2) and
+``<template>`` content (inert, §4.12.3)."""
+_ELEMENT_VISIBLE_TEXT = etree.XPath(".//text()[not(parent::script or parent::style)][not(ancestor::template)]",
+                                    smart_strings=False)
+
+
+def element_visible_text(el: etree._Element) -> str:
+    """The text of ``el``'s descendants in document order, without its own tail and without the text inside
+    :data:`RAW_TEXT_TAGS` elements: ``"".join(el.itertext())`` less those (comments are not text); "" for an element
+    under a ``<template>``. The compiled kernel's walk where :func:`newsclean.transforms.kernel.enabled` holds (the
+    XPath costs about 2 ms on a shared page, ten times ``string()``)."""
+    if kernel.enabled():
+        try:
+            return kernel.walks().visible_text(el)
+        except kernel.Unsupported:
+            pass
+    return "".join(_ELEMENT_VISIBLE_TEXT(el))
+
+
+HEAD_TAGS = frozenset({"base", "basefont", "bgsound", "link", "meta", "title", "noscript", "noframes", "style",
+                       "script", "template"})
+"""The start tags an HTML5 parser keeps in ``<head>`` (WHATWG HTML §13.2.6.4.4, the "in head" insertion mode); any
+other start tag, or text, ends the head and opens the body."""
+
+
+def move_head_content(root: etree._Element) -> None:
+    """Move, in place, every child element of ``root``'s ``<head>`` whose tag is not a :data:`HEAD_TAGS` one and that
+    holds visible text (:func:`element_visible_text`) to the start of ``<body>`` (made after the head when there is
+    none), in document order.
+
+    libxml2's HTML parser (HTML 4) keeps an element it does not know (``<section>``, ``<article>``, ``<main>``,
+    ``<header>``, a custom element) in ``<head>`` when it comes before any ``<body>``, with everything inside it, so
+    a page without a ``<body>`` tag kept its text in the head, where no text block is read; an HTML5 parser puts
+    it in the body (§13.2.6.4.4). Elements without text stay (nothing reads them as text), and so do the
+    :data:`HEAD_TAGS` ones that follow a moved element (metadata reads the head's ``<meta>``)."""
+    head = root.find("head")
+    strays = [] if head is None else [el for el in head if isinstance(el.tag, str) and el.tag not in HEAD_TAGS
+                                      and element_visible_text(el).strip()]
+    if not strays:
+        return
+    body = root.find("body")
+    if body is None:
+        body = root.makeelement("body", {})
+        head.addnext(body)
+    lead, body.text = body.text, None
+    for i, el in enumerate(strays):
+        body.insert(i, el)  # with its tail
+    strays[-1].tail = (strays[-1].tail or "") + (lead or "") or None
+
+
 def parse_html(text: str) -> etree._Element:
     """Parse decoded HTML into an lxml.html root ``<html>`` element (after :func:`resolve_cdata`,
-    :func:`repair_markup`, :func:`resolve_noframes` and :func:`resolve_noscript`).
+    :func:`repair_markup`, :func:`resolve_noframes`, :func:`resolve_noscript`, :func:`drop_xml_declarations` and
+    :func:`repair_html_start_tag`; then :func:`move_head_content`).
 
     Raises :class:`ExtractionError`: ``NOT_HTML`` when ``text`` is a JSON document (:func:`looks_like_json`);
     ``PARSE_ERROR`` when lxml builds no tree or a tree without the
@@ -552,7 +671,8 @@ def parse_html(text: str) -> etree._Element:
     """
     if looks_like_json(text):
         raise ExtractionError(RejectReason.NOT_HTML, "the document is JSON, not HTML")
-    repaired = resolve_noscript(resolve_noframes(repair_markup(resolve_cdata(text))))
+    repaired = repair_html_start_tag(drop_xml_declarations(
+        resolve_noscript(resolve_noframes(repair_markup(resolve_cdata(text))))))
     if not repaired.strip():
         raise ExtractionError(RejectReason.EMPTY_BODY, "document has no markup or text")
     try:
@@ -565,6 +685,7 @@ def parse_html(text: str) -> etree._Element:
         raise ExtractionError(RejectReason.PARSE_ERROR, "lxml returned no root element")
     if _too_deep(root):
         raise ExtractionError(RejectReason.TOO_DEEP, f"elements nested deeper than {MAX_DEPTH} levels")
+    move_head_content(root)
     if not any(piece.strip() for piece in root.itertext()):  # root.text_content().strip(), without the join
         source_text = remove_tags(_join_outside(repaired, raw_text_spans(repaired)), "").strip()
         if source_text:  # the parser lost the text: not the chain's "no content"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import subprocess
 import sys
 import time
@@ -284,6 +285,65 @@ def test_binary_declared_html_is_not_html():
     assert stages.classify_response(_page(noise))[0].value == "not_html"
     assert not looks_binary(_article(1).encode()) and not looks_binary("\ufeff<p>é</p>".encode("utf-16"))
     assert stages.classify_response(_page(_article(1))) is None
+
+
+def _kept_paragraphs(html: bytes, seed: int) -> tuple[str, str]:
+    """The text of ``html`` through ``newsclean clean``'s path (the filter, then :func:`stages.clean_page`) and through
+    ``newsclean.extract``, each checked to hold the three paragraphs of :func:`_article` ``(seed)``."""
+    import newsclean
+
+    assert stages.classify_response(_page(html)) is None
+    row = stages.clean_page(_page(html), None, DEFAULT_CONFIG)
+    assert not isinstance(row, Reject), row
+    texts = row.text, newsclean.extract(html).text
+    for text in texts:
+        assert all(paragraph(seed * 10 + j)[:60] in text for j in range(3))
+    return texts
+
+
+_C0_BUT_NEWLINE_AND_TAB = re.compile("[\x00-\x08\x0b-\x1f]")
+
+
+@pytest.mark.parametrize("control", [b"\x0b", b"\x08", b"\x00"])
+def test_html_page_with_a_stray_control_byte_is_an_article(control):
+    # The first KiB holds an HTML signature first (WHATWG MIME Sniffing 7.1), so one control byte there does not
+    # make the page binary (before: a not_html reject in the pipeline, an article through newsclean.extract).
+    html = _article(5).encode().replace(b"<title>", b"<title>" + control, 1).replace(b"<h1>", b"<h1>" + control, 1)
+    assert html.index(control) < 1024
+    for text in _kept_paragraphs(html, 5):
+        assert not _C0_BUT_NEWLINE_AND_TAB.search(text)
+
+
+def test_character_references_to_controls_leave_no_control_in_the_text():
+    html = _article(6).replace("<h1>", "<h1>&#8;&#x0B;&#0;&#X1f", 1).encode()
+    html = html.replace(b"</p>", b"&#11;</p>", 1)
+    for text in _kept_paragraphs(html, 6):
+        assert not _C0_BUT_NEWLINE_AND_TAB.search(text)
+
+
+@pytest.mark.parametrize("body", [
+    b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8,
+    b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n" + bytes(range(32)) * 8,
+    gzip.compress(b"<html><body><p>compressed twice</p></body></html>" * 20),
+    bytes(range(256)) * 20,                                          # control-heavy, no signature
+    b"\x00\x01\x02\x03<!DOCTYPE html><html><body><p>text</p></body></html>",  # controls before the signature
+    b"<htmlx>\x00\x01\x02 <p>text</p>",                             # "<html" without a tag-terminating byte
+])
+def test_binary_payloads_are_still_not_html(body):
+    assert looks_binary(body)
+    assert stages.classify_response(_page(body))[0].value == "not_html"
+
+
+@pytest.mark.parametrize("fault", [
+    lambda html: '<?xml version="1.0" encoding="utf-8">' + html,               # a declaration without its "?"
+    lambda html: html.replace('<html lang="en">', "<html lang='en\n"),         # a quote that never closes
+    lambda html: html.replace("</head><body>", "<section>").replace("</body>", "</section>"),  # no <body>
+    lambda html: (html.replace("</head>", "<script>" + "var viewState = 'abc def';\n" * 1000 + "</script></head>")
+                  .replace("<body>", "<body><form id='aspnetForm' method='post'>")
+                  .replace("</body>", "</form></body>")),  # a page-wide form beside 4,000 words of script
+])
+def test_document_frame_faults_are_articles_in_the_pipeline(fault):
+    _kept_paragraphs(fault(_article(7)).encode(), 7)
 
 
 def _chunked(body: bytes, size: int = 1000) -> bytes:

@@ -163,3 +163,69 @@ def test_noframes_outside_a_frameset_is_not_shown():
     html = page(EN).replace("<article>", "<noframes><p>This site needs a frames browser.</p></noframes><article>")
     body_text = "".join(parse_html(html).find("body").itertext())
     assert "frames browser" not in body_text and "<p>" not in body_text and EN in body_text
+
+
+# --- the document's frame: XML declarations, a broken <html> start tag, content left in <head> --------------
+
+BODY = f"<body><article><h1>Headline</h1>{f'<p>{EN}</p>' * 6}</article></body></html>"
+XML_DECL = '<?xml version="1.0" encoding="utf-8"?>'
+
+
+def _article_text(html: str | bytes) -> str:
+    """``newsclean.extract``'s text of ``html`` (bytes decoded as the pipeline decodes them)."""
+    import newsclean
+
+    return newsclean.extract(html).text
+
+
+@pytest.mark.parametrize("prefix", [
+    XML_DECL.encode(),
+    b"\xef\xbb\xbf \n\t" + XML_DECL.encode(),                           # a byte-order mark and whitespace first
+    b"<?xml version='1.0' encoding='utf-8'?>\n",                       # single quotes
+    b'<?xml version="1.0" encoding="utf-8">',                          # without its "?"
+    (XML_DECL + XML_DECL).encode(),                                     # twice (two templates' headers)
+    b'<?xml version="1.0" encoding="utf-8" ?>\n<?xml-stylesheet href="a.xsl" encoding="x"?>',
+    b"</body>" + XML_DECL.encode(),                                     # behind an end tag the repair drops
+])
+def test_xml_declaration_before_the_html_keeps_the_text(prefix):
+    # lxml refuses a str that starts with a declaration naming an encoding; the page is still an HTML page.
+    html = prefix + f"<html><head><title>Headline</title></head>{BODY}".encode()
+    assert _article_text(html).count(EN) == 6
+
+
+@pytest.mark.parametrize("start", [
+    "<html lang='en",                                # a quote that never closes: the rest of the page was its value
+    '<html xmlns="http://www.w3.org/1999/xhtml',     # ... up to the next double quote, far down the page
+    '<html lang="en>',
+    '<html lang="en"',                               # no ">": libxml2 reads "<head" as an attribute, harmless
+    '<html xmlns="http://www.w3.org/1999/xhtml" <head>',
+])
+def test_broken_html_start_tag_does_not_swallow_the_page(start):
+    html = f'<!DOCTYPE html>\n{start}\n<head><title>Headline</title></head>{BODY}'.replace(
+        "</article>", '</article><footer class="site">Copyright</footer>')
+    assert _article_text(html.encode()).count(EN) == 6
+
+
+def test_repaired_html_start_tag_keeps_its_attributes():
+    root = parse_html("<html lang='en\n<head><title>t</title></head><body><p>Text.</p></body></html>")
+    assert root.get("lang") == "en" and root.find("body").text_content() == "Text."
+
+
+@pytest.mark.parametrize("html", [
+    f"<html><head><title>Headline</title><section><h1>Headline</h1>{f'<p>{EN}</p>' * 6}</section></html>",
+    f"<html><head><title>Headline</title><main><article>{f'<p>{EN}</p>' * 6}</article></main></head>"
+    "<body><footer>Copyright</footer></body></html>",
+    f"<html><head><title>Headline</title><link rel='icon' href='/i.png'>\n<article>{f'<p>{EN}</p>' * 6}</article>",
+    f"<head><meta charset='utf-8'><title>Headline</title><my-article>{f'<p>{EN}</p>' * 6}</my-article>",
+])
+def test_page_without_a_body_tag_keeps_the_text_libxml2_leaves_in_head(html):
+    # libxml2 (an HTML 4 parser) keeps an element it does not know in <head> when no <body> came first; an HTML5
+    # parser ends the head there (WHATWG HTML "in head" insertion mode)
+    assert _article_text(html.encode()).count(EN) == 6
+
+
+def test_content_moved_out_of_head_keeps_document_order():
+    root = parse_html("<html><head><title>t</title><meta name='a' content='b'><section>one</section>two<p>three</p>"
+                      "</head></html>")
+    assert [el.tag for el in root.find("head")] == ["title", "meta"]  # metadata still finds its <meta> in the head
+    assert list(root.find("body").itertext()) == ["one", "two", "three"]

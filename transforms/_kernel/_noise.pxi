@@ -606,6 +606,43 @@ cdef int drop_tree(cetree._Element el) except -1:
     return 0
 
 
+cdef int _visible_text_into(xmlNode* el, Bytes* out) except -1:
+    """Append the text nodes under ``el`` in document order, but those whose parent is a ``<script>`` or a
+    ``<style>`` and those under a ``<template>``."""
+    cdef xmlNode* c = el.children
+    cdef bint own = not (name_is(el, b"script") or name_is(el, b"style"))
+    cdef const char* s
+    while c != NULL:
+        check_node(c)
+        if c.type == tree.XML_ELEMENT_NODE:
+            if not name_is(c, b"template"):
+                _visible_text_into(c, out)  # depth: at most parse.MAX_DEPTH elements
+        elif own and is_text(c) and c.content != NULL:
+            s = <const char*>c.content
+            bytes_add(out, s, _strlen(s))
+        c = c.next
+    return 0
+
+
+def visible_text(cetree._Element el):
+    """``parse.element_visible_text(el)`` (``"".join`` of ``.//text()[not(parent::script or parent::style)]
+    [not(ancestor::template)]``): "" under a ``<template>`` (``el`` or an ancestor)."""
+    cdef xmlNode* node = el._c_node
+    cdef Bytes out
+    check_node(node)
+    while node != NULL:
+        if name_is(node, b"template"):
+            return ""
+        node = parent_element(node)
+    out.data = NULL
+    out.size = out.cap = 0
+    try:
+        _visible_text_into(el._c_node, &out)
+        return PyUnicode_DecodeUTF8(out.data, out.size, NULL) if out.size else ""
+    finally:
+        free(out.data)
+
+
 cdef object _noise_removal = None
 
 
@@ -616,7 +653,7 @@ def remove_non_informative(cetree._Element root, params):
         from newsclean.transforms import noise_removal
         _noise_removal = noise_removal
     others, tagged, ancestors, has_form = non_informative_targets(root, params.non_informative_tags)
-    page = _noise_removal._PageWords(_noise_removal._TEXT(root)) if has_form else None  # before removal
+    page = _noise_removal._PageWords(_noise_removal.element_visible_text(root)) if has_form else None  # before removal
     for el in others:
         drop_tree(el)
     cdef Py_ssize_t n = len(tagged), i, a, removed = 0
