@@ -3,6 +3,7 @@
 import lxml.html
 import pytest
 
+from newsclean.transforms import kernel
 from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
 from newsclean.transforms.refine.region import class_tokens
 from newsclean.transforms.refine.side_content import SideContentParams, side_content_keep
@@ -90,7 +91,7 @@ def test_short_link_lines_go_only_with_the_link_rule_and_linked_prose_stays():
 
 def test_max_words_spares_long_blocks_in_a_side_box():
     body = ARTICLE + f"<div class='comments'><p>{PROSE}</p></div>"
-    assert _run(body)[PROSE.strip()] is True  # comments: CleanEval golds keep them, not a default word
+    assert _run(body, class_words=())[PROSE.strip()] is True
     assert _run(body, class_words=("comments",))[PROSE.strip()] is False
     assert _run(body, class_words=("comments",), max_words=10)[PROSE.strip()] is True
 
@@ -163,9 +164,10 @@ def test_a_photo_gallery_beside_the_article_goes_with_the_default_words_a_slides
     assert all(kept[t] for t in kept if t.startswith("The council voted"))
 
 
-def test_the_precision_chain_also_drops_comment_caption_and_byline_boxes_which_the_default_keeps():
+def test_the_precision_chain_also_drops_caption_and_byline_boxes_which_the_default_keeps():
     """``--chain precision`` (article bodies only): the boxes whose place the data sets' golds disagree on go,
-    the article stays, and so does everything when such boxes hold most of the kept words (a thread page)."""
+    the article stays, and so does everything when such boxes hold most of the kept words (a thread page).
+    Reader-comment boxes go in both."""
     from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, PRECISION_CONFIG
 
     assert CONFIGS["precision"] is PRECISION_CONFIG
@@ -180,12 +182,68 @@ def test_the_precision_chain_also_drops_comment_caption_and_byline_boxes_which_t
     default = side_content_keep(blocks, probs, keep, DEFAULT_CONFIG.step(SideContentParams))
     precision = side_content_keep(blocks, probs, keep, PRECISION_CONFIG.step(SideContentParams))
     texts = [b.text for b in blocks]
-    for line in ("Great piece, thanks for writing it.", "The bridge at dawn.", "Photo: River Authority",
-                 "Jane Doe covers the council."):
+    for line in ("The bridge at dawn.", "Photo: River Authority", "Jane Doe covers the council."):
         i = texts.index(line)
         assert default[i] is True and precision[i] is False, line
+    i = texts.index("Great piece, thanks for writing it.")
+    assert default[i] is False and precision[i] is False
     assert all(k for t, k in zip(texts, precision) if t.startswith("The council voted"))
     thread = ARTICLE + f"<div class='comment'><p>{PROSE * 2}</p></div>" * 5  # 210 of 357 kept words
     thread_blocks = _blocks(thread)
     assert side_content_keep(thread_blocks, [0.8] * len(thread_blocks), [True] * len(thread_blocks),
                              PRECISION_CONFIG.step(SideContentParams)) == [True] * len(thread_blocks)
+
+
+COMMENTS = ("Finally some good news for the town, we have waited years.",
+            "The bridge was never safe and everyone on our street knew it.",
+            "Who pays for the repairs this time? Not the council, I bet.")
+
+
+def _default_keep(body: str) -> list[tuple[str, bool]]:
+    """``(text, kept)`` per block of ``body`` after the shipped chain's side-content step (all kept at p 0.8)."""
+    from newsclean.transforms.chain import DEFAULT_CONFIG
+
+    blocks = _blocks(body)
+    out = side_content_keep(blocks, [0.8] * len(blocks), [True] * len(blocks), DEFAULT_CONFIG.step(SideContentParams))
+    return [(b.text, k) for b, k in zip(blocks, out)]
+
+
+def test_the_default_drops_a_reader_comment_thread_after_the_article_whatever_its_class_names():
+    """A news corpus counts reader comments as non-article text: a box named ``comments``, and a thread under a
+    "Reader comments (3)" heading in a table without any class, both after the article body, go; the body stays."""
+    rows = "".join(f"<tr><td><font size='1'><b>reader{i}</b> wrote:</font><br>{c}</td></tr>"
+                   for i, c in enumerate(COMMENTS))
+    for thread in (f"<p><b>Reader comments ({len(COMMENTS)})</b></p><table width='100%'>{rows}</table>",
+                   "<div id='comments'>" + "".join(f"<div><p>{c}</p></div>" for c in COMMENTS) + "</div>",
+                   "<section><h3>3 Comments</h3>" + "".join(f"<article><p>{c}</p></article>" for c in COMMENTS)
+                   + "</section>"):
+        kept = _default_keep(ARTICLE + thread)
+        with kernel.python_only():  # the compiled kernel's reads give the Python reference's answer
+            assert _default_keep(ARTICLE + thread) == kept
+        assert not any(k for t, k in kept if any(c in t for c in COMMENTS)), thread
+        assert all(k for t, k in kept if t.startswith("The council voted"))
+    no_headings = _run(ARTICLE + f"<p><b>Reader comments (3)</b></p><table>{rows}</table>", thread_headings=False)
+    assert all(no_headings[t] for t in no_headings if any(c in t for c in COMMENTS))
+
+
+def test_a_comments_link_before_the_article_or_a_comments_column_in_its_table_drops_nothing():
+    """A "3 Comments" link in the byline comes before the article's words: the paragraphs after it are the article,
+    not a thread (here under half of the kept words: other stories' boxes were kept too, so only the order
+    guards them). A table's "Comments" column header heads a column, and a bare "Comment" is no heading."""
+    post = "<div class='post'><div class='info'><a href='#c'>3 Comments</a></div>" + f"<p>{PROSE * 2}</p>" * 3
+    assert all(k for _, k in _default_keep(post + "</div>" + f"<div class='story'><p>{PROSE * 2}</p></div>" * 4))
+    table = ("<table><tr><th>State</th><th>Comments</th></tr><tr><td>new</td><td>Picked up when it is due.</td></tr>"
+             "<tr><td>done</td><td>Never picked up again.</td></tr></table>")
+    cell = table.replace("<th>Comments</th>", "<th><p><b>Comments</b></p></th>")
+    for body in (ARTICLE + table + f"<p>{PROSE}</p>" * 2, ARTICLE + cell + f"<p>{PROSE}</p>" * 2):
+        assert all(k for _, k in _default_keep(body)), body
+
+
+@pytest.mark.parametrize(("text", "heading"), [
+    ("Comments", True), ("12 Comments", True), ("Reader comments (3)", True), ("Comments: 4", True),
+    ("1 Comment", True), ("Kommentare", True), ("3 commentaires", True), ("Comment", False),
+    ("Leave a comment", False), ("No comments on the budget yet", False), ("Comments are closed.", False)])
+def test_comment_heading_words(text, heading):
+    from newsclean.transforms.refine.side_content import COMMENT_HEADING
+
+    assert bool(COMMENT_HEADING.match(text)) is heading

@@ -14,6 +14,10 @@ hold the main region and are never read, so a class word there removes nothing.
 
 * one of its own ancestors has a class/id *token* (class and id split at non-alphanumerics and camelCase
   humps, lowercased) in ``class_words`` (:data:`SIDE_CLASS_WORDS`) or a tag in ``tags`` (``<aside>``), or
+* (``thread_headings``) it lies in a reader-comment thread (:func:`comment_thread_items`): the repeated items
+  right after a block that reads as a comments heading ("Comments", "12 Comments", "Reader comments (3)",
+  :data:`COMMENT_HEADING`), where at least half of the main region's kept words come before that heading (a
+  thread follows the article; a "3 Comments" link in a byline does not), or
 * (``link_density`` set) it is a short line of links (link density >= ``link_density``, at most
   ``link_max_words`` words): a "read also" teaser inside or beside the article; with ``link_label_words``
   set, only one that opens with an unlinked label of at most that many words ending in a colon
@@ -33,22 +37,33 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import under_any_named
+from newsclean.transforms.ancestor_filter import paragraph_of, under_any, under_any_named
 from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.recurring import is_title_like
-from newsclean.transforms.refine.region import class_tokens, is_prose, main_region, shared_elements, text_containers
+from newsclean.transforms.refine.region import (
+    class_tokens,
+    is_prose,
+    main_region,
+    shared_elements,
+    tag_class_signature,
+    text_containers,
+)
 from newsclean.transforms.refine.teaser_cards import element_counts
+
+COMMENT_CLASS_WORDS = ("comment", "comments", "disqus", "respond", "reply", "replies")
+"""Class/id tokens of a reader-comment box (WordPress ``#comments``/``#respond``, Disqus ``#disqus_thread``)."""
 
 SIDE_CLASS_WORDS = (
     "related", "recommended", "newsletter", "subscribe", "subscription", "share", "sharing", "social", "promo",
     "cta", "callout", "popup", "modal", "ad", "ads", "advert", "advertisement", "sponsored", "disclosure",
     "widget", "sidebar", "footer", "breadcrumb", "breadcrumbs", "meta", "credit", "credits", "gallery",
-)
+) + COMMENT_CLASS_WORDS
 """Class/id tokens naming a box beside the article (Readability's negative class names, narrowed to whole
 tokens so that ``header``, ``shared-content`` or ``tagdiv`` do not match ``ad``, ``share`` or ``tag``).
-Left out because the data sets' gold conventions disagree on them (docs/DECISIONS.md): ``comment`` (CleanEval
-golds keep blog comments), ``caption`` (CleanPortalEval golds keep captions), ``byline``/``author``/``bio``
+With the reader-comment words (:data:`COMMENT_CLASS_WORDS`): a news corpus counts comments as non-article text,
+CleanEval's 2007 blog golds keep them (-0.0003 there, docs/DECISIONS.md). Left out because the data sets' gold
+conventions disagree on them: ``caption`` (CleanPortalEval golds keep captions), ``byline``/``author``/``bio``
 (Dragnet golds keep bylines) and ``tag`` (trafilatura-eval keeps some tag lines). ``gallery`` (a photo
 gallery's captions beside the article: CNN's ``cnnArticleGalleryPhotoContainer``) is in the list; ``slideshow``
 is not (Readability's expected pages keep a Yahoo slideshow's captions); docs/DECISIONS.md "Side content"."""
@@ -56,9 +71,6 @@ is not (Readability's expected pages keep a Yahoo slideshow's captions); docs/DE
 SIDE_TAGS = ("aside",)
 """Tags of an own ancestor that make a block side content (HTML5 ``<aside>``: content tangential to the
 article). ``<figcaption>`` is left out: Readability's expected pages keep captions."""
-
-COMMENT_CLASS_WORDS = ("comment", "comments", "disqus", "respond", "reply", "replies")
-"""Class/id tokens of a reader-comment box (WordPress ``#comments``/``#respond``, Disqus ``#disqus_thread``)."""
 
 CAPTION_CLASS_WORDS = ("caption", "captions")
 """Class/id tokens of a photo caption box (with the ``<figcaption>`` tag, :data:`CAPTION_TAGS`)."""
@@ -69,10 +81,10 @@ CAPTION_TAGS = ("figcaption",)
 BYLINE_CLASS_WORDS = ("byline", "author", "bio", "dateline", "timestamp")
 """Class/id tokens of a byline, author bio or date line box."""
 
-ARTICLE_BODY_SIDE_CONTENT_WORDS = SIDE_CLASS_WORDS + COMMENT_CLASS_WORDS + CAPTION_CLASS_WORDS + BYLINE_CLASS_WORDS
-"""The ``precision`` chain's class words (transforms/chain.py): the default's, plus the three groups whose
-place in an article the data sets' gold conventions disagree on (comments, captions, bylines), for a corpus
-of article bodies only. Measured per group on leave-one-data-set-out tune pages: docs/DECISIONS.md "Side
+ARTICLE_BODY_SIDE_CONTENT_WORDS = SIDE_CLASS_WORDS + CAPTION_CLASS_WORDS + BYLINE_CLASS_WORDS
+"""The ``precision`` chain's class words (transforms/chain.py): the default's (reader comments among them), plus
+the two groups whose place in an article the data sets' gold conventions disagree on (captions, bylines), for a
+corpus of article bodies only. Measured per group on leave-one-data-set-out tune pages: docs/DECISIONS.md "Side
 content"."""
 
 
@@ -98,6 +110,8 @@ class SideContentParams:
     the title's), those of the first kept paragraph of prose in the main region, and (``protect_share`` in [0, 1]) every element that
     holds more than that share of the kept words: a wrapper named ``share-btns`` around the headline and intro, a
     ``gallery-body`` around the lead paragraph, is the article's, not a side box.
+    thread_headings: also drop the kept blocks of a reader-comment thread after a comments heading
+    (:func:`comment_thread_items`), whatever its class names (on in the default, docs/DECISIONS.md "Side content").
 
     Raises ValueError for a probability, density or share outside [0, 1] or a negative word count.
     """
@@ -113,6 +127,7 @@ class SideContentParams:
     protect_title: bool = False
     protect_first_paragraph: bool = False
     protect_share: float | None = None
+    thread_headings: bool = True
 
     def __post_init__(self):
         if not 0.0 <= self.drop_below <= 1.0:
@@ -201,10 +216,13 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     candidates = [k and p < params.drop_below and (params.max_words is None or b.num_words <= params.max_words)
                   for b, p, k in zip(blocks, probs, keep)]
     words = frozenset(params.class_words)
+    nodes = [b.container if c else None for b, c in zip(blocks, candidates)]
     # a side box: the block's container or an ancestor of it below the main region's elements names one
-    boxed = under_any_named([b.container if c else None for b, c in zip(blocks, candidates)],
-                            lambda el: names_side_box(el, params.tags, words), shared,
+    boxed = under_any_named(nodes, lambda el: names_side_box(el, params.tags, words), shared,
                             tags=params.tags, class_words=words)
+    threads = comment_thread_items(blocks, keep, region, shared) if params.thread_headings else set()
+    if threads:  # or it lies in a comment thread after a comments heading
+        boxed = [box or t for box, t in zip(boxed, under_any(nodes, threads.__contains__, shared))]
     out = []
     for b, k, c, box in zip(blocks, keep, candidates, boxed):
         if c:
@@ -213,6 +231,81 @@ def side_content_keep(blocks: Sequence[TextBlock], probs: Sequence[float], keep:
     if not any(k and b.num_words for b, k in zip(blocks, out)) or _drops_too_much(blocks, keep, out, params):
         return list(keep)
     return out
+
+
+COMMENT_HEADING = re.compile(
+    r"^\W*(?:(?:\d+\s+)?(?:reader|readers'?|user|your)?\s*(?:comments|responses|replies|kommentare|commentaires|"
+    r"comentarios|comentários|commenti|reacties|komentarze|komentarzy)\s*(?:\(\d+\)|:?\s*\d+)?"
+    r"|1\s+(?:comment|response|reply|kommentar|commentaire|comentario|comentário|commento|reactie|komentarz))\W*$",
+    re.IGNORECASE)
+"""A block's whole text when it heads a reader-comment thread: "Comments", "12 Comments", "Reader comments (3)",
+"Comments: 4", "1 Comment", and the plural in German, French, Spanish, Portuguese, Italian, Dutch and Polish
+(the Main Content Filter of Kohlschütter 2010 §4.3.2 drops content after a block that is solely a comments
+indicator: :data:`newsclean.transforms.boilerpipe.COMMENT_INDICATORS`; here with a count). A bare singular
+("Comment") is not one: it labels a table column or a button."""
+
+THREAD_AFTER_SHARE = 0.5
+"""Share of the main region's kept words (``TextBlock.num_words``) that must come before a comments heading in
+document order for the items after it to be a thread (:func:`comment_thread_items`)."""
+
+MAX_HEADING_WORDS = 4
+"""Most words (``TextBlock.num_words``) of a block read as a comments heading."""
+
+_CELL_TAGS = ("td", "th", "tr")
+
+
+def comment_thread_items(blocks: Sequence[TextBlock], keep: Sequence[bool], region: Container[etree._Element],
+                         shared: Container[etree._Element]) -> set[etree._Element]:
+    """The elements of the page's reader-comment threads: for each block whose text matches
+    :data:`COMMENT_HEADING` (at most :data:`MAX_HEADING_WORDS` words) with at least :data:`THREAD_AFTER_SHARE` of
+    the kept words of the main ``region`` (its text containers) before it, and whose paragraph element
+    (:func:`~newsclean.transforms.ancestor_filter.paragraph_of`) holds at most :data:`MAX_HEADING_WORDS`
+    whitespace-separated words (a line of its own, not a table holding a column header), the items of
+    :func:`thread_after` that paragraph; never an element of ``shared`` (the main region's containers and their
+    ancestors). Empty when the page has no such heading."""
+    inside = [k and el in region for k, el in zip(keep, text_containers(blocks))]
+    total = sum(b.num_words for b, i in zip(blocks, inside) if i)
+    out: set[etree._Element] = set()
+    before = 0
+    for b, i in zip(blocks, inside):
+        before += b.num_words if i else 0
+        if (b.num_words <= MAX_HEADING_WORDS and before >= THREAD_AFTER_SHARE * total
+                and COMMENT_HEADING.match(b.text.strip())):
+            heading = paragraph_of(b.container)
+            if len(heading.text_content().split()) <= MAX_HEADING_WORDS:
+                out.update(el for el in thread_after(heading) if el not in shared)
+    return out
+
+
+def thread_after(heading: etree._Element) -> list[etree._Element]:
+    """The repeated items after ``heading`` (the heading's paragraph element), climbing at most 2 ancestors while an
+    element has no following sibling element: the following siblings of the most frequent tag and class
+    (:func:`~newsclean.transforms.refine.region.tag_class_signature`; at least 2), else the first following sibling
+    when its children repeat so (through wrappers of one child), else none. None in a table cell: a cell's label
+    heads a column, not a thread."""
+    el, sibs = heading, []
+    for _ in range(3):
+        sibs = [s for s in el.itersiblings() if isinstance(s.tag, str)]
+        if sibs or el.getparent() is None:
+            break
+        el = el.getparent()
+    if not sibs or el.tag in _CELL_TAGS:
+        return []
+    items = _repeated(sibs)
+    if items:
+        return items
+    box = sibs[0]
+    while len(kids := [c for c in box if isinstance(c.tag, str)]) == 1:
+        box = kids[0]
+    return [box] if _repeated(kids) else []
+
+
+def _repeated(els: Sequence[etree._Element]) -> list[etree._Element]:
+    """The elements of ``els`` with the most frequent tag-class signature (the first on a tie) when at least 2 share
+    it, else []."""
+    sigs = [tag_class_signature(e) for e in els]
+    best = max(dict.fromkeys(sigs), key=sigs.count, default=None)
+    return [e for e, sig in zip(els, sigs) if sig == best] if best is not None and sigs.count(best) >= 2 else []
 
 
 def _drops_too_much(blocks: Sequence[TextBlock], keep: Sequence[bool], out: Sequence[bool],
