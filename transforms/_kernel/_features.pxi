@@ -805,13 +805,16 @@ def block_features(list blocks, ctx, lexicon):
                                            index["cluster_score_parent"], index["cluster_score_grandparent"],
                                            index["in_best_cluster"])
         acc = {}   # words per paragraph parent (None at the root: address 0)
+        children = {}   # lxml_len of each paragraph parent, walked once each (a flat page: one parent, n blocks)
         for i in range(n):
             node = parent_element(f[i].para)
             key = <size_t>node
             acc[key] = acc.get(key, 0) + f[i].words
+            if key not in children:
+                children[key] = lxml_len(node) if node != NULL else 0
         for i in range(n):
             node = parent_element(f[i].para)
-            x[i, c_sib] = log1p(<double>(lxml_len(node) if node != NULL else 0))
+            x[i, c_sib] = log1p(<double>children[<size_t>node])
             x[i, c_pw] = <double>acc[<size_t>node] / <double>page_words
             x[i, c_sp] = scores.get(f[i].parent) / top
             x[i, c_sg] = scores.get(f[i].grand) / top
