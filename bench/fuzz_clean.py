@@ -8,7 +8,10 @@ Two kinds of input, drawn from one seeded generator (also used, at a small scale
   bombs, a cut gzip body, chunked transfer coding with wrong sizes, bit flips, ...);
 * a **mutated WARC stream**: a small ``.warc.gz`` (or ``.warc``) file of a few records whose
   *bytes* are damaged (truncated at a random offset, bit flips, a wrong ``Content-Length``, a
-  gzip member cut in the middle, random bytes, garbage between members).
+  gzip member cut in the middle, random bytes, garbage between members);
+* now and then (``--heavy-share``) a **heavy input**: a huge flat page (:func:`huge_flat_page`, 200,000 ``<p>``
+  elements, ~2.6 MiB) or a file of many damaged spans (:func:`many_damaged_spans`, 1,200 records each followed by
+  damage: more spans than the reader once read past).
 
 Pass = no crash (the CLI exits 0 and prints a summary), no hang (each batch within its time
 limit), and every record accounted for: ``articles + rejects + duplicates = records read`` in the
@@ -16,7 +19,7 @@ run summary, and ``records read`` equal to what the reader counts in the same fi
 
 Usage::
 
-    nice .venv/bin/python bench/fuzz_clean.py --inputs 10000 --seed 1 [--batch 1000] [--timeout 900]
+    nice .venv/bin/python bench/fuzz_clean.py --inputs 10000 --seed 1 [--batch 1000] [--timeout 900] [--heavy-share 0.002]
 
 Prints one line per batch and a total; exit status 1 when any batch crashed, hung or did not balance.
 """
@@ -227,6 +230,15 @@ PAGE_MUTATIONS: tuple[Callable[[random.Random, str], PageInput], ...] = (
 )
 
 
+def huge_flat_page(rng: random.Random, n_paragraphs: int = 200_000) -> PageInput:
+    """A huge flat page: ``n_paragraphs`` sibling ``<p>`` elements of one word each under one ``<article>``
+    (200,000: ~2.6 MiB, under the reader's 10 MiB body limit, so it reaches the chain): the cost of every
+    per-element step at its widest."""
+    body = "".join(f"<p>{rng.choice(WORDS)}</p>" for _ in range(n_paragraphs))
+    page = f"<!DOCTYPE html><html><head><title>Flat</title></head><body><article>{body}</article></body></html>"
+    return PageInput("huge_flat_page", page.encode())
+
+
 def mutated_page(rng: random.Random, site: str, category: str) -> PageInput:
     """One page with one mutation from :data:`PAGE_MUTATIONS`, chosen by ``rng``."""
     return rng.choice(PAGE_MUTATIONS)(rng, article_html(rng, site, category))
@@ -309,6 +321,21 @@ def mutated_warc(rng: random.Random) -> tuple[str, bytes]:
     return kind, data[:at] + rng.randbytes(rng.randint(1, 300)) + data[at:]
 
 
+def many_damaged_spans(rng: random.Random, n_records: int = 1200) -> tuple[str, bytes]:
+    """A ``.warc.gz`` of ``n_records`` response records, each gzip member followed by a damaged span (random bytes,
+    or a gzip header before random deflate data): ``("many_damaged_spans", bytes)``. 1,200 spans: more than the
+    1,000 the reader once read past before it gave up the rest of the file."""
+    site, category = rng.choice(SITES), rng.choice(CATEGORIES)
+    parts = []
+    for i in range(n_records):
+        page = PageInput("plain", article_html(rng, site, category, 1).encode())
+        url = f"http://{site}.test/{category}/d{i}.html"
+        parts.append(gzip.compress(warc_record(rng, url, http_response(page)), compresslevel=1))
+        junk = rng.randbytes(rng.randint(8, 200))
+        parts.append(b"\x1f\x8b\x08\x00" + junk if rng.random() < 0.5 else junk)
+    return "many_damaged_spans", b"".join(parts)
+
+
 @dataclass
 class Batch:
     """The WARC files of one batch: ``{relative path: bytes}`` and the number of inputs in it."""
@@ -319,9 +346,11 @@ class Batch:
     warc_mutations: dict[str, int] = field(default_factory=dict)
 
 
-def make_batch(seed: int, n_inputs: int, pages_per_file: int = 250, page_share: float = 0.6) -> Batch:
+def make_batch(seed: int, n_inputs: int, pages_per_file: int = 250, page_share: float = 0.6,
+               heavy_share: float = 0.0) -> Batch:
     """``n_inputs`` inputs: about ``page_share`` mutated pages (packed ``pages_per_file`` to a WARC file)
-    and the rest mutated WARC streams (one file each), laid out as ``<site>/<category>/<name>``."""
+    and the rest mutated WARC streams (one file each), laid out as ``<site>/<category>/<name>``; about
+    ``heavy_share`` of each are heavy: a :func:`huge_flat_page`, a :func:`many_damaged_spans` file."""
     rng = random.Random(seed)
     files: dict[str, bytes] = {}
     pm: dict[str, int] = {}
@@ -334,7 +363,8 @@ def make_batch(seed: int, n_inputs: int, pages_per_file: int = 250, page_share: 
         if done and rng.random() < 0.05:  # the same page fetched again under another URL: a duplicate
             site, category, page = rng.choice(done)
         else:
-            page = mutated_page(rng, site, category)
+            heavy = heavy_share and rng.random() < heavy_share
+            page = huge_flat_page(rng) if heavy else mutated_page(rng, site, category)
             done.append((site, category, page))
         pm[page.mutation] = pm.get(page.mutation, 0) + 1
         members.setdefault((site, category), []).append(page_record(rng, page, site, category, i))
@@ -342,7 +372,7 @@ def make_batch(seed: int, n_inputs: int, pages_per_file: int = 250, page_share: 
         for j in range(0, len(recs), pages_per_file):
             files[f"{site}/{category}/pages-{j // pages_per_file}.warc.gz"] = b"".join(recs[j:j + pages_per_file])
     for i in range(n_inputs - n_pages):
-        kind, data = mutated_warc(rng)
+        kind, data = many_damaged_spans(rng) if heavy_share and rng.random() < heavy_share else mutated_warc(rng)
         wm[kind] = wm.get(kind, 0) + 1
         suffix = ".warc" if kind.endswith("_plain") else ".warc.gz"
         files[f"{rng.choice(SITES)}/{rng.choice(CATEGORIES)}/w{i}-{kind}{suffix}"] = data
@@ -376,9 +406,9 @@ def reader_count(root: Path) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def run_batch(index: int, seed: int, n_inputs: int, timeout: float, workdir: Path) -> dict:
+def run_batch(index: int, seed: int, n_inputs: int, timeout: float, workdir: Path, heavy_share: float = 0.0) -> dict:
     """Generate, write and clean one batch with ``newsclean clean``; returns its figures."""
-    batch = make_batch(seed * 1_000_003 + index, n_inputs)
+    batch = make_batch(seed * 1_000_003 + index, n_inputs, heavy_share=heavy_share)
     warc = write_batch(batch, workdir / f"b{index}" / "warc")
     out = workdir / f"b{index}" / "out"
     expected = reader_count(warc)
@@ -409,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--batch", type=int, default=1000, help="inputs per newsclean clean run")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds one batch may take before it is a hang")
+    ap.add_argument("--heavy-share", type=float, default=0.002,
+                    help="share of inputs that are heavy: huge flat pages, files of many damaged spans")
     ap.add_argument("--keep", type=Path, default=None, help="keep the WARC files and outputs under this folder")
     args = ap.parse_args(argv)
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="newsclean-fuzz-"))
@@ -420,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     t_all = time.monotonic()
     while left > 0:
         n = min(args.batch, left)
-        row = run_batch(index, args.seed, n, args.timeout, workdir)
+        row = run_batch(index, args.seed, n, args.timeout, workdir, args.heavy_share)
         totals["inputs"] += n
         totals["reader_records"] += row["reader_records"]
         totals["crashes"] += row["crash"]

@@ -57,6 +57,7 @@ from newsclean.pipeline.dedup import (
     repeated_hashes,
     spilled_article,
 )
+from newsclean.pipeline.file_patterns import literal_pattern
 from newsclean.pipeline.incremental import (
     INDEX_DIR,
     INDEX_ROW_GROUP_BYTES,
@@ -348,10 +349,10 @@ def run_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_args:
     ``_index/``, ``_counts/``), plus the steps' own folders (``_evidence/``, ``_batches/``, deleted with the
     staging folder). Raises what :func:`~newsclean.pipeline.runner.run_to_completion` raises."""
     staging = config.out
-    paths = [path for path, _ in files]
+    paths = [literal_pattern(path) for path, _ in files]  # Beam file patterns, each matching its path only
     evidence = FileSystems.join(staging, EVIDENCE_DIR)
     batch_bytes = config.batch_bytes
-    batches = file_batches(files, batch_bytes)
+    batches = [[literal_pattern(path) for path in batch] for batch in file_batches(files, batch_bytes)]
     PROGRESS.note(f"{len(files):,} WARC files ({sum(n for _, n in files) / 2**20:,.0f} MiB): site evidence from all "
                   f"of them, then cleaning in {len(batches)} batches of at most {batch_bytes / 2**20:,.0f} MiB")
     run_graph(lambda p: build_evidence_pipeline(p, paths, config, evidence), beam_args, paths)

@@ -7,7 +7,6 @@ for a test or another driver) and :func:`main` for ``python -m newsclean.pipelin
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import re
@@ -21,6 +20,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from newsclean.pipeline.batches import run_in_batches, runs_in_batches
 from newsclean.pipeline.dedup import NearDupParams, WriteDuplicates, article_of, deduplicate
 from newsclean.pipeline.errors import NewscleanError, NoInputError
+from newsclean.pipeline.file_patterns import literal_pattern
 from newsclean.pipeline.incremental import (
     ReadIndex,
     WriteIndex,
@@ -30,6 +30,7 @@ from newsclean.pipeline.incremental import (
     nothing_new,
     plan_run,
     run_settings,
+    staged_config,
 )
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
 from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
@@ -111,7 +112,7 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
         else:
             staging = new_staging(out)
             try:
-                _run_staged(dataclasses.replace(config, out=staging),
+                _run_staged(staged_config(config, staging, plan),
                             plan.patterns if config.incremental else patterns, beam_args, progress)
                 summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
             except BaseException:
@@ -177,12 +178,25 @@ def globstar_variants(pattern: str, limit: int = 4) -> list[str]:
     return variants
 
 
+def _is_file(path: str) -> bool:
+    """Whether ``path`` (a local path or a URL) names an existing file, taken literally; False where the file
+    system cannot tell (a missing plugin)."""
+    if not is_url(path):
+        return os.path.isfile(path)
+    try:
+        return FileSystems.exists(path)
+    except Exception:  # BeamIOError, missing filesystem plugin: resolve_warc_patterns reports it
+        return False
+
+
 def resolve_warc_patterns(warc: str) -> list[str]:
     """Turn ``--warc`` into Beam file patterns, and check that they match at least one file.
 
     ``warc`` may be a glob (``*``, ``?``, ``[..]``, ``**`` across directories, ``**/`` also
-    matching none), one file, or a directory (= every ``*.warc.gz`` and ``*.warc`` below it). Local relative
-    paths become absolute (they are also the provenance stored in the rows).
+    matching none), one file, or a directory (= every ``*.warc.gz`` and ``*.warc`` below it). A file or directory
+    that exists is taken literally before ``warc`` is taken as a glob (a name such as ``a[1]*?.warc.gz``:
+    :func:`~newsclean.pipeline.file_patterns.literal_pattern`). Local relative paths become absolute (they are
+    also the provenance stored in the rows).
 
     Raises:
         NoInputError: nothing matches.
@@ -190,8 +204,10 @@ def resolve_warc_patterns(warc: str) -> list[str]:
     if not warc:
         raise NoInputError("--warc is empty")
     path = warc if is_url(warc) else os.path.abspath(os.path.expanduser(warc))
-    if warc.endswith(("/", "\\")) or (not is_url(path) and os.path.isdir(path)):
-        patterns = directory_patterns(path)
+    if _WILDCARD.search(path) and _is_file(path):
+        patterns = [literal_pattern(path)]
+    elif warc.endswith(("/", "\\")) or (not is_url(path) and os.path.isdir(path)):
+        patterns = directory_patterns(literal_pattern(path) if os.path.isdir(path) else path)
     else:
         patterns = globstar_variants(path)
         if not _WILDCARD.search(path) and len(matched_files(patterns)) == 0:

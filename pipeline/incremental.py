@@ -4,9 +4,11 @@ files not yet cleaned into ``OUT``, append the new rows, dedup against the corpu
 State kept in the output folder (names starting with ``_``, which data tools skip):
 
 - ``OUT/_manifest/files.jsonl``: one line per WARC file cleaned into ``OUT``: ``path``, ``size`` (bytes),
-  ``sha256`` (hex digest of the file's bytes), ``run`` (run id). A file is *already cleaned* when its path is
-  listed with the same size, or its digest is (the same file copied or moved elsewhere). A file whose size
-  changed is cleaned again (a crawler writes a WARC file once; a changed one is a new file).
+  ``sha256`` (hex digest of the file's bytes), ``start`` (the byte offset its reading began at), ``run`` (run
+  id). A file is *already cleaned* when its path is listed with the same size, or its digest is (the same file
+  copied or moved elsewhere). A file that grew by appending (longer, its first old-size bytes still of the digest
+  listed, a record starting at the old end) is read from its old end only: its new records, keyed by file and
+  byte offset, none read twice. Any other change of size means a new file, read whole.
 - ``OUT/_manifest/runs.jsonl``: one line per run: files new / skipped, records read, rows added.
 - ``OUT/_index/*.parquet``: one row per article in the corpus (:data:`INDEX_SCHEMA`): id, URL, content
   hash, version, first and last fetch, MinHash signature. Every run writes the rows of its kept articles.
@@ -26,18 +28,24 @@ An incremental run (:func:`plan_run`, then the graph with the corpus's :class:`R
 
 A non-incremental run replaces the corpus and starts a new manifest and index.
 
-Limits: rows are immutable, so an unchanged text fetched again is counted as a duplicate and the
-``last_seen`` of its corpus row stays that of the run that wrote it.
+Limits: rows are immutable, so an unchanged text fetched again is counted as a duplicate (never a new version of
+its URL) and the ``last_seen`` of its corpus row stays that of the run that wrote it. A file first cleaned by a
+non-incremental run has no digest listed, so it is read whole when it has grown. The tail of a grown file is read
+without its ``warcinfo`` record: its pages take site and category from their own headers (newsclean's crawler
+writes them on every record), else from the URL and folder. Its site evidence is learnt from the whole file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import logging
 import os
+import signal
+import threading
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -50,6 +58,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.dedup import DUPLICATES_DIR, SignedArticle
 from newsclean.pipeline.errors import SettingsMismatchError
+from newsclean.pipeline.file_patterns import literal_pattern
 from newsclean.pipeline.options import CleanConfig, resolve_chain_config
 from newsclean.pipeline.output import discard_staging, partition_articles, publish_output
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
@@ -57,10 +66,12 @@ from newsclean.pipeline.summary import (
     CARD_FILE,
     LEGACY_SUMMARY_FILE,
     SUMMARY_FILE,
+    read_staged_summary,
     summarize_output,
     write_dataset_card,
     write_summary,
 )
+from newsclean.pipeline.warc_framing import WARC_MAGIC, is_gzip, read_at, starts_warc_member
 from newsclean.schemas.records import PIPELINE_VERSION, Article
 
 log = logging.getLogger(__name__)
@@ -91,11 +102,45 @@ INDEX_SCHEMA = pa.schema(
 
 def file_digest(path: str, chunk: int = 1 << 20) -> str:
     """Hex SHA-256 of the bytes of ``path`` (any Beam filesystem), read in ``chunk``-byte pieces."""
+    return file_digests(path, 0, chunk)[1]
+
+
+def file_digests(path: str, prefix: int, chunk: int = 1 << 20) -> tuple[str, str]:
+    """Hex SHA-256 of the first ``prefix`` bytes of ``path`` and of all its bytes, in one read."""
     h = hashlib.sha256()
+    head = h.hexdigest() if prefix <= 0 else None
+    done = 0
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        while block := f.read(chunk):
+        while block := f.read(chunk if head is not None else min(chunk, prefix - done)):
             h.update(block)
-    return h.hexdigest()
+            done += len(block)
+            if head is None and done == prefix:
+                head = h.hexdigest()
+    return head or "", h.hexdigest()
+
+
+def record_starts_at(path: str, offset: int) -> bool:
+    """Whether a WARC record starts at byte ``offset`` of ``path``: a gzip member that inflates to ``WARC/1.`` in a
+    ``.warc.gz`` (one member per record, WARC 1.1 annex D.2), the ``WARC/1.`` line itself in a ``.warc``."""
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        if is_gzip(f, 0, path):
+            return starts_warc_member(f, offset)
+        return read_at(f, offset, len(WARC_MAGIC)) == WARC_MAGIC
+
+
+def grown_file(path: str, size: int, cleaned: dict | None) -> tuple[str, int]:
+    """``(SHA-256 of the file, byte offset to read it from)`` for a file of ``size`` bytes whose path the manifest
+    lists as ``cleaned`` (its entry of the largest size, or None): the old size when the file grew by appending
+    (it is longer, its first old-size bytes have the digest recorded then, and a record starts there), else 0 (read
+    it whole)."""
+    old = (cleaned or {}).get("size") or 0
+    if not cleaned or not cleaned.get("sha256") or not 0 < old < size:
+        return file_digest(path), 0
+    head, digest = file_digests(path, old)
+    if head != cleaned["sha256"] or not record_starts_at(path, old):
+        log.info("%s changed since it was cleaned (not only appended to): read whole", path)
+        return digest, 0
+    return digest, old
 
 
 #: The settings two runs must share to append to one corpus (``--incremental``): all of :func:`run_settings` but the
@@ -162,9 +207,9 @@ def read_runs(out: str) -> list[dict]:
 
 @dataclasses.dataclass
 class RunPlan:
-    """What one run cleans: ``files`` ``[{path, size, sha256}]`` (new ones), ``skipped`` (paths already
-    cleaned into the output), ``incremental``, the run id (12 hex digits) and the run's settings
-    (:func:`run_settings`)."""
+    """What one run cleans: ``files`` ``[{path, size, sha256, start}]`` (new ones; ``start``: the byte offset
+    reading begins at, the old size of a file grown by appending, else 0), ``skipped`` (paths already cleaned into
+    the output), ``incremental``, the run id (12 hex digits) and the run's settings (:func:`run_settings`)."""
 
     files: list[dict]
     skipped: list[str]
@@ -183,8 +228,18 @@ class RunPlan:
 
     @property
     def patterns(self) -> list[str]:
-        """The new files as Beam file patterns (exact paths)."""
-        return [f["path"] for f in self.files]
+        """The new files as Beam file patterns that match each path only (:func:`literal_pattern`)."""
+        return [literal_pattern(f["path"]) for f in self.files]
+
+    @property
+    def read_from(self) -> tuple[tuple[str, int], ...]:
+        """``(path, byte offset)`` of the files read from an offset (``CleanConfig.read_from``)."""
+        return tuple((f["path"], f["start"]) for f in self.files if f.get("start"))
+
+
+def staged_config(config: CleanConfig, staging: str, plan: RunPlan) -> CleanConfig:
+    """``config`` for the job of ``plan``: its outputs into ``staging``, grown files read from their old end."""
+    return dataclasses.replace(config, out=staging, read_from=plan.read_from)
 
 
 def matched_files(patterns: list[str]) -> list[tuple[str, int]]:
@@ -197,7 +252,8 @@ def matched_files(patterns: list[str]) -> list[tuple[str, int]]:
 def plan_run(out: str, patterns: list[str], incremental: bool, settings: dict | None = None,
              allow_mixed: bool = False) -> RunPlan:
     """The files a run cleans. Not incremental: every matched file. Incremental: those whose path is not
-    in the manifest with the same size and whose SHA-256 is not in it either (see the module docstring).
+    in the manifest with the same size and whose SHA-256 is not in it either (see the module docstring); a file
+    grown by appending since it was cleaned is read from its old end (:func:`grown_file`).
     ``settings``: the run's (:func:`run_settings`), recorded with it.
 
     Raises:
@@ -213,16 +269,17 @@ def plan_run(out: str, patterns: list[str], incremental: bool, settings: dict | 
     manifest = read_manifest(out)
     by_path = {(e["path"], e["size"]) for e in manifest}
     digests = {e["sha256"] for e in manifest if e.get("sha256")}
+    largest = {e["path"]: e for e in sorted(manifest, key=lambda e: e["size"])}
     new, skipped = [], []
     for path, size in matched:
         if (path, size) in by_path:
             skipped.append(path)
             continue
-        digest = file_digest(path)
+        digest, start = grown_file(path, size, largest.get(path))
         if digest in digests:
             skipped.append(path)
         else:
-            new.append({"path": path, "size": size, "sha256": digest})
+            new.append({"path": path, "size": size, "sha256": digest, "start": start})
     return RunPlan(new, skipped, True, settings=settings)
 
 
@@ -379,6 +436,21 @@ def format_run(line: dict) -> str:
             f"articles and {line['rejects_added']} rejects added, {line['duplicates_dropped']} duplicates dropped")
 
 
+def format_incremental(summary, line: dict) -> str:
+    """What an incremental run prints: a first line on what this run read (``"nothing new read this run (0 records
+    read; ...)"`` when it read nothing), its :func:`format_run` line, then the whole corpus's summary (``summary``,
+    a :class:`~newsclean.pipeline.summary.RunSummary` of every run's rows; ``line``: this run's
+    ``_manifest/runs.jsonl`` entry) under the label ``corpus total``. Counts are records and files."""
+    if not line["records_read"] and not line["files_cleaned"]:
+        head = (f"nothing new read this run (0 records read; {line['files_skipped']} WARC files already cleaned into "
+                "this output)")
+    else:
+        head = f"{line['records_read']} WARC records read this run"
+    corpus = summary.format().splitlines()
+    corpus[0] = "corpus total (every run into this output): " + corpus[0].removeprefix("newsclean clean: ")
+    return "\n".join([f"newsclean clean: {head}", format_run(line), *corpus])
+
+
 def read_index(out: str) -> pa.Table:
     """The corpus index of ``out`` as one table (:data:`INDEX_SCHEMA`; empty when there is none)."""
     files = _index_files(out)
@@ -388,14 +460,46 @@ def read_index(out: str) -> pa.Table:
                              for f in files])
 
 
+@contextlib.contextmanager
+def interrupts_deferred():
+    """Hold back SIGINT (Ctrl-C) while the block runs, so that what it publishes is published whole: a SIGINT
+    that arrives meanwhile is acted on when the block has ended: the handler it replaced runs then (Python's
+    raises ``KeyboardInterrupt``, in place of an exception the block raised). Blocks nest. Nothing changes outside
+    the main thread (where Python runs signal handlers) or where SIGINT is ignored or not Python's to handle."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # SIG_IGN, SIG_DFL, or a handler not set from Python (None)
+        yield
+        return
+    arrived: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if arrived:
+            log.info("interrupted while publishing: publishing finished first")
+            previous(signal.SIGINT, None)
+
+
 def finish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: str | None):
-    """Publish a finished job's staging folder for ``plan`` and record the run in the manifest.
+    """Publish a finished job's staging folder for ``plan`` and record the run in the manifest, with SIGINT held
+    back (:func:`interrupts_deferred`): a Ctrl-C finds the output either as it was or with the run published and
+    recorded, never half of it (and the command still ends as interrupted).
 
     Incremental: the staged rows are appended (:func:`publish_append`) and the returned summary is the whole
     corpus's (every run's counts); otherwise the published outputs are replaced by the staged ones
     (:func:`~newsclean.pipeline.output.publish_output`). Returns ``(corpus RunSummary, this run's manifest line)``.
     """
-    run = dataclasses.replace(summarize_output(staging, warc=warc), settings=plan.settings)
+    with interrupts_deferred():
+        return _publish_run(staging, out, plan, warc, partition_by)
+
+
+def _publish_run(staging: str, out: str, plan: RunPlan, warc: str, partition_by: str | None):
+    """:func:`finish_run`'s work."""
+    run = dataclasses.replace(read_staged_summary(staging, warc=warc), settings=plan.settings)
     if partition_by:
         partition_articles(FileSystems.join(staging, ARTICLES_DIR), partition_by)
     if plan.incremental:

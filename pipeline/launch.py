@@ -13,7 +13,6 @@ published outputs.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -28,9 +27,11 @@ from newsclean.pipeline.incremental import (
     RunPlan,
     corpus_settings,
     finish_run,
+    interrupts_deferred,
     nothing_new,
     plan_run,
     run_settings,
+    staged_config,
 )
 from newsclean.pipeline.output import PENDING_FILE, is_url, output_lock
 from newsclean.pipeline.runner import as_options, check_runner, new_pipeline
@@ -88,7 +89,7 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
                 return "none (no new WARC file)"
             patterns = plan.patterns
         staging = new_staging(out)
-        staged = dataclasses.replace(config, out=staging)
+        staged = staged_config(config, staging, plan)
         p = new_pipeline(options)
         clean.build_pipeline(p, patterns, staged)
         try:
@@ -135,9 +136,10 @@ def summarize_out(out: str, *, check: bool = True):
                                      "(still running, or failed: see the runner's job page)")
             if STAGING_PREFIX not in staging:
                 raise NewscleanError(f"{PENDING_FILE} names {staging!r}, not a staging folder of {out}")
-            summary, _ = finish_run(staging, out, RunPlan.from_dict(pending["plan"]), pending.get("warc", ""),
-                                    pending.get("partition_by"))
-            FileSystems.delete([FileSystems.join(out, PENDING_FILE)])
+            with interrupts_deferred():  # published and no longer pending, or neither
+                summary, _ = finish_run(staging, out, RunPlan.from_dict(pending["plan"]), pending.get("warc", ""),
+                                        pending.get("partition_by"))
+                FileSystems.delete([FileSystems.join(out, PENDING_FILE)])
         else:
             warc = (previous or {}).get("warc", "")  # written relative to OUT
             if warc and not is_url(warc) and not is_url(out) and not os.path.isabs(warc):

@@ -20,7 +20,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentP
 
 from newsclean.pipeline.errors import UsageError
 from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # the names ``--chain`` accepts
-from newsclean.transforms.chain import DEFAULT_TEXT_INCLUDES, MIN_ARTICLE_WORDS, ChainConfig
+from newsclean.transforms.chain import DEFAULT_TEXT_INCLUDES, MIN_ARTICLE_WORDS, ChainConfig, named_config
 from newsclean.transforms.roles import TEXT_PARTS
 
 #: StaDyNoT §4 learns static noise from 10 neighbour pages per site.
@@ -173,6 +173,8 @@ class CleanConfig:
         batch_bytes: ``--batch-mib`` in bytes: a local run whose runner newsclean chooses and whose WARC files
             hold more goes in batches of files of at most this size (pipeline/batches.py; 0: always one graph).
             The rows do not depend on it, so it is not among the run's settings.
+        read_from: ``(path, byte offset)`` pairs: the records of such a file are read from that offset on (the
+            tail a WARC file grew by since an incremental run cleaned it: pipeline/incremental.py); others whole.
 
     Raises:
         UsageError: a missing ``warc``/``out``, a value out of range, an unknown chain.
@@ -190,12 +192,13 @@ class CleanConfig:
     text_includes: tuple[str, ...] | None = None  # --text-includes: captions, lead (None: the chain's own)
     keep_listings: bool = False  # --keep-listings: a foreign WARC's listing pages kept as rows
     batch_bytes: int = DEFAULT_BATCH_MIB << 20  # --batch-mib, in bytes: pipeline/batches.py
+    read_from: tuple[tuple[str, int], ...] = ()  # set by incremental runs (pipeline/incremental.py)
 
     def __post_init__(self):
         if not self.warc:
-            raise UsageError("--warc is required")
+            raise UsageError("--warc is empty: give a WARC file, a folder of WARC files or a glob")
         if not self.out:
-            raise UsageError("--out is required")
+            raise UsageError("--out is empty: give an output folder")
         if self.neighbour_sample < 1:
             raise UsageError(f"--neighbour-sample must be at least 1, got {self.neighbour_sample}")
         if self.min_words < 0:
@@ -204,8 +207,7 @@ class CleanConfig:
             raise UsageError(f"--batch-mib must be at least 0, got {self.batch_bytes >> 20}")
         if self.partition_by not in (None, "crawl_date", "site"):
             raise UsageError(f"--partition-by must be crawl_date or site, got {self.partition_by!r}")
-        if self.chain not in CHAIN_CONFIGS:
-            raise UsageError(f"--chain must be one of {sorted(CHAIN_CONFIGS)}, got {self.chain!r}")
+        resolve_chain_config(self.chain)
         if any(part not in TEXT_PARTS for part in self.text_includes or ()):
             raise UsageError(f"--text-includes takes {', '.join(TEXT_PARTS)}, got {self.text_includes!r}")
 
@@ -230,9 +232,10 @@ def resolve_chain_config(name: str) -> ChainConfig:
     Raises:
         UsageError: ``name`` is not a key of ``newsclean.transforms.chain.CONFIGS``.
     """
-    if name not in CHAIN_CONFIGS:
-        raise UsageError(f"--chain must be one of {sorted(CHAIN_CONFIGS)}, got {name!r}")
-    return CHAIN_CONFIGS[name]
+    try:
+        return named_config(name)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--{exc}") from None
 
 
 def unknown_beam_flags(flags: list[str]) -> list[str]:

@@ -75,7 +75,8 @@ def prepare_output(out: str) -> str:
     become absolute. Returns the output path.
 
     Raises:
-        UsageError: ``out`` names an existing file, or cannot be created (exit status 2 in the CLI).
+        UsageError: ``out`` names an existing file (exit status 2 in the CLI).
+        NewscleanError: ``out`` cannot be created, e.g. on a read-only filesystem (exit status 1).
     """
     out = create_output(out)
     discard_stale_staging(out)
@@ -83,8 +84,8 @@ def prepare_output(out: str) -> str:
 
 
 def create_output(out: str) -> str:
-    """``out`` checked and created (local paths: made absolute); returns it. Raises :class:`UsageError` as
-    :func:`prepare_output` does."""
+    """``out`` checked and created (local paths: made absolute); returns it. Raises :class:`UsageError` when ``out``
+    is a file, :class:`NewscleanError` when the directory cannot be created (a read-only filesystem, ...)."""
     if is_url(out):
         return out
     out = os.path.abspath(os.path.expanduser(out))
@@ -93,7 +94,7 @@ def create_output(out: str) -> str:
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--out {out!r}: cannot create the directory: {exc.strerror or exc}") from None
+        raise NewscleanError(f"--out {out!r}: cannot create the directory: {exc.strerror or exc}") from None
     return out
 
 

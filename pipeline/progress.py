@@ -1,8 +1,9 @@
 """Progress of a long cleaning run: records read, articles, rejects and pages/s on stderr.
 
 Counting DoFns (:class:`CountProgress`) sit on side branches of the graph and add to a per-process
-tally (:data:`PROGRESS`), which prints a line at most every :data:`INTERVAL_S` seconds: on a terminal
-one status line redrawn in place (a ``tqdm`` line), otherwise a log line per interval (CI logs, ``nohup``).
+tally (:data:`PROGRESS`), which prints a line at most every :func:`interval_s` seconds (10, or
+``$NEWSCLEAN_PROGRESS_INTERVAL``): on a terminal one status line redrawn in place (a ``tqdm`` line), otherwise a
+log line per interval (CI logs, ``nohup``).
 On the DirectRunner (in-memory) the tally is the driver's; on a cluster each worker prints its own
 share, and the ``newsclean`` Beam counters (``records_read``, ``articles``, ``rejects_<reason>``, ...)
 remain the cluster-wide figures in the runner's UI.
@@ -10,6 +11,9 @@ remain the cluster-wide figures in the runner's UI.
 
 from __future__ import annotations
 
+import functools
+import logging
+import os
 import sys
 import threading
 import time
@@ -17,10 +21,36 @@ import time
 import apache_beam as beam
 from tqdm import tqdm
 
-#: Seconds between two progress lines.
+log = logging.getLogger(__name__)
+
+#: Seconds between two progress lines, unless :data:`INTERVAL_ENV` says otherwise.
 INTERVAL_S = 10.0
+#: Environment variable that sets the seconds between two progress lines (a number >= 0; ``inf``: none).
+INTERVAL_ENV = "NEWSCLEAN_PROGRESS_INTERVAL"
 #: Start of every progress line.
 PREFIX = "newsclean: progress: "
+
+
+def interval_s() -> float:
+    """Seconds between two progress lines: ``$NEWSCLEAN_PROGRESS_INTERVAL`` (:data:`INTERVAL_ENV`) when it holds
+    a number >= 0 (``inf``: no line at all), else :data:`INTERVAL_S`; a value that is no such number is logged
+    once per value and ignored."""
+    value = os.environ.get(INTERVAL_ENV, "").strip()
+    if not value:
+        return INTERVAL_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if seconds != seconds or seconds < 0:  # NaN or negative
+        _warn_bad_interval(value)
+        return INTERVAL_S
+    return seconds
+
+
+@functools.lru_cache(maxsize=8)
+def _warn_bad_interval(value: str) -> None:
+    log.warning("%s=%r is not a number of seconds >= 0: progress lines every %g s", INTERVAL_ENV, value, INTERVAL_S)
 
 
 def _is_terminal(stream) -> bool:
@@ -53,12 +83,12 @@ class ProgressTally:
                 f"{c['rejects']:,} rejects, {rate:.1f} pages/s")
 
     def add(self, what: str, n: int = 1, stream=None) -> None:
-        """Count ``n`` of ``what`` and print a progress line to ``stream`` (default stderr) when :data:`INTERVAL_S`
+        """Count ``n`` of ``what`` and print a progress line to ``stream`` (default stderr) when :func:`interval_s`
         has passed: redrawn in place on a terminal, one line each time otherwise."""
         with self.lock:
             self.counts[what] += n
             now = time.monotonic()
-            if not self.enabled or now - self.last < INTERVAL_S:
+            if not self.enabled or now - self.last < interval_s():
                 return
             self.last = now
             stream = stream or sys.stderr

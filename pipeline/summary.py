@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.errors import AccountingError, NothingReadError
+from newsclean.pipeline.errors import AccountingError, NewscleanError, NothingReadError
 from newsclean.pipeline.output import is_url
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
 from newsclean.pipeline.warc_reader import SKIPPED_PREFIX
@@ -166,6 +166,29 @@ def check_balanced(summary: RunSummary) -> None:
             f"accounting mismatch: {summary.articles_written} articles + {summary.rejects_total} rejects + "
             f"{summary.duplicates_dropped} duplicates = {summary.accounted} != {summary.records_read} records read"
             f"{missed}")
+
+
+def read_staged_summary(staging: str, warc: str = "") -> RunSummary:
+    """The :class:`RunSummary` of a finished job's staging folder, checked before anything is published.
+
+    A write that failed without an error (a file cut short by a full disk, a lost file) shows here: every staged
+    Parquet file's footer is read and its rows must account for every record read.
+
+    Raises:
+        NewscleanError: a staged file cannot be read back.
+        AccountingError: the staged rows do not account for every record read (:func:`check_balanced`).
+        Both messages say that nothing was published.
+    """
+    try:
+        run = summarize_output(staging, warc=warc)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError, BeamIOError an OSError
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise NewscleanError(f"the written output cannot be read back ({first}): nothing published") from exc
+    try:
+        check_balanced(run)
+    except AccountingError as exc:
+        raise AccountingError(f"{exc}: nothing published") from None
+    return run
 
 
 #: Reject reasons of bytes that are not (whole) WARC records.

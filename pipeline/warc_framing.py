@@ -15,13 +15,14 @@ checks the reader against:
   compares it with what the reader made of the file.
 
 Every read is bounded: :data:`READ_CHUNK` bytes of the file and :data:`INFLATE_STEP` inflated bytes at a time,
-a record header of at most :data:`MAX_HEADER_BYTES`; a file with more than :data:`MAX_DAMAGED_SPANS` damaged
-spans is given up after the last one (the rest of it is one span), so a hostile file costs time linear in its
-size and memory of a few MiB.
+a record header of at most :data:`MAX_HEADER_BYTES`. Reading goes on after any number of damaged spans; what
+damage may cost in bytes read again is bounded instead (:class:`Rereading`), so a hostile file costs time linear in
+its size and memory of a few MiB besides one entry per record and span.
 """
 
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import zlib
@@ -36,14 +37,19 @@ GZIP_MAGIC = b"\x1f\x8b\x08"
 WARC_MAGIC = b"WARC/1."
 #: Bytes of the file read at once.
 READ_CHUNK = 64 * 1024
+#: Compressed bytes given to zlib at once (:class:`MemberInflater`).
+INFLATE_INPUT = 4 * 1024
 #: Inflated bytes produced by one zlib call (what inflating holds at once).
 INFLATE_STEP = 1 << 20
 #: Longest WARC record header read, in bytes (FastWARC's ``max_header_len`` is 32 KiB).
 MAX_HEADER_BYTES = 64 * 1024
 #: Compressed bytes tried when deciding whether a gzip magic number starts a WARC member.
 MEMBER_TRIAL_BYTES = 4 * 1024
-#: Damaged spans after which the rest of a file is given up as one span (bounds the time a hostile file costs).
-MAX_DAMAGED_SPANS = 1000
+#: Bytes that reading after damage may read again, on top of :data:`REREAD_PER_FILE_BYTE` per byte of the file
+#: (:class:`Rereading`). Real damage reads again a few bytes a span, at most a record's.
+REREAD_BYTES = 64 << 20
+#: Bytes that reading after damage may read again per byte of the file, on top of :data:`REREAD_BYTES`.
+REREAD_PER_FILE_BYTE = 4
 #: Bytes that may pad a file after its last record (NUL, whitespace): no damage.
 PADDING = b"\x00\r\n\t "
 
@@ -130,7 +136,9 @@ class MemberInflater(_Reader):
     ``read(n)`` gives the member's data and ``b""`` at its end. Once :meth:`finish` (or reading to the end) has
     run: :attr:`end` is the byte after the member when it is intact, :attr:`error` is None for an intact member
     (deflate data and CRC-32 checked by zlib) or says why it is damaged, :attr:`cut` is True when the file ends
-    inside the member. :attr:`head` keeps the first :data:`MAX_HEADER_BYTES` inflated bytes.
+    inside the member. :attr:`head` keeps the first :data:`MAX_HEADER_BYTES` inflated bytes. zlib is given
+    :data:`INFLATE_INPUT` bytes at a time: a damaged member's damage lies between :attr:`checked_to` (the byte after
+    the last one zlib took in without error) and :attr:`fed_to` (after the last one given to it).
     """
 
     def __init__(self, stream: BinaryIO, start: int, end: int):
@@ -140,6 +148,7 @@ class MemberInflater(_Reader):
         self.error: str | None = None
         self.cut = False
         self.head = b""
+        self.checked_to = start
         self._pos = start  # the next file byte to feed
         self._tail = b""  # fed bytes zlib has not consumed yet (its output limit stopped it)
         self._out = b""  # inflated bytes not read yet
@@ -157,7 +166,7 @@ class MemberInflater(_Reader):
         while not self._done:
             data = self._tail
             if not data:
-                data = read_at(self.stream, self._pos, min(READ_CHUNK, self.file_end - self._pos))
+                data = read_at(self.stream, self._pos, min(INFLATE_INPUT, self.file_end - self._pos))
                 if not data:
                     self._fail("the file ends inside the gzip member", cut=True)
                     return b""
@@ -168,6 +177,7 @@ class MemberInflater(_Reader):
                 self._fail(f"corrupt gzip member: {exc}")
                 return b""
             self._tail = self._d.unconsumed_tail
+            self.checked_to = self._pos - len(self._tail)
             if self._d.eof:
                 self.end = self._pos - len(self._d.unused_data)  # unconsumed_tail repeats unused_data at eof
                 self._done = True
@@ -191,6 +201,11 @@ class MemberInflater(_Reader):
         while not self._done:
             self._inflate()
         return self
+
+    @property
+    def fed_to(self) -> int:
+        """The byte of the file after the last one given to zlib (so far)."""
+        return self._pos
 
     @property
     def intact(self) -> bool:
@@ -323,6 +338,59 @@ def resume_after(stream: BinaryIO, failed: int, resume: int, end: int) -> int | 
 
 
 # --------------------------------------------------------------------------------------------
+# Reading again after damage
+# --------------------------------------------------------------------------------------------
+
+
+class Rereading:
+    """The bound on the bytes of a file that reading after damage reads a second time.
+
+    After damage reading resumes before the furthest byte already read: at the next WARC member after a damaged
+    member's start (its damage may hide where it ended), or at the next ``WARC/1.`` line after the last header that
+    parsed. Damaged members (or records) nested inside each other, each hiding the next, would so cost a file its
+    size squared. :meth:`charge` counts the bytes read again; while fewer than :data:`REREAD_BYTES` +
+    :data:`REREAD_PER_FILE_BYTE` × ``size`` (bytes of the file) are, :meth:`search_from` lets the search start
+    where it asks; past that, after the furthest byte that damaged data read well up to (the reader names what it
+    skipped: :func:`members_between`, :func:`headers_between`). Real damage reads a few bytes again, and never gets
+    there.
+    """
+
+    def __init__(self, size: int):
+        self.left = REREAD_BYTES + REREAD_PER_FILE_BYTE * size
+        self.read_to = 0  # the byte after the furthest one read
+        self.good_to = 0  # the byte after the furthest one read without error
+
+    def charge(self, start: int, reached: int, good: int | None = None) -> None:
+        """Reading went from byte ``start`` to byte ``reached``, without error up to byte ``good`` (``reached`` when
+        None): counts the bytes before :attr:`read_to` as read again."""
+        if start < self.read_to:
+            self.left -= min(reached, self.read_to) - start
+        self.read_to = max(self.read_to, reached)
+        self.good_to = max(self.good_to, reached if good is None else good)
+
+    def search_from(self, pos: int) -> int:
+        """Where the search for the next record after damage starts: ``pos``, or :attr:`good_to` once the bound is
+        spent."""
+        return pos if self.left > 0 else max(pos, self.good_to)
+
+
+def starts_in(stream: BinaryIO, needle: bytes, start: int, end: int) -> Iterator[int]:
+    """The offsets in ``[start, end)`` at which ``needle`` starts in ``stream`` (it may end after ``end``)."""
+    return (pos for pos in find_all(stream, needle, start, end + len(needle) - 1) if pos < end)
+
+
+def members_between(stream: BinaryIO, start: int, end: int) -> int:
+    """Gzip members that start a WARC record (:func:`starts_warc_member`) at byte offsets in ``[start, end)``."""
+    return sum(starts_warc_member(stream, pos) for pos in starts_in(stream, GZIP_MAGIC, start, end))
+
+
+def headers_between(stream: BinaryIO, start: int, end: int) -> int:
+    """``WARC/1.`` lines starting at byte offsets in ``[start, end)`` of an uncompressed ``stream`` (after a line
+    feed)."""
+    return sum(1 for _ in starts_in(stream, b"\n" + WARC_MAGIC, max(start - 1, 0), max(end - 1, 0)))
+
+
+# --------------------------------------------------------------------------------------------
 # The independent count
 # --------------------------------------------------------------------------------------------
 
@@ -361,19 +429,21 @@ def scan_responses(stream: BinaryIO, start: int = 0, name: str = "") -> Counter[
 
     A ``.warc.gz`` is walked member by member (:class:`MemberInflater`); an intact member that inflates to WARC
     records counts the response records in it, all at the member's offset (one per member in a per-record file);
-    after a damaged member the walk goes on at the next WARC member (:func:`find_warc_member`). An uncompressed
+    after a damaged member the walk goes on at the next WARC member (:func:`find_warc_member`; its own
+    :class:`Rereading` bounds the bytes inflated again, the one bound it shares with the reader: a
+    time bound, which skips only bytes already inflated once). An uncompressed
     file is walked header by header (:func:`record_bounds`), and after a header that does not parse goes on at
     the next ``WARC/1.`` line after the last good header (:func:`find_warc_header`): a ``Content-Length`` too
     long or too short hides no record. A record cut by the end of the file counts (the reader rejects it).
-    Returns None when ``stream`` cannot seek (nothing to compare).
+    It goes on after any number of damaged spans. Returns None when ``stream`` cannot seek (nothing to compare).
     """
     end = stream_size(stream)
     if end is None:
         return None
     found: Counter[int] = Counter()
     gz = is_gzip(stream, start, name)
-    pos, resume, damaged = start, start, 0
-    while pos < end and damaged <= MAX_DAMAGED_SPANS:
+    pos, resume, rereading = start, start, Rereading(end)
+    while pos < end:
         if gz:
             member = MemberInflater(stream, pos, end)
             n = _responses_in(member)
@@ -383,7 +453,8 @@ def scan_responses(stream: BinaryIO, start: int = 0, name: str = "") -> Counter[
                     found[pos] += n
                 pos = member.end
                 continue
-            nxt = find_warc_member(stream, pos + 1, end)
+            rereading.charge(pos, member.fed_to, member.checked_to)
+            nxt = find_warc_member(stream, rereading.search_from(pos + 1), end)
         else:
             pos = skip_padding(stream, pos, end)
             if pos >= end:
@@ -400,7 +471,6 @@ def scan_responses(stream: BinaryIO, start: int = 0, name: str = "") -> Counter[
                 continue
             nxt = resume_after(stream, pos, resume, end)
             resume = nxt if nxt is not None else end
-        damaged += 1
         if nxt is None:
             break
         pos = nxt
@@ -417,10 +487,9 @@ def missed_records(found: Counter[int], rows: Counter[int], spans: list[tuple[in
     a reader that gives up on the rest of a file does not hide the records it skipped).
     """
     covered = Counter(rows)
-    for start, end in spans:
-        inside = sorted(o for o in found if start <= o < end)
-        if inside:
-            covered[inside[0]] += 1
-        elif start in found:
-            covered[start] += 1
+    offsets = sorted(found)
+    for start, end in spans:  # a binary search each: a file of many spans and records costs n log n
+        i = bisect.bisect_left(offsets, start)
+        if i < len(offsets) and offsets[i] < end:
+            covered[offsets[i]] += 1
     return {o: n - covered[o] for o, n in sorted(found.items()) if n > covered[o]}

@@ -59,16 +59,18 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from newsclean.pipeline.progress import PROGRESS
 from newsclean.pipeline.warc_framing import (
-    MAX_DAMAGED_SPANS,
     MAX_HEADER_BYTES,
     PADDING,
     WARC_MAGIC,
     ByteRange,
     MemberInflater,
+    Rereading,
     find_warc_header,
     find_warc_member,
+    headers_between,
     is_gzip,
     is_padding,
+    members_between,
     missed_records,
     read_at,
     record_bounds,
@@ -667,15 +669,16 @@ def _read_gzip(reading: _FileReading, start: int, end: int) -> Iterator[Page | R
     member ends (a ``Content-Length`` running past it makes a ``truncated_record``, not a lost next record). Damaged
     bytes (a corrupt member, a bad CRC, bytes that are no gzip member, a member that is not WARC) up to the next
     member that inflates to a WARC record become one reject with their byte range, and reading goes on there; a
-    member that ends the file cut gives ``truncated_record``, the rest ``not_warc``.
+    member that ends the file cut gives ``truncated_record``, the rest ``not_warc``. No number of damaged spans
+    stops the reading; past the bound on bytes inflated again (:class:`~newsclean.pipeline.warc_framing.Rereading`)
+    the search skips the members inside bytes already inflated, and the span's reject says how many.
     """
-    stream, pos, spans = reading.stream, start, 0
+    stream, pos, rereading = reading.stream, start, Rereading(end)
     while pos < end:
         member = MemberInflater(stream, pos, end).finish()
         if member.intact and member.is_warc:
             yield from reading.records(_fastwarc_records(ByteRange(stream, pos, member.end)), pos)
             if reading.error is not None:  # FastWARC could not read the member's records (to its end)
-                spans += 1
                 yield from reading.damaged(RejectReason.NOT_WARC, pos, member.end,
                                            f"{type(reading.error).__name__}: {reading.error}")
             pos = member.end
@@ -683,15 +686,18 @@ def _read_gzip(reading: _FileReading, start: int, end: int) -> Iterator[Page | R
         if member.intact and not member.head.strip(PADDING):
             pos = member.end  # an empty member
             continue
-        nxt = find_warc_member(stream, pos + 1, end) if spans < MAX_DAMAGED_SPANS else None
+        rereading.charge(pos, member.fed_to, member.checked_to)
+        search = rereading.search_from(pos + 1)
+        nxt = find_warc_member(stream, search, end)
         if nxt is None and not member.intact and member.error == "no gzip member starts here" and is_padding(
                 stream, pos, end):
             return  # NUL or whitespace padding after the last member
-        spans += 1
         if member.intact:
             what = "a gzip member that holds no WARC record"
         else:
             what = f"{member.error} at offset {pos}"
+        what += _skipped(members_between(stream, pos + 1, search), "gzip members starting a WARC record", pos + 1,
+                         search)
         reason = RejectReason.TRUNCATED_RECORD if member.cut and nxt is None else RejectReason.NOT_WARC
         stop = nxt if nxt is not None else end
         yield from reading.damaged(reason, pos, stop, what + ("" if nxt is None else f"; reading resumed at {nxt}"))
@@ -704,8 +710,9 @@ def _read_plain(reading: _FileReading, start: int, end: int) -> Iterator[Page | 
     """The records of an uncompressed WARC from byte ``start``: FastWARC reads on until its first error; then
     reading goes on at the next ``WARC/1.`` line (:func:`~newsclean.pipeline.warc_framing.resume_after`), and the
     bytes skipped become one reject with their byte range. A file that ends inside a record gives
-    ``truncated_record`` (FastWARC stops silently at a cut header: the end is checked here)."""
-    stream, pos, spans = reading.stream, start, 0
+    ``truncated_record`` (FastWARC stops silently at a cut header: the end is checked here). No number of damaged
+    spans stops the reading; the bytes read again are bounded as in :func:`_read_gzip`."""
+    stream, pos, rereading = reading.stream, start, Rereading(end)
     while pos < end:
         seen = reading.records_seen
         yield from reading.records(_fastwarc_records(ByteRange(stream, pos, end)))
@@ -713,7 +720,10 @@ def _read_plain(reading: _FileReading, start: int, end: int) -> Iterator[Page | 
         bounds = record_bounds(stream, last) if last is not None else None
         if reading.error is None:
             if bounds is not None and bounds.block_end > end:  # cut, or a Content-Length too long
-                nxt = find_warc_header(stream, bounds.header_end, end)  # the latter hides the records after it
+                rereading.charge(pos, end)
+                search = rereading.search_from(bounds.header_end)
+                yield from _hidden_headers(reading, bounds.header_end, search, last)
+                nxt = find_warc_header(stream, search, end)  # the latter hides the records after it
                 if nxt is not None:
                     pos = nxt
                     continue
@@ -722,17 +732,38 @@ def _read_plain(reading: _FileReading, start: int, end: int) -> Iterator[Page | 
             return
         failed = skip_padding(stream, bounds.block_end if bounds else (last + 1 if last is not None else pos), end)
         resume = bounds.header_end if bounds else (last + 1 if last is not None else pos)
-        nxt = resume_after(stream, failed, resume, end) if spans < MAX_DAMAGED_SPANS else None
-        spans += 1
+        rereading.charge(pos, failed)
+        search = rereading.search_from(resume)
+        nxt = resume_after(stream, failed, search, end)
         head = read_at(stream, failed, MAX_HEADER_BYTES)
         cut = nxt is None and head.startswith(WARC_MAGIC) and b"\r\n\r\n" not in head
-        what = f"{type(reading.error).__name__}: {reading.error}"
+        what = f"{type(reading.error).__name__}: {reading.error}" + _skipped(
+            headers_between(stream, resume, search), "WARC/1. lines", resume, search)
         stop = max(nxt, failed) if nxt is not None else end
         yield from reading.damaged(RejectReason.TRUNCATED_RECORD if cut else RejectReason.NOT_WARC, failed, stop,
                                    what + ("" if nxt is None else f"; reading resumed at {nxt}"))
         if nxt is None:
             return
         pos = nxt
+
+
+def _skipped(n: int, what: str, start: int, end: int) -> str:
+    """The part of a damaged span's reject message naming the ``n`` records (``what``) in bytes ``[start, end)``
+    that reading after damage skipped (:class:`~newsclean.pipeline.warc_framing.Rereading`); ``""`` for none."""
+    if not n:
+        return ""
+    return (f"; {n} {what} in bytes {start}-{end} ({end - start} bytes) not read: damage there had been read again "
+            "past the bound")
+
+
+def _hidden_headers(reading: _FileReading, start: int, end: int, last: int) -> Iterator[Page | Reject]:
+    """One reject for the ``WARC/1.`` lines in bytes ``[start, end)``, inside the block of the record at ``last``
+    whose ``Content-Length`` runs past the file's end, that :class:`~newsclean.pipeline.warc_framing.Rereading`
+    skipped; nothing when there are none."""
+    n = headers_between(reading.stream, start, end)
+    if n:
+        yield from reading.damaged(RejectReason.NOT_WARC, start, end, f"inside the block of the record at offset "
+                                   f"{last}" + _skipped(n, "WARC/1. lines", start, end))
 
 
 def _plain_tail(reading: _FileReading, pos: int, last: int | None, bounds, end: int) -> Iterator[Reject]:
@@ -755,7 +786,7 @@ def _plain_tail(reading: _FileReading, pos: int, last: int | None, bounds, end: 
 
 
 def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats | None = None,
-                   sections: Container[tuple[str, str]] | None = ANY_SECTION) -> Iterator[Page | Reject]:
+                   sections: Container[tuple[str, str]] | None = ANY_SECTION, start: int = 0) -> Iterator[Page | Reject]:
     """Yield one :class:`~schemas.Page` or :class:`~schemas.Reject` per WARC response record of ``path``.
 
     Args:
@@ -766,6 +797,7 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats |
         stats: if given, updated with the counts while iterating.
         sections: the ``(site, section)`` pairs a page of another crawler may take as its category
             (:func:`category_from_url`); :data:`ANY_SECTION`: every section its URL names.
+        start: with no ``stream``, the byte offset to read from (a record's first byte: a grown file's new tail).
 
     Yields pages and rejects in file order, plus one ``not_warc`` or ``truncated_record`` reject for each
     stretch of bytes that are not (complete) WARC records, after which reading goes on at the next record
@@ -777,6 +809,7 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats |
     if own:
         stream = FileSystems.open(path, mime_type="application/octet-stream",
                                   compression_type=CompressionTypes.UNCOMPRESSED)
+        stream.seek(start)
     try:
         start = stream.tell()
         end = stream_size(stream)
@@ -797,8 +830,9 @@ def item_offset(item: Page | Reject) -> int:
     return item.provenance.offset if isinstance(item, Page) else item.warc_offset
 
 
-def check_read(path: str, stats: ReadStats, rows: Counter, stream: BinaryIO | None = None) -> ReadStats:
-    """Compare what :func:`iter_warc_file` gave of the whole file ``path`` (``rows``: its pages and rejects by
+def check_read(path: str, stats: ReadStats, rows: Counter, stream: BinaryIO | None = None,
+               start: int = 0) -> ReadStats:
+    """Compare what :func:`iter_warc_file` gave of the file ``path`` from byte ``start`` (``rows``: its pages and rejects by
     :func:`item_offset`; ``stats``: its counts) with the independent count
     (:func:`~newsclean.pipeline.warc_framing.scan_responses`), a second pass over the file that does not use
     FastWARC: sets ``stats.found`` and ``stats.missed`` and returns ``stats``.
@@ -815,8 +849,8 @@ def check_read(path: str, stats: ReadStats, rows: Counter, stream: BinaryIO | No
     try:
         if stream_size(stream) is None:
             stream = io.BytesIO(stream.read())
-        stream.seek(0)
-        found = scan_responses(stream, 0, path)
+        stream.seek(start)
+        found = scan_responses(stream, start, path)
     finally:
         if own:
             stream.close()
@@ -840,6 +874,10 @@ class ReadWarcFileFn(beam.DoFn):
     before passing it on.
     """
 
+    def __init__(self, read_from: dict[str, int] | None = None):
+        super().__init__()
+        self.read_from = read_from or {}  # path -> byte offset its records are read from (a grown file's tail)
+
     def setup(self):
         self._records = Metrics.counter(METRICS_NAMESPACE, "records_read")
         self._pages = Metrics.counter(METRICS_NAMESPACE, "pages_read")
@@ -847,7 +885,8 @@ class ReadWarcFileFn(beam.DoFn):
     def process(self, path: str, sections=ANY_SECTION):
         stats = ReadStats()
         rows: Counter = Counter()
-        for item in iter_warc_file(path, stats=stats, sections=sections):
+        start = self.read_from.get(path, 0)
+        for item in iter_warc_file(path, stats=stats, sections=sections, start=start):
             rows[item_offset(item)] += 1
             PROGRESS.add("read")  # before the record goes on to be cleaned and counted again
             if isinstance(item, Page):
@@ -855,7 +894,7 @@ class ReadWarcFileFn(beam.DoFn):
             else:
                 inc_counter(f"rejects_{item.reason}")
                 yield beam.pvalue.TaggedOutput(REJECTS_TAG, item)
-        check_read(path, stats, rows)
+        check_read(path, stats, rows, start=start)
         read = sum(rows.values()) + stats.missed
         self._records.inc(read)
         self._pages.inc(stats.pages)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -31,7 +32,8 @@ def _write_crawl(root: Path) -> None:
 
 def _crawl_summary(text: str, refusal: str | None = None) -> types.SimpleNamespace:
     """A stand-in for the crawler's report: ``format()`` gives ``text``; ``start_refusal()`` gives ``refusal``."""
-    return types.SimpleNamespace(format=lambda: text, finish_reason="finished", start_refusal=lambda: refusal)
+    return types.SimpleNamespace(format=lambda: text, finish_reason="finished", start_refusal=lambda: refusal,
+                                 reasons=lambda outcome: {})
 
 
 def _err_lines(capsys) -> list[str]:
@@ -200,3 +202,51 @@ def test_eval_subcommand_comes_from_the_harness_entry_point(monkeypatch):
     monkeypatch.setattr(cli, "plugin_command", lambda name: None)  # as in a plain `pip install newsclean`
     with pytest.raises(UsageError, match=r"pip install -e \./evaluation"):
         cli.cmd_eval(argparse.Namespace(), ["eval"])
+
+
+def test_version_and_top_level_help_import_neither_beam_nor_scrapy():
+    """``newsclean --version`` and ``--help`` answer without importing the pipeline's or the crawler's
+    frameworks (seconds of start-up on a loaded machine); ``clean --help`` still lists the Beam-backed flags."""
+    probe = ("import io, sys, contextlib\n"
+             "from newsclean.cli import main\n"
+             "for argv in (['--version'], ['--help'], ['summarize', '--help']):\n"
+             "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+             "        assert main(argv) == 0, argv\n"
+             "    assert out.getvalue().strip(), argv\n"
+             "heavy = sorted(m for m in ('apache_beam', 'scrapy', 'twisted') if m in sys.modules)\n"
+             "print(','.join(heavy) or 'none')\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "none"
+
+
+def test_version_prints_the_installed_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip().startswith("newsclean ")
+    assert main(["clean", "--version"]) == 0  # after the subcommand too (hoisted)
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["clean", "--warc", "", "--out", "o"], "newsclean: error: --warc is empty: give a WARC file, a folder of WARC files or a glob"),
+    (["clean", "--warc", "x", "--out", ""], "newsclean: error: --out is empty: give an output folder"),
+])
+def test_errors_found_after_parsing_are_one_line_without_the_usage(argv, line, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert _err_lines(capsys) == [line]
+
+
+def test_an_output_folder_on_a_read_only_filesystem_is_one_line_exit_1(tmp_path, monkeypatch, capsys):
+    import errno
+
+    import newsclean.pipeline.output as output
+
+    _write_crawl(tmp_path / "warc")
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+
+    monkeypatch.setattr(output.os, "makedirs", read_only)
+    out = tmp_path / "new" / "out"
+    assert main(["clean", "--warc", str(tmp_path / "warc"), "--out", str(out)]) == 1
+    assert _err_lines(capsys) == [f"newsclean: error: --out '{out}': cannot create the directory: Read-only file system"]

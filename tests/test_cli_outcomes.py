@@ -15,6 +15,7 @@ import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.cli import main
+from newsclean.pipeline.progress import PREFIX as PROGRESS_PREFIX
 
 RUNNER = ["--runner", "DirectRunner", "--direct_running_mode", "in_memory"]
 
@@ -28,7 +29,10 @@ def _crawl(root: Path, n: int = 3) -> Path:
 
 
 def _err(capsys) -> list[str]:
-    return [line for line in capsys.readouterr().err.splitlines() if line.strip() and "apitools" not in line]
+    """The lines on stderr, without Beam's apitools warning and the progress lines that a run slower than the
+    progress interval prints before its outcome (their prefix: pipeline/progress.py)."""
+    return [line for line in capsys.readouterr().err.splitlines()
+            if line.strip() and "apitools" not in line and not line.startswith(PROGRESS_PREFIX)]
 
 
 # --- one run per output folder ---------------------------------------------------------------------

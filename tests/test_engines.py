@@ -3,11 +3,11 @@
 Flink (marker ``flink``): the standalone cluster of ``infra/flink/local-cluster.sh`` on 127.0.0.1, from the pinned
 packages of ``infra/flink/versions.env``, starts with the pinned Flink, one TaskManager with 2 slots and the SDK
 worker pool, and ``stop`` leaves none of its processes; ``newsclean clean --runner FlinkRunner`` on it gives the same
-article, reject and duplicate rows as the local runner. Skipped where there is no Java. Downloads (Flink from PyPI,
-~235 MB, SHA-256 checked) are cached in ``NEWSCLEAN_INFRA_CACHE`` (default ``~/.cache/newsclean-infra``); each test
-cluster has its own state folder and free ports. The pipeline test also needs Beam's Flink job server jar
-(``local-cluster.sh fetch-job-server``, Maven Central): it is skipped with the fetch's own message where the
-registry does not serve it.
+article, reject and duplicate rows as the local runner. The tests download nothing: ``.ci/run`` fetches Flink (PyPI,
+~235 MB, SHA-256 checked) into ``NEWSCLEAN_INFRA_CACHE`` (default ``~/.cache/newsclean-infra``) before the suite, and
+the tests skip, naming the fetch command, where it is not there or there is no Java; each test cluster has its own
+state folder and free ports. The pipeline test also needs Beam's Flink job server jar (``local-cluster.sh
+fetch-job-server``, Maven Central, also tried by ``.ci/run``): it skips where the registry did not serve it.
 
 Prism (marker ``prism``): ``--runner PrismRunner`` gives the same rows as the local runner. Needs the binary that
 ``make prism`` builds from the Go module proxy (``$NEWSCLEAN_INFRA_CACHE/bin/prism``); skipped without it.
@@ -105,9 +105,26 @@ def _needs_java() -> None:
         pytest.skip("no Java (java on PATH or JAVA_HOME): Flink needs Java 11+")
 
 
+def infra_cache() -> Path:
+    """Where ``local-cluster.sh`` and ``make prism`` keep what they fetched (``NEWSCLEAN_INFRA_CACHE``)."""
+    return Path(os.environ.get("NEWSCLEAN_INFRA_CACHE") or Path.home() / ".cache" / "newsclean-infra")
+
+
+def _needs_cached(path: Path, what: str, fetch: str) -> None:
+    """Skip unless ``path`` was fetched before the tests: the suite itself downloads nothing."""
+    if not path.exists():
+        pytest.skip(f"{what} is not in {infra_cache()}: `bash infra/flink/local-cluster.sh {fetch}` fetches it "
+                    "(.ci/run does, before the tests)")
+
+
+def _needs_flink() -> None:
+    _needs_java()
+    _needs_cached(infra_cache() / f"flink-{versions()['FLINK_VERSION']}" / ".complete", "Flink", "fetch-flink")
+
+
 @pytest.mark.flink
 def test_cluster_starts_with_the_pinned_flink_and_stop_leaves_no_process(tmp_path):
-    _needs_java()
+    _needs_flink()
     c = Cluster(tmp_path / "state")
     started = c.run("start", timeout=START_LIMIT_S)
     try:
@@ -135,12 +152,11 @@ def test_cluster_starts_with_the_pinned_flink_and_stop_leaves_no_process(tmp_pat
 @pytest.fixture
 def cluster(tmp_path):
     """A started cluster whose job server jar is at hand; stopped (every process) after the test."""
-    _needs_java()
+    _needs_flink()
+    v = versions()
+    _needs_cached(infra_cache() / "jars" / f"beam-runners-flink-{v['FLINK_MINOR']}-job-server-{v['BEAM_VERSION']}.jar",
+                  "Beam's Flink job server jar (Maven Central does not serve it here)", "fetch-job-server")
     c = Cluster(tmp_path / "state")
-    fetched = c.run("fetch-job-server", timeout=300)
-    if fetched.returncode == 3:  # the registry does not serve the jar: say which artifact and what Maven said
-        pytest.skip("Beam's Flink job server jar is not available: " + " ".join(fetched.stderr.split())[:600])
-    assert fetched.returncode == 0, fetched.stderr[-2000:]
     started = c.run("start", timeout=START_LIMIT_S)
     try:
         assert started.returncode == 0, started.stdout[-2000:] + started.stderr[-3000:]
@@ -201,8 +217,7 @@ def test_flink_runner_rows_equal_the_local_runners(cluster, warc, local):
 
 def prism_binary() -> Path:
     """Where ``make prism`` puts Beam's Prism runner."""
-    cache = os.environ.get("NEWSCLEAN_INFRA_CACHE") or Path.home() / ".cache" / "newsclean-infra"
-    return Path(cache, "bin", "prism")
+    return infra_cache() / "bin" / "prism"
 
 
 @pytest.mark.prism

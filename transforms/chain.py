@@ -256,12 +256,12 @@ DEFAULT_CONFIG = replace(LEARNED_CONFIG, name="default", summary="= learned, the
 
 PRECISION_CONFIG = replace(
     LEARNED_CONFIG, name="precision",
-    summary="the default, also dropping what it keeps in comment, caption and byline boxes: article bodies only",
+    summary="the default, also dropping what it keeps in caption and byline boxes: article bodies only",
     refine=tuple(SideContentParams(class_words=ARTICLE_BODY_SIDE_CONTENT_WORDS, tags=SIDE_TAGS + CAPTION_TAGS,
                                    max_drop_share=0.5) if isinstance(step, SideContentParams) else step
                  for step in LEARNED_STEPS))
 """The shipped chain for a corpus of article bodies only: its side-content step also drops what the classifier
-kept in boxes named as reader comments, photo captions (and ``<figcaption>``) or bylines, author bios and date
+kept in boxes named as photo captions (and ``<figcaption>``) or bylines, author bios and date
 lines (:data:`~newsclean.transforms.refine.side_content.ARTICLE_BODY_SIDE_CONTENT_WORDS`), below the same probability
 bound, but never more than half of the kept words (boxes that hold most of the kept text are that page's
 content: a body in a ``caption``-named section, a thread page). Higher precision on every shared set but CleanEval, lower
@@ -278,6 +278,20 @@ BOILERNET_CONFIG = ChainConfig(
 
 CONFIGS = {c.name: c for c in (DEFAULT_CONFIG, PAPER_CONFIG, HEURISTIC_CONFIG, LEARNED_CONFIG, PRECISION_CONFIG,
                                 BOILERNET_CONFIG)}
+
+
+def named_config(name: str) -> ChainConfig:
+    """The shipped chain called ``name`` (a key of :data:`CONFIGS`).
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+        ValueError: no shipped chain has that name; the message lists the names.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"chain must be a chain name (str) or a ChainConfig, got {type(name).__name__}")
+    if name not in CONFIGS:
+        raise ValueError(f"chain must be one of {sorted(CONFIGS)}, got {name!r}")
+    return CONFIGS[name]
 
 
 @dataclass(frozen=True)

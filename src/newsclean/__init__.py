@@ -19,7 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 
-from newsclean.transforms.chain import CONFIGS, MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
+from newsclean.transforms.chain import (
+    CONFIGS,
+    MIN_ARTICLE_WORDS,
+    ChainConfig,
+    Extraction,
+    extract_article,
+    named_config,
+)
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.parse import decode_html
 from newsclean.transforms.site_evidence import SiteEvidence
@@ -37,9 +44,15 @@ __all__ = [
 ]
 
 
-def _as_text(page: str | bytes) -> str:
-    """Decoded HTML: ``str`` as given; ``bytes`` decoded as the pipeline does (BOM, ``<meta charset>``, sniffing)."""
-    return page if isinstance(page, str) else decode_html(page)[0]
+def _as_text(page: str | bytes, argument: str = "html") -> str:
+    """Decoded HTML: ``str`` as given; ``bytes`` decoded as the pipeline does (BOM, ``<meta charset>``, sniffing).
+
+    Raises ``TypeError`` naming ``argument`` for anything else."""
+    if isinstance(page, str):
+        return page
+    if isinstance(page, (bytes, bytearray, memoryview)):
+        return decode_html(bytes(page))[0]
+    raise TypeError(f"{argument} must be str or bytes, got {type(page).__name__}")
 
 
 def learn_site_evidence(neighbours: Iterable[str | bytes], params: StaticNoiseParams = StaticNoiseParams()) -> SiteEvidence:
@@ -51,7 +64,7 @@ def learn_site_evidence(neighbours: Iterable[str | bytes], params: StaticNoisePa
     picklable and reusable for every page of that site/category. :func:`newsclean.transforms.site_evidence.learn_site_evidence`
     over decoded pages. Raises :class:`ExtractionError` for a page that is empty.
     """
-    return _learn_site_evidence([_as_text(page) for page in neighbours], params)
+    return _learn_site_evidence([_as_text(page, "each neighbour page") for page in neighbours], params)
 
 
 def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str | bytes] | None = None,
@@ -68,9 +81,12 @@ def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str 
 
     Returns an :class:`Extraction` (``text``: kept text blocks, one per line; ``word_count`` in words).
     Raises :class:`ExtractionError` (``reason``: ``empty_body``, ``parse_error``, ``no_content``,
-    ``too_short``) and ``KeyError`` for an unknown chain name.
+    ``too_short``), ``TypeError`` for an ``html`` or neighbour page that is neither ``str`` nor ``bytes`` or a
+    ``chain`` that is neither a name nor a :class:`ChainConfig`, and ``ValueError`` for an unknown chain name (the
+    message lists the names).
     """
-    config = chain if isinstance(chain, ChainConfig) else CONFIGS[chain]
+    config = chain if isinstance(chain, ChainConfig) else named_config(chain)
+    text = _as_text(html)
     if evidence is None and neighbours is not None:
         evidence = learn_site_evidence(neighbours)
-    return extract_article(_as_text(html), evidence, config, url=url, min_words=min_words)
+    return extract_article(text, evidence, config, url=url, min_words=min_words)

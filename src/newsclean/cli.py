@@ -46,10 +46,18 @@ _EPILOG_BEAM = (
 
 
 class _DropNoise(logging.Filter):
-    """Drop Beam's import-time 'apitools not found' warning (GCP extras half installed)."""
+    """Drop Beam's import-time 'apitools not found' warning (GCP extras half installed) and, unless ``verbose``,
+    the tracebacks Beam's runners log for a failing step: the run's one-line error says what failed
+    (``--verbose`` shows them)."""
+
+    def __init__(self, verbose: bool = False):
+        super().__init__()
+        self.verbose = verbose
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("apitools not found")
+        if str(record.msg).startswith("apitools not found"):
+            return False
+        return self.verbose or not (record.exc_info and record.name.startswith("apache_beam"))
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -64,8 +72,9 @@ def _setup_logging(verbose: bool) -> None:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     for handler in root.handlers:
-        if not any(isinstance(f, _DropNoise) for f in handler.filters):
-            handler.addFilter(_DropNoise())
+        for old in [f for f in handler.filters if isinstance(f, _DropNoise)]:
+            handler.removeFilter(old)
+        handler.addFilter(_DropNoise(verbose))
     root.setLevel(logging.INFO if verbose else logging.WARNING)
 
 
@@ -81,9 +90,19 @@ def _version() -> str:
         return PIPELINE_VERSION
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, summarize)."""
-    from newsclean.pipeline.options import add_clean_arguments
+#: The subcommands, in the order ``newsclean --help`` lists them.
+COMMANDS = ("crawl", "clean", "run", "demo", "eval", "explain", "summarize")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``newsclean`` argument parser (subcommands :data:`COMMANDS`).
+
+    ``command``: give only that subcommand its arguments (the others keep their name and help line), so that
+    ``newsclean --help`` or ``newsclean summarize`` imports neither Scrapy nor Beam (``""``: no subcommand's);
+    None: every subcommand's.
+    """
+    def wanted(name: str) -> bool:
+        return command is None or command == name
 
     parser = argparse.ArgumentParser(
         prog="newsclean",
@@ -101,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Crawl every site and category of a sites.toml into "
                     "DIR/<site>/<category>/<site>-<category>-<UTC stamp>-<serial>.warc.gz "
                     "(robots.txt obeyed, AutoThrottle, size-limited downloads).")
-    _add_crawl_arguments(crawl)
+    if wanted("crawl"):
+        _add_crawl_arguments(crawl)
     crawl.set_defaults(subparser=crawl)
 
     clean = sub.add_parser(
@@ -111,15 +131,21 @@ def build_parser() -> argparse.ArgumentParser:
                     "write DIR/articles/*.parquet, DIR/rejects/*.parquet, DIR/_summary.json and the dataset card "
                     "DIR/README.md (the earlier output is replaced only when the run succeeds).",
         epilog=_EPILOG_BEAM)
-    add_clean_arguments(clean, require=True)
+    if wanted("clean"):
+        from newsclean.pipeline.options import add_clean_arguments
+
+        add_clean_arguments(clean, require=True)
     clean.set_defaults(subparser=clean)
 
     run = sub.add_parser(
         "run", allow_abbrev=False, help="crawl into DIR/warc, then clean into DIR",
         description="newsclean crawl --out DIR/warc, then newsclean clean --warc DIR/warc --out DIR.",
         epilog=_EPILOG_BEAM)
-    _add_crawl_arguments(run, out_help="output directory: WARC files go to DIR/warc, Parquet to DIR")
-    add_clean_arguments(run, require=False, with_warc=False, with_out=False)
+    if wanted("run"):
+        from newsclean.pipeline.options import add_clean_arguments
+
+        _add_crawl_arguments(run, out_help="output directory: WARC files go to DIR/warc, Parquet to DIR")
+        add_clean_arguments(run, require=False, with_warc=False, with_out=False)
     run.set_defaults(subparser=run)
 
     demo = sub.add_parser(
@@ -131,12 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the generated news network (default 0)")
     demo.set_defaults(subparser=demo)
 
-    _add_eval_parser(sub)
+    _add_eval_parser(sub, with_arguments=wanted("eval"))
 
     explain = sub.add_parser(
         "explain", allow_abbrev=False, help="write an HTML report of what each cleaning stage removed from a page",
         description=EXPLAIN_DESCRIPTION)
-    add_explain_arguments(explain)
+    if wanted("explain"):
+        add_explain_arguments(explain)
     explain.set_defaults(subparser=explain)
 
     summarize = sub.add_parser(
@@ -251,11 +278,12 @@ def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) 
         print(f"job id: {launch_clean(config, beam_args)}\nwhen it is done: newsclean summarize {out}")
         return EXIT_OK
     summary = run_clean(config, beam_args, progress=True)
-    print(summary.format())
-    if config.incremental:  # the summary is the corpus's: say what this run added
-        from newsclean.pipeline.incremental import format_run, read_runs
+    if not config.incremental:
+        print(summary.format())
+        return EXIT_OK
+    from newsclean.pipeline.incremental import format_incremental, read_runs
 
-        print(format_run(read_runs(out)[-1]))
+    print(format_incremental(summary, read_runs(out)[-1]))  # this run's reading first, then the corpus's total
     return EXIT_OK
 
 
@@ -396,9 +424,14 @@ def plugin_command(name: str):
     return None
 
 
-def _add_eval_parser(sub) -> None:
-    """The ``eval`` subcommand: the harness's own arguments when it is installed, else a stub whose run
-    explains how to install it."""
+def _add_eval_parser(sub, with_arguments: bool = True) -> None:
+    """The ``eval`` subcommand: the harness's own arguments when it is installed (and ``with_arguments``: the
+    harness is imported only then), else a stub whose run explains how to install it."""
+    from importlib.metadata import entry_points
+
+    if not with_arguments and entry_points(group=COMMANDS_GROUP, name="eval"):
+        sub.add_parser("eval", help="measure the chain, its ablations and peer extractors on the shared data")
+        return
     harness = plugin_command("eval")
     if harness is None:
         evaluate = sub.add_parser("eval", help="(needs the evaluation harness: pip install -e ./evaluation)",
@@ -446,7 +479,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     _setup_logging("-v" in argv or "--verbose" in argv)
-    parser = build_parser()
+    if "--version" in argv[:argv.index("--") if "--" in argv else len(argv)]:
+        print(f"newsclean {_version()}")
+        return EXIT_OK
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))
     try:
         args, extras = parser.parse_known_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
@@ -469,8 +505,7 @@ def _main(argv: list[str]) -> int:
             print(summarize_out(args.out).format())
             return EXIT_OK
         return cmd_demo(args, beam_args)
-    except UsageError as exc:
-        getattr(args, "subparser", parser).print_usage(sys.stderr)
+    except UsageError as exc:  # one line, as every error after parsing (argparse's own errors print the usage)
         print(f"newsclean: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except NewscleanError as exc:

@@ -1,4 +1,4 @@
-"""Issue #13, bounded fuzz: mutated WARC byte streams and mutated pages through the reader and the cleaner.
+"""Bounded fuzz: mutated WARC byte streams and mutated pages through the reader and the cleaner.
 
 The generator is ``bench/fuzz_clean.py`` (the long run, ≥ 10,000 inputs through ``newsclean clean``,
 lives there). Here a few hundred seeded inputs go through :func:`iter_warc_file`,
@@ -141,3 +141,25 @@ def test_small_batch_through_the_pipeline_balances(tmp_path):
     summary = run_clean(CleanConfig(warc=f"{root}/**/*.warc*", out=str(tmp_path / "out")), ["--runner", "DirectRunner"])
     assert summary.records_read == fuzz.reader_count(root) > 0
     assert summary.balanced, summary.to_dict()
+
+
+def test_many_damaged_spans_are_all_read_past():
+    """The heavy WARC generator: 1,200 records each followed by damage; every record is read, each span is one
+    reject, and the independent count finds the 1,200 records (the reader once gave up after 1,000 spans)."""
+    kind, data = fuzz.many_damaged_spans(random.Random(2))
+    items, stats = _read(data)
+    assert kind == "many_damaged_spans"
+    assert stats.pages == 1200 and stats.rejects == 1200 == sum(isinstance(i, Reject) for i in items)
+    check_read("f.warc.gz", stats, Counter(item_offset(i) for i in items), io.BytesIO(data))
+    assert stats.found == 1200 and stats.missed == 0
+
+
+def test_a_huge_flat_page_is_framed_as_one_page():
+    """The heavy page generator (not cleaned here): 200,000 sibling ``<p>`` elements, ~3 MiB, one well-framed
+    record that the reader gives as one page, under its body limit; a batch with ``heavy_share`` holds some."""
+    page = fuzz.huge_flat_page(random.Random(4))
+    assert page.body.count(b"<p>") == 200_000 and 2 << 20 < len(page.body) < 5 << 20
+    items, stats = _read(fuzz.page_record(random.Random(4), page, "alpha", "politics", 0))
+    assert stats.pages == 1 and items[0].html == page.body
+    batch = fuzz.make_batch(seed=1, n_inputs=20, pages_per_file=8, heavy_share=0.5)
+    assert batch.page_mutations.get("huge_flat_page") and batch.warc_mutations.get("many_damaged_spans")

@@ -3,6 +3,7 @@ versions are against the corpus already built, and a run with nothing new costs 
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -95,6 +96,24 @@ def test_the_run_line_says_what_a_run_with_nothing_new_added(runs):
     assert "3 skipped" in format_run(runs["runs"][2]) and "1 WARC files cleaned" in format_run(runs["runs"][2])
 
 
+def test_the_console_of_a_run_with_nothing_new_says_it_read_nothing(runs, tmp_path, capsys):
+    """Its first line says that this run read nothing; the corpus's figures follow, labelled as its total (before:
+    "newsclean clean: 8 WARC response records read from ...", as if this run had read them)."""
+    from newsclean.cli import main
+
+    out = tmp_path / "out"
+    shutil.copytree(runs["out"], out)
+    capsys.readouterr()
+    assert main(["clean", "--incremental", "--warc", str(runs["warc"]), "--out", str(out),
+                 "--runner", "DirectRunner"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("newsclean clean: nothing new read this run (0 records read; 4 WARC files already cleaned "
+                        "into this output)")
+    assert lines[1].startswith(f"  this run {read_runs(str(out))[-1]['run']}: 0 WARC files cleaned, 4 skipped")
+    assert lines[2].startswith("corpus total (every run into this output): 8 WARC response records read from ")
+    assert any(line.split() == ["articles", "written", "6"] for line in lines[3:]), lines  # the corpus's 6
+
+
 def test_only_the_new_file_is_cleaned_and_appended(runs):
     third, out = runs["runs"][2], runs["out"]
     assert third["files_cleaned"] == 1 and third["files_skipped"] == 3  # the copied file is known by its digest
@@ -158,3 +177,85 @@ def test_an_index_row_takes_the_signature_its_article_carries():
     assert back == (article, minhash)
     assert index_row(back) == {"article_id": "a1", "url": "http://alpha.test/1", "content_hash": "h", "version": 1,
                                "first_seen": T0, "last_seen": T0, "signature": minhash}
+
+
+# --- a WARC file that grows: only its new records are read ------------------------------------------
+
+
+def _append(path: Path, pages: list[Response]) -> int:
+    """Append the records of ``pages`` (a request and a response each, one gzip member per record, no warcinfo) to
+    the WARC file ``path``, as a crawler writing on into it does. Returns the file's size before."""
+    import zlib
+
+    tail = write_warc(path.with_name(path.name + ".tail"), "alpha", "news", pages)
+    data = tail.read_bytes()
+    tail.unlink()
+    inflater = zlib.decompressobj(31)
+    inflater.decompress(data)  # the first member: the warcinfo record
+    size = path.stat().st_size
+    with open(path, "ab") as f:
+        f.write(data[len(data) - len(inflater.unused_data):])
+    return size
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory):
+    root = tmp_path_factory.mktemp("grown")
+    warc, out = root / "warc", root / "out"
+    pages = [_page(f"http://alpha.test/news/story-{i}.html", f"Story {i}", _paragraphs(i), T0 + timedelta(minutes=i))
+             for i in range(13)]
+    path = _warc(warc, "20240501T100000Z-00000", pages)
+    s1 = _clean(warc, out)
+    first = {r["url"]: r for r in _articles(out)}
+    again = dataclasses.replace(pages[3], date=DAY2)  # the same capture fetched again: same URL, same bytes
+    changed = _page("http://alpha.test/news/story-5.html", "Story 5", _edit(_paragraphs(5)), DAY2)
+    old_size = _append(path, [again, changed])
+    s2 = _clean(warc, out)
+    return {"out": out, "path": path, "old_size": old_size, "s1": s1, "s2": s2, "first": first,
+            "runs": read_runs(str(out)), "manifest": read_manifest(str(out))}
+
+
+def test_a_grown_file_is_read_from_its_old_end(grown):
+    first, second = grown["runs"]
+    assert first["records_read"] == 13
+    assert (second["files_cleaned"], second["records_read"]) == (1, 2)  # before: 15, the whole file again
+    assert grown["manifest"][-1]["start"] == grown["old_size"]
+    s2 = grown["s2"]
+    assert s2.records_read == 15 and s2.records_found == 15 and s2.balanced  # the corpus: 13 + 2, each read once
+
+
+def test_a_grown_file_adds_only_its_new_versions(grown):
+    rows = _articles(grown["out"])
+    by_url: dict[str, list[int]] = {}
+    for row in rows:
+        by_url.setdefault(row["url"], []).append(row["version"])
+    assert len(rows) == 14 and sorted(by_url) == sorted(grown["first"])  # 13 captures' rows, one changed text
+    assert {url: sorted(v) for url, v in by_url.items() if v != [1]} == {"http://alpha.test/news/story-5.html": [1, 2]}
+    old = {r["url"]: r for r in rows if r["version"] == 1}
+    assert old == grown["first"]  # the first run's rows, untouched
+    dup = pq.read_table(grown["out"] / "duplicates").to_pylist()
+    assert [(d["url"], d["reason"], d["cluster_id"]) for d in dup] == [  # the capture fetched again: no version 2
+        ("http://alpha.test/news/story-3.html", "exact_duplicate", grown["first"]["http://alpha.test/news/story-3.html"]
+         ["article_id"])]
+
+
+def test_a_grown_file_is_read_whole_unless_only_appended_to(tmp_path):
+    from newsclean.pipeline.incremental import file_digest, grown_file
+
+    pages = [_page(f"http://alpha.test/news/story-{i}.html", f"Story {i}", _paragraphs(i), T0) for i in range(3)]
+    path = _warc(tmp_path, "a", pages[:2])
+    cleaned = {"path": str(path), "size": path.stat().st_size, "sha256": file_digest(str(path))}
+    size = _append(path, pages[2:])
+    assert grown_file(str(path), path.stat().st_size, cleaned) == (file_digest(str(path)), size)
+    assert grown_file(str(path), path.stat().st_size, {**cleaned, "sha256": None})[1] == 0  # no digest: whole
+    data = bytearray(path.read_bytes())
+    data[100] ^= 0xFF  # a byte of the old part changed
+    path.write_bytes(bytes(data))
+    assert grown_file(str(path), len(data), cleaned)[1] == 0
+    cut = _warc(tmp_path, "b", pages[:2])
+    whole = cut.read_bytes()
+    cut.write_bytes(whole[:-40])  # cleaned while its last record was being written
+    cleaned = {"path": str(cut), "size": len(whole) - 40, "sha256": file_digest(str(cut))}
+    cut.write_bytes(whole)
+    _append(cut, pages[2:])
+    assert grown_file(str(cut), cut.stat().st_size, cleaned)[1] == 0  # no record starts at the old end

@@ -4,6 +4,7 @@ it is replaced only by a run that succeeded (pipeline/output.py); progress, --ve
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -200,6 +201,113 @@ def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_output(fresh, tmp_pa
     assert not list(out.glob("_staging-*")) and not list(out.rglob("beam-temp*"))
 
 
+# --- Ctrl-C during an incremental run: the corpus as it was, or the run published whole ---------------------
+
+
+def _published(out: Path) -> dict:
+    """What a corpus holds: its rows (sorted, every column), the files its manifest lists and its run count."""
+    import pyarrow.dataset as ds
+
+    def rows(name):
+        if not (out / name).exists():
+            return []
+        table = ds.dataset(out / name, format="parquet").to_table()
+        return sorted(table.to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+    manifest = out / "_manifest"
+    return {"articles": rows("articles"), "rejects": rows("rejects"), "duplicates": rows("duplicates"),
+            "files": sorted(json.loads(line)["path"] for line in (manifest / "files.jsonl").read_text().splitlines()),
+            "runs": len((manifest / "runs.jsonl").read_text().splitlines()),
+            "records_read": json.loads((out / "_summary.json").read_text())["records_read"]}
+
+
+@pytest.fixture(scope="module")
+def appended(fresh, tmp_path_factory):
+    """A new WARC file (``more/warc``) for an incremental run into a copy of ``fresh``'s corpus, and what the
+    corpus holds before that run and after it ran uninterrupted."""
+    tmp, out0 = fresh
+    root = tmp_path_factory.mktemp("appended")
+    more = root / "more"
+    pages = [Response(f"http://alpha.test/politics/new-{i}.html",
+                      article_page("alpha", "politics", f"New {i}", [paragraph(500 + 10 * i + j) for j in range(3)])
+                      .encode()) for i in range(4)]
+    write_warc(more / "warc" / "alpha" / "politics" / "new.warc.gz", "alpha", "politics", pages)
+    reference = root / "reference"
+    shutil.copytree(out0, reference)
+    before = _published(reference)
+    assert _clean(more, reference, "--incremental") == 0
+    after = _published(reference)
+    assert after["runs"] == before["runs"] + 1 and len(after["articles"]) == len(before["articles"]) + 4
+    return more, before, after
+
+
+def _incremental_argv(more: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "newsclean.cli", "clean", "--incremental", "--warc", str(more / "warc"), "--out", str(out),
+            "--chain", "paper", "--neighbour-sample", "2"]
+
+
+@pytest.mark.parametrize("when", ["staging", "publishing"])
+def test_ctrl_c_to_the_process_group_of_an_incremental_run_publishes_all_or_nothing(fresh, appended, tmp_path,
+                                                                                      when):
+    """SIGINT to the run's process group once its staging folder appears, or once its first file is published:
+    exit status 130, and the corpus holds what it held before or the whole run (before: rows published without
+    their manifest entry, so that the rerun cleaned the file again and counted its rows as duplicates)."""
+    _, out0 = fresh
+    more, before, after = appended
+    out = tmp_path / "out"
+    shutil.copytree(out0, out)
+    # A session of its own (its process group, as a terminal's Ctrl-C reaches it) and SIGINT's default action.
+    proc = subprocess.Popen(_incremental_argv(more, out), stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    started = (lambda: list(out.glob("_staging-*"))) if when == "staging" else \
+        (lambda: list((out / "articles").glob("run-*")))
+    deadline = time.monotonic() + 240  # only a hang reaches it
+    while not started() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.005)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=240)
+    now = _published(out)
+    if proc.returncode == 0:
+        assert now == after, err
+        pytest.skip("the run finished before the interrupt arrived")
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().endswith("newsclean: interrupted"), err
+    assert now in (before, after), {k: (len(v) if isinstance(v, list) else v) for k, v in now.items()}
+    assert not list(out.glob("_staging-*")) and not list(out.rglob("beam-temp*"))
+    assert _clean(more, out, "--incremental") == 0  # the rerun: cleans the file, or finds it cleaned
+    assert _published(out)["articles"] == after["articles"] and _published(out)["files"] == after["files"]
+
+
+def test_a_sigint_while_publishing_is_acted_on_once_the_run_is_published(fresh, appended, tmp_path, monkeypatch):
+    """The signal lands between the move of the run's files and the manifest entry (before: the run stopped
+    there, rows published and the file not recorded as cleaned)."""
+    import newsclean.pipeline.incremental as incremental
+
+    _, out0 = fresh
+    more, _, after = appended
+    out = tmp_path / "out"
+    shutil.copytree(out0, out)
+    real = incremental.summarize_output
+
+    def signalled(folder, *args, **kwargs):
+        if Path(folder) == out:  # the corpus after the append (the staging folder's is read first)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(folder, *args, **kwargs)
+
+    monkeypatch.setattr(incremental, "summarize_output", signalled)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, also under nohup
+    try:
+        rc = _clean(more, out, "--incremental")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        logging.disable(logging.NOTSET)  # the CLI's interrupt path silences logging for the rest of the process
+    assert rc == 130
+    assert _published(out) == after
+    monkeypatch.setattr(incremental, "summarize_output", real)
+    assert _clean(more, out, "--incremental") == 0 and _published(out)["articles"] == after["articles"]
+
+
 def test_top_sites_line_is_short():
     by_site = {f"site{i:03d}": i for i in range(681)}
     line = top_sites(by_site)
@@ -232,24 +340,69 @@ def test_progress_lines_on_a_pipe(monkeypatch):
     assert lines[-1].startswith("newsclean: progress: 5 records read, 3 articles") and "pages/s" in lines[-1]
 
 
-def test_progress_lines_of_a_run_never_count_more_articles_than_records_read(tmp_path, monkeypatch, capsys):
-    """Each record is counted as read before it is cleaned (before: "252 records read, 253 articles")."""
+def _progress_counts(tmp_path, monkeypatch, capsys) -> tuple[list[str], list[tuple[int, ...]]]:
+    """Clean ``tmp_path/warc`` (chain ``paper``) with a progress line at every count: the progress lines and their
+    (records read, articles, rejects)."""
     import re
 
     import newsclean.pipeline.progress as progress
     from newsclean.pipeline.clean import run_clean
     from newsclean.pipeline.options import CleanConfig
 
-    _write_input(tmp_path / "warc")
     monkeypatch.setattr(progress, "INTERVAL_S", 0.0)  # a line at every count
     run_clean(CleanConfig(warc=str(tmp_path / "warc"), out=str(tmp_path / "out"), chain="paper"),
               ["--runner", "DirectRunner", "--direct_running_mode", "in_memory"], progress=True)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith(progress.PREFIX)]
     counts = [tuple(int(n.replace(",", "")) for n in re.findall(r"([\d,]+) (?:records read|articles|rejects)", line))
               for line in lines]
+    return lines, counts
+
+
+def test_progress_lines_of_a_run_never_count_more_articles_than_records_read(tmp_path, monkeypatch, capsys):
+    """Each record is counted as read before it is cleaned (before: "252 records read, 253 articles")."""
+    _write_input(tmp_path / "warc")
+    lines, counts = _progress_counts(tmp_path, monkeypatch, capsys)
     assert counts and counts[-1] == (7, 6, 1), lines[-1]
     assert all(articles + rejects <= read for read, articles, rejects in counts), [
         line for line, (r, a, j) in zip(lines, counts, strict=True) if a + j > r][:3]
+
+
+def test_progress_counts_rejects_as_they_happen(tmp_path, monkeypatch, capsys):
+    """A reject is counted when its record is rejected, not after the last record was read (before: "24 records
+    read, 12 articles, 0 rejects" until the reading ended, then the rejects all at once)."""
+    pages = []
+    for i in range(6):
+        pages.append(Response(f"http://alpha.test/politics/{i}.html",
+                              article_page("alpha", "politics", f"Story {i}", [paragraph(10 * i + j) for j in range(3)])
+                              .encode()))
+        pages.append(Response(f"http://alpha.test/politics/gone-{i}.html", b"<html><body>gone</body></html>",
+                              status=404))
+    write_warc(tmp_path / "warc" / "alpha" / "politics" / "a.warc.gz", "alpha", "politics", pages)
+    lines, counts = _progress_counts(tmp_path, monkeypatch, capsys)
+    assert counts[-1] == (12, 6, 6), lines[-1]
+    all_read = next(c for c in counts if c[0] == 12)  # the first line after the last record was read
+    assert all_read[2] >= 5, lines  # each 404 counted right after its read (the last one may follow this line)
+
+
+def test_progress_interval_from_the_environment(monkeypatch):
+    import io
+
+    import newsclean.pipeline.progress as progress
+
+    tally = progress.ProgressTally()
+    tally.enabled = True
+    stream = io.StringIO()
+    monkeypatch.setenv(progress.INTERVAL_ENV, "0")
+    tally.add("read", 1, stream=stream)
+    tally.add("read", 1, stream=stream)
+    assert len(stream.getvalue().splitlines()) == 2  # a line at every count
+    for value in ("inf", "3600"):  # no line (tests of one-line stderr set it so)
+        monkeypatch.setenv(progress.INTERVAL_ENV, value)
+        tally.add("read", 1, stream=stream)
+    assert len(stream.getvalue().splitlines()) == 2
+    for value in ("soon", "-1", "nan"):
+        monkeypatch.setenv(progress.INTERVAL_ENV, value)
+        assert progress.interval_s() == progress.INTERVAL_S
 
 
 def test_progress_is_one_line_redrawn_on_a_terminal(monkeypatch):

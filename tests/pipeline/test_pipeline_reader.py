@@ -352,3 +352,29 @@ def test_a_plain_warc_cut_before_its_last_record_ends_is_a_truncated_record(tmp_
     assert reasons(data + b"\r\n\r\n") == ["page", "page"]  # trailing blank lines are no record
     assert reasons(data[:-3]) == ["page", "page", "truncated_record"]  # cut in the closing CRLF CRLF
     assert reasons(data[:-60]) == ["page", "truncated_record"]  # cut in the last response's payload
+
+
+def test_a_warc_name_with_glob_characters_is_taken_literally(tmp_path):
+    """A file or folder that exists is read as named before ``--warc`` is taken as a glob: ``w[1]/a[1]*?.warc.gz``
+    as a glob names ``w1/a1?....warc.gz``, the decoy here, and not itself (Beam's patterns cannot quote)."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from newsclean.pipeline.clean import run_clean
+    from newsclean.pipeline.options import CleanConfig
+
+    pages = [Response(f"http://a.test/b/{i}.html", article_page("a", "b", f"T {i}", [paragraph(i)]).encode())
+             for i in range(2)]
+    odd = write_warc(tmp_path / "w[1]" / "a[1]*?.warc.gz", "a", "b", pages)
+    write_warc(tmp_path / "w1" / "a1xy.warc.gz", "a", "b", pages[:1])  # what the name means as a glob
+
+    def matched(warc: str) -> list[str]:
+        return sorted(m.path for r in FileSystems.match(resolve_warc_patterns(warc)) for m in r.metadata_list)
+
+    assert matched(str(odd)) == [str(odd)]  # before: [".../w1/a1xy.warc.gz"]
+    assert matched(str(odd.parent)) == [str(odd)]  # a folder with such a name: every WARC file below it
+    for warc, extra in ((str(odd), ["--runner", "DirectRunner"]), (str(odd.parent), [])):
+        for incremental, batch_bytes in ((False, 1), (True, 128 << 20)):  # batches of one file; a run plan's paths
+            out = tmp_path / f"out-{len(extra)}-{incremental}"
+            summary = run_clean(CleanConfig(warc=warc, out=str(out), incremental=incremental, batch_bytes=batch_bytes),
+                                extra)
+            assert summary.records_read == 2 and summary.balanced, (warc, incremental, summary.to_dict())

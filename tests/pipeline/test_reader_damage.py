@@ -197,3 +197,83 @@ def test_a_reader_that_stops_early_fails_the_accounting(tmp_path, monkeypatch):
     rows = sum(1 for o in outputs if getattr(o, "tag", None) != "counts")
     assert rows == 3 and counts["records_read"] == N  # before: 3 read, 3 rows, "balanced"
     assert counts["records_found"] == N and counts["records_missed"] == N - 3
+
+
+# --- many damaged spans in one file --------------------------------------------------------
+
+
+def _interleaved(tmp_path: Path, n: int) -> tuple[bytes, list[str]]:
+    """A per-record ``.warc.gz`` of ``n`` small pages with a damaged span after each response member (random
+    bytes, or a gzip member whose deflate data is random): its bytes and the response URLs, in order."""
+    urls = [f"http://s.test/c/{i}.html" for i in range(n)]
+    path = write_warc(tmp_path / "s" / "c" / "many.warc.gz", "s", "c",
+                      [Response(u, b"<html><body><p>page %d</p></body></html>" % i) for i, u in enumerate(urls)])
+    data = path.read_bytes()
+    rng = random.Random(3)
+    parts, pos = [], 0
+    for i, (_, end, _) in enumerate(_responses(_records(data))):
+        junk = rng.randbytes(rng.randint(20, 80))
+        parts += [data[pos:end], b"\x1f\x8b\x08\x00" + junk if i % 2 else junk]
+        pos = end
+    return b"".join(parts) + data[pos:], urls
+
+
+def test_every_intact_record_is_read_whatever_the_number_of_damaged_spans(tmp_path):
+    """1,200 intact response records, each followed by a damaged span: every record is a page, every span one
+    reject, and the independent count finds the 1,200 records (the reader once gave up after 1,000 spans, the rest
+    of the file one span, and the second pass stopped there too: 1,001 pages, and the accounting balanced)."""
+    n = 1200
+    data, urls = _interleaved(tmp_path, n)
+    path = tmp_path / "many.warc.gz"
+    path.write_bytes(data)
+    fn = ReadWarcFileFn()
+    fn.setup()
+    outputs = list(fn.process(str(path)))
+    counts = dict(o.value for o in outputs if getattr(o, "tag", None) == "counts")
+    pages = [o for o in outputs if isinstance(o, Page)]
+    rejects = [o.value for o in outputs if getattr(o, "tag", None) == "rejects"]
+    assert [p.url for p in pages] == urls  # before: the first 1,001
+    assert len(rejects) == n and {r.reason for r in rejects} == {"not_warc"}
+    assert counts["records_found"] == n and counts["records_missed"] == 0  # before: 1,001 found
+    assert counts["records_read"] == len(pages) + len(rejects) == 2 * n
+
+
+def _nested(depth: int) -> tuple[bytes, list[int]]:
+    """``depth`` damaged gzip members nested inside each other: each a stored deflate block (RFC 1951 §3.2.4)
+    holding ``WARC/1.1`` and the next member, then a wrong CRC-32. Returns the bytes and each member's offset."""
+    member = b"WARC/1.1\r\n" + b"x" * 30
+    for _ in range(depth):
+        payload = b"WARC/1.1\r\n" + member
+        member = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + b"\x01" + len(payload).to_bytes(2, "little")
+                  + (len(payload) ^ 0xFFFF).to_bytes(2, "little") + payload + b"\x00" * 4
+                  + len(payload).to_bytes(4, "little"))
+    return member, [25 * k for k in range(depth)]  # gzip header, block header, WARC/1.1 line: 25 bytes a level
+
+
+@pytest.mark.parametrize("bound", ["default", "spent"])
+def test_nested_damaged_members_cost_a_bounded_rereading_and_are_named(tmp_path, monkeypatch, bound):
+    """1,200 damaged members nested inside each other, between two intact records: each damaged member is one
+    reject, or (once the bytes read again pass the bound) named in the reject of the span that skipped it; the
+    records after them are read either way (the reader once gave up after 1,000 spans, losing them)."""
+    from newsclean.pipeline import warc_framing
+
+    if bound == "spent":
+        monkeypatch.setattr(warc_framing, "REREAD_BYTES", 0)
+        monkeypatch.setattr(warc_framing, "REREAD_PER_FILE_BYTE", 1)
+    data, records = _ten(tmp_path)
+    first, _, _ = _responses(records)[5]
+    depth = 1200
+    nested, starts = _nested(depth)
+    damaged = data[:first] + nested + data[first:]
+    items, stats = _read(damaged, "nested.warc.gz")
+    rejects = [i for i in items if isinstance(i, Reject)]
+    assert sum(isinstance(i, Page) for i in items) == N  # before: 5
+    assert stats.records_read == stats.pages + stats.rejects == len(items)
+    skipped = [int(m.group(1)) for r in rejects
+               for m in [re.search(r"; (\d+) gzip members starting a WARC record in bytes", r.message)] if m]
+    at_starts = sum(r.warc_offset - first in set(starts) for r in rejects)
+    assert at_starts + sum(skipped) == depth, (at_starts, skipped)
+    assert bool(skipped) == (bound == "spent")
+    rows = Counter(warc_reader.item_offset(i) for i in items)
+    warc_reader.check_read("nested.warc.gz", stats, rows, io.BytesIO(damaged))
+    assert stats.missed == 0 and stats.found == N
