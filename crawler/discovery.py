@@ -30,6 +30,7 @@ from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
 from newsclean.crawler.config import SiteConfig, name_key, slug_name
+from newsclean.schemas.sniff import looks_binary
 
 #: Page kinds :func:`page_kind` tells apart (``too_large``: a gzip sitemap that unpacks past its size bound).
 KINDS = ("robots", "sitemap", "feed", "html", "binary", "too_large", "other")
@@ -49,15 +50,6 @@ def content_type(response: Response) -> str:
     """The response's MIME type, lower-case, without parameters (``""`` when absent)."""
     value = (response.headers.get("Content-Type") or b"").decode("latin-1")
     return value.split(";", 1)[0].strip().lower()
-
-
-def looks_binary(body: bytes) -> bool:
-    """Whether ``body`` is binary data rather than text: a NUL byte in its first 8 KiB (the test git and
-    ``file`` use), unless it starts with a UTF-16/32 byte-order mark."""
-    head = body[:8192]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return False
-    return b"\x00" in head
 
 
 def sitemap_body(response: Response, max_size: int = 0) -> bytes | None:

@@ -64,6 +64,7 @@ from newsclean.schemas.records import (
     Stage,
     to_row,
 )
+from newsclean.schemas.sniff import looks_binary
 from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.metadata import (
@@ -74,7 +75,7 @@ from newsclean.transforms.metadata import (
     plausible,
     registered_domain,
 )
-from newsclean.transforms.parse import decode_html, looks_binary, looks_like_json
+from newsclean.transforms.parse import decode_html, looks_like_json
 from newsclean.transforms.site_evidence import SiteEvidence, learn_site_evidence, pages_needed
 from newsclean.transforms.text import content_hash
 
@@ -213,7 +214,7 @@ def classify_response(page: Page) -> tuple[RejectReason, str] | None:
     ``other`` go on to the next checks), a ``Content-Type`` that is not HTML (``not_html``; a missing one is
     accepted when the body sniffs as HTML), a body of zero bytes or only whitespace (``empty_body``), and a
     body that sniffs as binary or as a JSON document whatever its Content-Type says (``not_html``,
-    :func:`~newsclean.transforms.parse.looks_binary`, :func:`~newsclean.transforms.parse.looks_like_json`).
+    :func:`~newsclean.schemas.sniff.looks_binary`, :func:`~newsclean.transforms.parse.looks_like_json`).
     """
     if page.status != 200:
         return RejectReason.HTTP_STATUS, f"HTTP status {page.status}"

@@ -27,7 +27,6 @@ from newsclean.crawler.discovery import (
     classify_url,
     config_category,
     feed_links,
-    looks_binary,
     page_kind,
     robots_sitemaps,
     sitemap_links,
@@ -49,6 +48,7 @@ from newsclean.crawler.warc import (
     recover_open_files,
     warc_file_name,
 )
+from newsclean.schemas.sniff import looks_binary
 
 SITE = SiteConfig("s", ("example.com",), (CategoryConfig("news", ("https://example.com/",)),),
                   article_allow=(r"/\d{4}/\d\d/",), article_deny=(r"/video/",),
@@ -197,6 +197,10 @@ def test_feeds_rss_atom_and_kinds():
     assert page_kind(XmlResponse("https://example.com/x.xml", body=atom), expect_html=True)[0] == "other"
     binary = HtmlResponse("https://example.com/b", body=b"GIF89a\x00\x01")
     assert page_kind(binary, expect_html=True)[0] == "binary"
+    # one stray NUL in an HTML page, as the cleaner sniffs it (WHATWG: the HTML signature comes first): a page
+    stray = HtmlResponse("https://example.com/s", body=b"<!DOCTYPE html><html><body><p>a\x00b</p></body></html>")
+    assert page_kind(stray, expect_html=True)[0] == "html"
+    assert page_kind(HtmlResponse("https://example.com/c", body=b"\x00\x01\x02 <p>x</p>"), expect_html=True)[0] == "binary"
     assert not looks_binary("<p>ok</p>".encode("utf-16"))  # a BOM: text
     png = Response("https://example.com/p", body=b"\x89PNG", headers={"Content-Type": "image/png"})
     assert page_kind(png, expect_html=True)[0] == "other"

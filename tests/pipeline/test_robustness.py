@@ -46,8 +46,9 @@ from newsclean.pipeline.warc_reader import (
     url_section,
 )
 from newsclean.schemas.records import Page, Provenance, Reject
+from newsclean.schemas.sniff import looks_binary
 from newsclean.transforms.chain import DEFAULT_CONFIG
-from newsclean.transforms.parse import MAX_DEPTH, looks_binary
+from newsclean.transforms.parse import MAX_DEPTH
 from newsclean.transforms.site_evidence import learn_site_evidence
 
 CC_SAMPLE = SHARED_DATA / "warc-samples" / "warcfile.warc.gz"
