@@ -350,7 +350,8 @@ class Rereading:
     parsed. Damaged members (or records) nested inside each other, each hiding the next, would so cost a file its
     size squared. :meth:`charge` counts the bytes read again; while fewer than :data:`REREAD_BYTES` +
     :data:`REREAD_PER_FILE_BYTE` × ``size`` (bytes of the file) are, :meth:`search_from` lets the search start
-    where it asks; past that, after the furthest byte that damaged data read well up to (the reader names what it
+    where it asks; past that, after the furthest byte that damaged data read well up to (and past the headers
+    whose ``Content-Length`` runs past the end: :func:`after_long_block`; the reader names what it
     skipped: :func:`members_between`, :func:`headers_between`). Real damage reads a few bytes again, and never gets
     there.
     """
@@ -372,6 +373,25 @@ class Rereading:
         """Where the search for the next record after damage starts: ``pos``, or :attr:`good_to` once the bound is
         spent."""
         return pos if self.left > 0 else max(pos, self.good_to)
+
+
+def after_long_block(stream: BinaryIO, header_end: int, end: int, rereading: Rereading) -> int:
+    """Where the search for the next record of an uncompressed ``stream`` (``end`` bytes) starts after a record
+    whose header ends at byte ``header_end`` and whose ``Content-Length`` runs past ``end``: its block may hide
+    records, so at :meth:`Rereading.search_from`; once the bound is spent, past the ``WARC/1.`` lines whose own
+    ``Content-Length`` runs past ``end`` too (each would hide the rest again: read, they cost the file its size
+    squared), at the first header that does not (``end`` when there is none). The reader and
+    :func:`scan_responses` both resume here."""
+    search = rereading.search_from(header_end)
+    if rereading.left > 0:
+        return search
+    pos = find_warc_header(stream, search, end)
+    while pos is not None:
+        bounds = record_bounds(stream, pos)
+        if bounds is None or bounds.block_end <= end:
+            return pos
+        pos = find_warc_header(stream, bounds.header_end, end)
+    return end
 
 
 def starts_in(stream: BinaryIO, needle: bytes, start: int, end: int) -> Iterator[int]:
@@ -434,7 +454,8 @@ def scan_responses(stream: BinaryIO, start: int = 0, name: str = "") -> Counter[
     time bound, which skips only bytes already inflated once). An uncompressed
     file is walked header by header (:func:`record_bounds`), and after a header that does not parse goes on at
     the next ``WARC/1.`` line after the last good header (:func:`find_warc_header`): a ``Content-Length`` too
-    long or too short hides no record. A record cut by the end of the file counts (the reader rejects it).
+    long or too short hides no record; it charges a :class:`Rereading` as the reader's passes do, and past the
+    bound skips what the reader skips (:func:`after_long_block`). A record cut by the end of the file counts (the reader rejects it).
     It goes on after any number of damaged spans. Returns None when ``stream`` cannot seek (nothing to compare).
     """
     end = stream_size(stream)
@@ -443,6 +464,7 @@ def scan_responses(stream: BinaryIO, start: int = 0, name: str = "") -> Counter[
     found: Counter[int] = Counter()
     gz = is_gzip(stream, start, name)
     pos, resume, rereading = start, start, Rereading(end)
+    read_from = start  # where the reader's FastWARC pass starts: it charges the rereading from there
     while pos < end:
         if gz:
             member = MemberInflater(stream, pos, end)
@@ -464,13 +486,15 @@ def scan_responses(stream: BinaryIO, start: int = 0, name: str = "") -> Counter[
                 found[pos] += bounds.warc_type == b"response"
                 resume, pos = bounds.header_end, bounds.block_end
                 if pos > end:  # cut, or a Content-Length too long: a header inside the block is read too
-                    nxt = find_warc_header(stream, resume, end)
+                    rereading.charge(read_from, end, resume)
+                    nxt = find_warc_header(stream, after_long_block(stream, resume, end, rereading), end)
                     if nxt is None:
                         break
-                    resume = pos = nxt
+                    read_from = resume = pos = nxt
                 continue
-            nxt = resume_after(stream, pos, resume, end)
-            resume = nxt if nxt is not None else end
+            rereading.charge(read_from, pos)
+            nxt = resume_after(stream, pos, rereading.search_from(resume), end)
+            read_from = resume = nxt if nxt is not None else end
         if nxt is None:
             break
         pos = nxt
@@ -490,6 +514,6 @@ def missed_records(found: Counter[int], rows: Counter[int], spans: list[tuple[in
     offsets = sorted(found)
     for start, end in spans:  # a binary search each: a file of many spans and records costs n log n
         i = bisect.bisect_left(offsets, start)
-        if i < len(offsets) and offsets[i] < end:
+        if i < len(offsets) and (offsets[i] < end or offsets[i] == start):  # an empty span covers its start
             covered[offsets[i]] += 1
     return {o: n - covered[o] for o, n in sorted(found.items()) if n > covered[o]}

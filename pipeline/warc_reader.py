@@ -65,6 +65,7 @@ from newsclean.pipeline.warc_framing import (
     ByteRange,
     MemberInflater,
     Rereading,
+    after_long_block,
     find_warc_header,
     find_warc_member,
     headers_between,
@@ -720,8 +721,8 @@ def _read_plain(reading: _FileReading, start: int, end: int) -> Iterator[Page | 
         bounds = record_bounds(stream, last) if last is not None else None
         if reading.error is None:
             if bounds is not None and bounds.block_end > end:  # cut, or a Content-Length too long
-                rereading.charge(pos, end)
-                search = rereading.search_from(bounds.header_end)
+                rereading.charge(pos, end, bounds.header_end)
+                search = after_long_block(stream, bounds.header_end, end, rereading)
                 yield from _hidden_headers(reading, bounds.header_end, search, last)
                 nxt = find_warc_header(stream, search, end)  # the latter hides the records after it
                 if nxt is not None:

@@ -199,6 +199,18 @@ def test_a_reader_that_stops_early_fails_the_accounting(tmp_path, monkeypatch):
     assert counts["records_found"] == N and counts["records_missed"] == N - 3
 
 
+def test_a_damaged_span_covers_the_record_it_starts_at_even_when_empty():
+    """A span ``[start, end)`` accounts for the first found record in it, or for the one at ``start`` when it is
+    empty (the reader's span after a header that did not parse can end where it starts); one span covers at most
+    one record, and a record before or after an empty span is not covered by it."""
+    from newsclean.pipeline.warc_framing import missed_records
+
+    assert missed_records(Counter({100: 1}), Counter(), [(100, 100)]) == {}  # before: {100: 1}
+    assert missed_records(Counter({100: 2}), Counter(), [(100, 100)]) == {100: 1}
+    assert missed_records(Counter({100: 1, 200: 1}), Counter(), [(150, 150), (100, 300)]) == {200: 1}
+    assert missed_records(Counter({100: 1, 200: 1}), Counter(), [(100, 300)]) == {200: 1}
+
+
 # --- many damaged spans in one file --------------------------------------------------------
 
 
@@ -277,3 +289,44 @@ def test_nested_damaged_members_cost_a_bounded_rereading_and_are_named(tmp_path,
     rows = Counter(warc_reader.item_offset(i) for i in items)
     warc_reader.check_read("nested.warc.gz", stats, rows, io.BytesIO(damaged))
     assert stats.missed == 0 and stats.found == N
+
+
+def _long_blocks(depth: int) -> tuple[bytes, list[int]]:
+    """``depth`` response headers in a row, each declaring a ``Content-Length`` of 10**9 bytes, so that each
+    record's block runs past the end of the file and holds the records after it. Returns the bytes and each
+    record's offset."""
+    heads = [b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://s.test/c/long%04d.html\r\n"
+             b"Content-Length: 1000000000\r\n\r\n" % k for k in range(depth)]
+    return b"".join(heads), [sum(map(len, heads[:k])) for k in range(depth)]
+
+
+@pytest.mark.parametrize("bound", ["default", "spent"])
+def test_nested_long_blocks_cost_a_bounded_rereading_and_are_named(tmp_path, monkeypatch, bound):
+    """The uncompressed form of the test above: 50 records whose ``Content-Length`` runs past the end of the file,
+    between intact records. Each is one reject, or (once the bytes read again pass the bound) named in the reject
+    of the span that skipped it; the records after them are read either way, and the independent count skips
+    what the reader skipped (the reader once took the whole rest of the file for read well once the bound was
+    spent: 5 pages, the rest reported as a reader bug)."""
+    from newsclean.pipeline import warc_framing
+
+    if bound == "spent":
+        monkeypatch.setattr(warc_framing, "REREAD_BYTES", 0)
+        monkeypatch.setattr(warc_framing, "REREAD_PER_FILE_BYTE", 1)
+    plain, records = _plain(_ten(tmp_path)[0])
+    first, _, _ = _responses(records)[5]
+    depth = 50
+    nested, starts = _long_blocks(depth)
+    damaged = plain[:first] + nested + plain[first:]
+    items, stats = _read(damaged, "nested.warc")
+    rejects = [i for i in items if isinstance(i, Reject)]
+    assert sum(isinstance(i, Page) for i in items) == N  # before, with the bound spent: 5
+    assert stats.records_read == stats.pages + stats.rejects == len(items)
+    named = {id(r): int(m.group(1)) for r in rejects
+             for m in [re.search(r"; (\d+) WARC/1\. lines in bytes", r.message)] if m}
+    skipped = list(named.values())  # a reject naming them starts where a record's header ends: the next one's start
+    at_starts = sum(r.warc_offset - first in set(starts) for r in rejects if id(r) not in named)
+    assert at_starts + sum(skipped) == depth, (at_starts, skipped)
+    assert bool(skipped) == (bound == "spent")
+    rows = Counter(warc_reader.item_offset(i) for i in items)
+    warc_reader.check_read("nested.warc", stats, rows, io.BytesIO(damaged))
+    assert stats.missed == 0 and stats.found == N + at_starts  # before, with the bound spent: 5 missed
