@@ -206,12 +206,6 @@ def sitemap_links(body: bytes, base_url: str) -> tuple[str, list[str]]:
     return document.type, document.urls
 
 
-def sitemap_facts(body: bytes, base_url: str) -> dict[str, SitemapFacts]:
-    """Page URL -> :class:`SitemapFacts` for the ``<url>`` entries of a urlset that carry any fact
-    (:func:`read_sitemap`); a sitemap index, a broken document or entries without ``<loc>`` give none."""
-    return read_sitemap(body, base_url).facts
-
-
 def _local(el) -> str:
     return el.tag.rpartition("}")[2] if isinstance(el.tag, str) else ""
 
@@ -289,15 +283,22 @@ def _named(raw: str, site: SiteConfig, fallback: str) -> str | None:
     """The category a raw URL segment or section name stands for: its alias, else its :func:`slug_name`
     spelled as the configured name with the same :func:`name_key` (a category, an alias target or ``fallback``),
     so that ``World`` from a page and ``world`` in the config are one category; ``None`` when nothing is left."""
-    aliases = dict(site.category_aliases)
+    aliases, configured = _site_names(site, fallback)
     name = slug_name(raw)
     for key in (name_key(raw.strip()), name):
         if key in aliases:
             return aliases[key]
     if not name:
         return None
-    configured = {name_key(n): n for n in (fallback, *aliases.values(), *(c.name for c in site.categories))}
     return configured.get(name_key(name), name)
+
+
+@lru_cache(maxsize=256)  # asked for every discovered URL (up to 50,000 a sitemap); a crawl has few sites
+def _site_names(site: SiteConfig, fallback: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``site``'s aliases (raw -> category) and its configured names by :func:`name_key` (``fallback``, alias
+    targets, categories; a later one wins on a shared key), for :func:`_named`. Cached: the config is frozen."""
+    aliases = dict(site.category_aliases)
+    return aliases, {name_key(n): n for n in (fallback, *aliases.values(), *(c.name for c in site.categories))}
 
 
 def article_section(response: Response) -> str | None:

@@ -78,11 +78,12 @@ class ArchivePipeline:
             try:
                 group, response_id = self._write(item)
             except (OSError, ValueError) as exc:  # the file system refused the file, or a name is not safe
-                return self._not_stored(item, exc)
-            warc_file, acked = self.files.relative(group.path), group.end
-            written = warc_file
-            offset = group.offsets[group.final_response]
-            digest = response_id
+                self._not_stored(item, exc)
+            else:
+                warc_file, acked = self.files.relative(group.path), group.end
+                written = warc_file
+                offset = group.offsets[group.final_response]
+                digest = response_id
         status = item.captures[-1].status if item.captures else None
         if item.reason == "not_modified" and item.previous is not None:  # the stored capture stays the page's
             warc_file, offset, digest, status = (item.previous.warc_file, item.previous.warc_offset,
@@ -96,23 +97,15 @@ class ArchivePipeline:
                                  [c.status for c in item.captures], sum(len(c.body) for c in item.captures))
         return item
 
-    def _not_stored(self, item: PageOutcome, exc: Exception) -> PageOutcome:
-        """Count a page whose records could not be written as failed ``storage_error``: logged, in the report
-        (which makes the crawl's exit status non-zero), and done in the store without a ``pages`` row, so the
-        next crawl fetches it again; the links it led to stay pending as usual."""
-        task, state = item.task, self.state
-        logger.error("could not store %s in %s/%s: %s: %s", item.url, task.site, item.category[:100],
+    @staticmethod
+    def _not_stored(item: PageOutcome, exc: Exception) -> None:
+        """Make a page whose records could not be written failed ``storage_error``: logged, then (in
+        :meth:`process_item`) in the report, which makes the crawl's exit status non-zero, and done in the store
+        without a ``pages`` row, so the next crawl fetches it again; the links it led to stay pending as usual."""
+        logger.error("could not store %s in %s/%s: %s: %s", item.url, item.task.site, item.category[:100],
                      type(exc).__name__, exc)
         item.outcome, item.reason = Outcome.FAILED, FetchReason.STORAGE_ERROR
         item.fields.append(("error", f"{type(exc).__name__}: {exc}"))
-        row = PageRow(urls=tuple(dict.fromkeys((task.key, *item.chain))), site=task.site, category=item.category,
-                      page_type=item.page_type, status=item.captures[-1].status, fetched_at=item.fetched_at,
-                      warc_file=None, warc_offset=None, payload_digest=None, outcome=item.reason)
-        state.store.ack(state.job, row, item.links)
-        state.release(row.urls)
-        state.report.add_outcome(task.site, item.category, item.outcome, item.reason,
-                                 [c.status for c in item.captures], sum(len(c.body) for c in item.captures))
-        return item
 
     def _write(self, item: PageOutcome):
         """Write the page group; returns ``(WrittenGroup, payload digest of the final response)``; the

@@ -33,6 +33,7 @@ from scrapy.resolver import CachingThreadedResolver
 from twisted.internet.error import DNSLookupError
 
 from newsclean.crawler.config import host_in_domains
+from newsclean.crawler.fetch import failure_causes
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -184,17 +185,13 @@ REFUSED_HOSTS: set[str] = set()
 
 
 def is_private_address_failure(exc: BaseException, host: str | None = None) -> bool:
-    """Whether ``exc`` (or an exception it was raised from) is a :class:`PrivateAddressError`, or a DNS
-    failure for a ``host`` that :class:`PublicOnlyResolver` refused."""
+    """Whether ``exc`` is, wraps or lists (:func:`~newsclean.crawler.fetch.failure_causes`) a
+    :class:`PrivateAddressError` (or an error saying "not a public address"), or is a DNS failure for a
+    ``host`` that :class:`PublicOnlyResolver` refused."""
     if host and host.lower() in REFUSED_HOSTS and is_dns_failure(exc):
         return True
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, PrivateAddressError) or "not a public address" in str(exc):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
+    return any(isinstance(cause, PrivateAddressError) or "not a public address" in str(cause)
+               for cause in failure_causes(exc))
 
 
 def is_dns_failure(exc: BaseException) -> bool:

@@ -14,7 +14,8 @@ One file (stdlib :mod:`sqlite3`, WAL journal), by default ``OUT/crawl-state.sqli
     the requests of one job (start points and discovered links) with their crawl facts and a
     state, ``pending``, ``done`` or ``moved``. A resumed job re-issues its pending rows and never fetches a
     done one again, whatever happened to Scrapy's own queue files; a new job takes over the pending rows
-    other jobs left (:meth:`CrawlStore.adopt_pending`: theirs become ``moved``).
+    other jobs left (:meth:`CrawlStore.adopt_pending`: theirs become ``moved``, but for those over a budget
+    of the new job, which stay pending for a later one).
 ``warc_files``
     every WARC file a job opened, with ``acked_bytes``: the file size after the last page group
     that was *acknowledged* (see :meth:`CrawlStore.ack`), and whether it was closed. Recovery of a
@@ -33,6 +34,7 @@ Not thread-safe: one :class:`CrawlStore` per crawl process, used from the reacto
 
 from __future__ import annotations
 
+import enum
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -44,6 +46,14 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 from w3lib.url import canonicalize_url, url_query_cleaner
 
 SCHEMA_VERSION = 1
+
+
+class Admission(enum.Enum):
+    """What a job does with a request another job left pending (:meth:`CrawlStore.adopt_pending`)."""
+
+    ISSUED = "issued"  # the job requests it
+    COVERED = "covered"  # no request needed: the job requests the URL already, or it is a known article
+    DEFERRED = "deferred"  # not now (a budget of the job is spent): left pending for a later job
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -223,26 +233,32 @@ class CrawlStore:
         return [FrontierEntry(*row) for row in rows]
 
     def adopt_pending(self, job: str, sites: Iterable[str],
-                      keep: Callable[[FrontierEntry], bool]) -> list[FrontierEntry]:
-        """Move the pending requests that other jobs of ``sites`` left (a crawl stopped by ``max_time`` or a
-        signal and not resumed, a page that was never acknowledged) into ``job``: those ``keep`` accepts become
-        pending there; every such row of the other jobs becomes ``moved``, so no request stays pending for ever.
-        Returns the kept ones in the order they were added, each URL once."""
+                      admit: Callable[[FrontierEntry], Admission]) -> list[FrontierEntry]:
+        """Take over the pending requests that other jobs of ``sites`` left (a crawl stopped by ``max_time`` or a
+        signal and not resumed, a page that was never acknowledged), each URL once, in the order they were added.
+
+        ``admit`` is asked of each, before the transaction: :attr:`Admission.ISSUED` ones become pending in
+        ``job`` and their rows in the other jobs ``moved``; :attr:`Admission.COVERED` ones (``job`` requests the
+        URL already, or needs no request) only ``moved``; :attr:`Admission.DEFERRED` ones (over a budget of
+        ``job``) stay pending for a later job. Returns the issued ones."""
         names = sorted(set(sites))
         marks = ",".join("?" * len(names))
+        rows = self._db.execute(
+            "SELECT url, request_url, site, category, depth, role, referrer FROM frontier "
+            f"WHERE job != ? AND state = 'pending' AND site IN ({marks}) ORDER BY seq",  # noqa: S608 (marks only)
+            (job, *names)).fetchall()
+        first: dict[str, FrontierEntry] = {}
+        for row in rows:
+            first.setdefault(row[0], FrontierEntry(*row))
+        verdicts = [(entry, admit(entry)) for entry in first.values()]
+        issued = [entry for entry, verdict in verdicts if verdict is Admission.ISSUED]
         with self._tx():
-            rows = self._db.execute(
-                "SELECT url, request_url, site, category, depth, role, referrer FROM frontier "
-                f"WHERE job != ? AND state = 'pending' AND site IN ({marks}) ORDER BY seq",  # noqa: S608 (marks only)
-                (job, *names)).fetchall()
-            first: dict[str, FrontierEntry] = {}
-            for row in rows:
-                first.setdefault(row[0], FrontierEntry(*row))
-            entries = [entry for entry in first.values() if keep(entry)]
-            self._insert_frontier(job, entries)
-            self._db.execute(f"UPDATE frontier SET state = 'moved' WHERE job != ? AND state = 'pending' "  # noqa: S608
-                             f"AND site IN ({marks})", (job, *names))
-        return entries
+            self._insert_frontier(job, issued)
+            self._db.executemany(
+                f"UPDATE frontier SET state = 'moved' WHERE job != ? AND state = 'pending' "  # noqa: S608 (marks only)
+                f"AND url = ? AND site IN ({marks})",
+                [(job, entry.url, *names) for entry, verdict in verdicts if verdict is not Admission.DEFERRED])
+        return issued
 
     def frontier_urls(self, job: str) -> Iterator[tuple[str, str, str]]:
         """``(canonical url, site, category)`` of every request of ``job``, pending or done."""

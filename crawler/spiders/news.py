@@ -41,7 +41,6 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy import signals
 from scrapy.exceptions import (
-    CannotResolveHostError,
     DontCloseSpider,
     DownloadCancelledError,
     DownloadConnectionRefusedError,
@@ -74,9 +73,14 @@ from newsclean.crawler.discovery import (
 from newsclean.crawler.fetch import is_header_too_large, is_not_http
 from newsclean.crawler.items import PageOutcome, PageTask
 from newsclean.crawler.report import CrawlReport
-from newsclean.crawler.safety import RefusedRequest, is_private_address_failure, refused_redirect_target
+from newsclean.crawler.safety import (
+    RefusedRequest,
+    is_dns_failure,
+    is_private_address_failure,
+    refused_redirect_target,
+)
 from newsclean.crawler.state import CrawlState
-from newsclean.crawler.store import FrontierEntry, canonical_url
+from newsclean.crawler.store import Admission, FrontierEntry, canonical_url
 from newsclean.crawler.warc import CAPTURES_KEY, Capture, PreviousCapture
 from newsclean.schemas.contract import (
     SITEMAP_LASTMOD_FIELD,
@@ -114,8 +118,8 @@ def failure_reason(exc: BaseException, chain: list[str]) -> tuple[str, str]:
         return "failed", "too_large"
     if is_private_address_failure(exc, urlsplit(chain[-1]).hostname if chain else None):
         return "failed", "private_address"
-    if isinstance(exc, CannotResolveHostError):
-        return "failed", "dns"
+    if is_dns_failure(exc):
+        return "failed", FetchReason.DNS
     if isinstance(exc, (DownloadConnectionRefusedError, ConnectError)):
         return "failed", "connection"
     if isinstance(exc, ResponseDataLossError):
@@ -233,17 +237,10 @@ class NewsSpider(scrapy.Spider):
             entries += adopted
         return entries
 
-    def _adoptable(self, entry: FrontierEntry) -> bool:
-        """Whether a request an earlier job left pending is issued by this one (:meth:`CrawlStore.adopt_pending`):
-        not a start point or a known article, and within the budgets; counted as issued when it is."""
-        if entry.url in self._seen or self._over_crawl_budget() or self._over_host_budget(entry.request_url):
-            return False
-        if entry.role == "article" and self.crawl_state.is_known_article(entry.url):
-            return False
-        self._seen.add(entry.url)
-        self._issued[(entry.site, entry.category)] += 1
-        self._per_host[_hostname(entry.request_url)] += 1
-        return True
+    def _adoptable(self, entry: FrontierEntry) -> Admission:
+        """What this job does with a request an earlier job left pending (:meth:`CrawlStore.adopt_pending`):
+        :meth:`_admit` it as a discovered link."""
+        return self._admit(entry.request_url, entry.site, entry.category, entry.role, entry.url)[0]
 
     def _request(self, entry: FrontierEntry) -> scrapy.Request:
         task = PageTask(entry.site, entry.category, entry.depth, entry.role, entry.referrer, entry.url,
@@ -430,26 +427,36 @@ class NewsSpider(scrapy.Spider):
         return entries
 
     def _follow(self, url: str, role: str, depth: int, parent: PageTask, referrer: str) -> FrontierEntry | None:
-        """The frontier entry for a discovered URL, or ``None`` when it is not requested (over
-        ``max_pages_per_category`` or another budget, seen in this job, or a known article)."""
-        site = self.config.site(parent.site)
+        """The frontier entry for a discovered URL, or ``None`` when it is not requested (:meth:`_admit`)."""
         category = parent.category
         if role == "article":
-            category = category_for(url, site, parent.category, self.config.crawl.fallback_category)
-        # the budgets first: they are cheap, and past them a sitemap's remaining URLs need no canonical form
-        if self._over_cap(parent.site, category) or self._over_host_budget(url) or self._over_crawl_budget():
+            category = category_for(url, self.config.site(parent.site), parent.category,
+                                    self.config.crawl.fallback_category)
+        admission, key = self._admit(url, parent.site, category, role)
+        if admission is not Admission.ISSUED:
             return None
-        key = canonical_url(url)
-        if key in self._seen:
-            return None
-        if role == "article" and self.crawl_state is not None and self.crawl_state.is_known_article(key):
-            self._seen.add(key)
-            self.report.skipped_known(parent.site, category)
-            return None
-        self._seen.add(key)
-        self._issued[(parent.site, category)] += 1
-        self._per_host[_hostname(url)] += 1
         return FrontierEntry(key, url, parent.site, category, depth, role, referrer)
+
+    def _admit(self, url: str, site: str, category: str, role: str, key: str = "") -> tuple[Admission, str]:
+        """Whether this job requests ``url`` (a ``role`` page of ``site``/``category``; ``key``: its canonical
+        form, computed when empty), with that key (``""`` when over a budget): ``DEFERRED`` over
+        ``max_pages_per_category``, ``max_pages_per_host`` or ``max_pages``; ``COVERED`` when seen in this job or
+        a known article (counted ``skipped_known``); else ``ISSUED``, counted against the budgets."""
+        if key in self._seen:  # a request this job has anyway is covered, whatever the budgets
+            return Admission.COVERED, key
+        # the budgets first: they are cheap, and past them a sitemap's remaining URLs need no canonical form
+        if self._over_cap(site, category) or self._over_host_budget(url) or self._over_crawl_budget():
+            return Admission.DEFERRED, ""
+        key = key or canonical_url(url)
+        if key in self._seen:
+            return Admission.COVERED, key
+        self._seen.add(key)
+        if role == "article" and self.crawl_state is not None and self.crawl_state.is_known_article(key):
+            self.report.skipped_known(site, category)
+            return Admission.COVERED, key
+        self._issued[(site, category)] += 1
+        self._per_host[_hostname(url)] += 1
+        return Admission.ISSUED, key
 
     def _over_host_budget(self, url: str) -> bool:
         """Whether ``url``'s host already had ``crawl.max_pages_per_host`` requests (0: no budget)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
@@ -14,7 +15,9 @@ from test_crawler import _group, read_warc
 from newsclean.crawler.config import (
     MAX_NAME_BYTES,
     CategoryConfig,
+    CrawlOptions,
     SiteConfig,
+    SitesConfig,
     config_to_toml,
     is_safe_name,
     load_config,
@@ -37,8 +40,10 @@ from newsclean.crawler.safety import (
     PublicOnlyResolver,
     RefusedRequest,
     SafetyMiddleware,
+    is_private_address_failure,
     is_public_address,
 )
+from newsclean.crawler.spiders.news import NewsSpider, failure_reason
 from newsclean.crawler.store import CrawlStore, FrontierEntry, PageRow, canonical_url
 from newsclean.crawler.warc import (
     PageFacts,
@@ -379,3 +384,78 @@ def test_crawl_flags_of_the_cli_override_the_config(tmp_path):
         assert (crawl.refetch_after_days, crawl.allow_private_networks, str(args.jobdir)) == (3.0, True, "j")
         args, _ = parser.parse_known_args([*head, "--config", "x", "--out", "o"])
         assert apply_crawl_options(config, args) == config and args.jobdir is None
+
+
+# ------------------------------------------------------------------ requests earlier jobs left pending
+
+
+def _adopting_spider(store: CrawlStore, job: str, **crawl) -> NewsSpider:
+    """A spider of a two-category site starting ``job`` in ``store``, with ``[crawl]`` options ``crawl``."""
+    site = SiteConfig("s", ("example.com",), (CategoryConfig("a", ("https://example.com/a/",)),
+                                              CategoryConfig("b", ("https://example.com/b/",))))
+    spider = NewsSpider(SitesConfig((site,), CrawlOptions(**crawl)))
+    store.start_job(job)
+    spider.crawl_state = SimpleNamespace(store=store, job=job, resumed=False, is_known_article=store.is_known_article)
+    return spider
+
+
+def _left_pending(store: CrawlStore, job: str, paths: list[str]) -> None:
+    """``job`` leaves one pending article request per ``/<category>/<name>`` path."""
+    store.start_job(job)
+    store.add_frontier(job, [FrontierEntry(f"https://example.com{p}", f"https://example.com{p}", "s",
+                                           p.split("/")[1], 1, "article") for p in paths])
+
+
+def test_requests_over_a_budget_of_the_new_job_stay_pending_for_a_later_one(tmp_path):
+    store = CrawlStore(tmp_path / "s.sqlite3")
+    _left_pending(store, "j1", ["/a/1", "/a/2", "/a/3"])
+    spider = _adopting_spider(store, "j2", max_pages=3)  # the two start points and one request left pending
+    assert [e.url for e in spider._start_entries() if e.role == "article"] == ["https://example.com/a/1"]
+    assert [e.url for e in store.pending("j1")] == ["https://example.com/a/2", "https://example.com/a/3"]
+    later = _adopting_spider(store, "j3")
+    adopted = [e.url for e in later._start_entries() if e.role == "article"]
+    assert sorted(adopted) == ["https://example.com/a/1", "https://example.com/a/2", "https://example.com/a/3"]
+    assert store.pending("j1") == store.pending("j2") == []  # j2's start points are j3's too
+    store.close()
+
+
+def test_adopted_requests_respect_max_pages_per_category_and_known_articles(tmp_path):
+    store = CrawlStore(tmp_path / "s.sqlite3")
+    known = "https://example.com/b/known"
+    store.ack("j0", PageRow((known,), "s", "b", "article", 200, datetime.now(UTC), "f.warc.gz", 0, None, "stored"))
+    _left_pending(store, "j1", ["/a/1", "/a/2", "/a/3", "/b/known", "/b/1", "/b/2"])
+    spider = _adopting_spider(store, "j2", max_pages_per_category=2)  # a start point and one more per category
+    entries = spider._start_entries()
+    assert [(e.category, e.url) for e in entries if e.role == "article"] == [
+        ("a", "https://example.com/a/1"), ("b", "https://example.com/b/1")]
+    assert spider.report.category("s", "b").skipped_known == 1
+    assert [e.url for e in store.pending("j1")] == ["https://example.com/a/2", "https://example.com/a/3",
+                                                    "https://example.com/b/2"]  # the known article is settled
+    store.close()
+
+
+def test_a_dns_failure_of_any_layer_is_named_dns_and_a_listed_refusal_private_address():
+    from twisted.internet.error import DNSLookupError
+    from twisted.python.failure import Failure
+    from twisted.web._newclient import ResponseFailed
+
+    assert failure_reason(DNSLookupError("no such host"), ["https://example.com/"]) == ("failed", "dns")
+    listed = ResponseFailed([Failure(PrivateAddressError("refused by the resolver"))])
+    assert is_private_address_failure(listed)
+    assert failure_reason(listed, ["https://example.com/"]) == ("failed", "private_address")
+
+
+def test_category_names_of_a_site_are_computed_once_not_per_url(monkeypatch):
+    import newsclean.crawler.discovery as discovery
+
+    calls = []
+    real = discovery.name_key
+    monkeypatch.setattr(discovery, "name_key", lambda name: calls.append(name) or real(name))
+    site = SiteConfig("s", ("example.com",), tuple(CategoryConfig(f"Cat{i}", (f"https://example.com/c{i}/",))
+                                                   for i in range(20)),
+                      category_from=("url",), category_pattern=r"^https?://[^/]+/([^/]+)/",
+                      category_aliases=(("pol", "politics"),))
+    names = [category_for(f"https://example.com/CAT{i % 20}/x{i}.html", site, "Cat0", "fb") for i in range(200)]
+    assert names == [f"Cat{i % 20}" for i in range(200)]  # the configured spelling
+    assert category_for("https://example.com/pol/x.html", site, "Cat0", "fb") == "politics"
+    assert len(calls) <= 2 * 201 + 22  # two keys a URL, the site's 22 names once

@@ -10,7 +10,7 @@ import textwrap
 
 from warcio.archiveiterator import ArchiveIterator
 
-from newsclean.crawler.discovery import SitemapFacts, sitemap_facts
+from newsclean.crawler.discovery import SitemapFacts, read_sitemap
 from newsclean.crawler.run import run_crawl_subprocess
 from newsclean.demo.localsite import LocalSites, StaticSite
 from newsclean.schemas.contract import SITEMAP_LASTMOD_FIELD, SITEMAP_PUBLICATION_DATE_FIELD, SITEMAP_TITLE_FIELD
@@ -31,8 +31,8 @@ def news_sitemap(base: str) -> str:
 </urlset>"""
 
 
-def test_sitemap_facts_reads_news_and_lastmod():
-    facts = sitemap_facts(news_sitemap("http://h.example").encode(), "http://h.example/sitemap.xml")
+def test_read_sitemap_reads_news_and_lastmod():
+    facts = read_sitemap(news_sitemap("http://h.example").encode(), "http://h.example/sitemap.xml").facts
     assert facts == {
         "http://h.example/world/n1.html": SitemapFacts("2024-05-01T08:30:00+02:00", "Storm hits the coast",
                                                        "2024-05-02T10:00:00Z"),
@@ -40,12 +40,12 @@ def test_sitemap_facts_reads_news_and_lastmod():
     }  # n3 says nothing; n2's relative loc is joined to the sitemap's URL
 
 
-def test_sitemap_facts_of_an_index_or_broken_body_are_empty():
+def test_read_sitemap_has_no_facts_for_an_index_or_a_broken_body():
     index = b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>http://h/a.xml</loc>' \
             b'<lastmod>2024-01-01</lastmod></sitemap></sitemapindex>'
-    assert sitemap_facts(index, "http://h/") == {}
-    assert sitemap_facts(b"\x00\x01 not xml", "http://h/") == {}
-    assert sitemap_facts(b"", "http://h/") == {}
+    assert read_sitemap(index, "http://h/").facts == {}
+    assert read_sitemap(b"\x00\x01 not xml", "http://h/").facts == {}
+    assert read_sitemap(b"", "http://h/").facts == {}
 
 
 def _metadata_fields(out) -> dict[str, dict[str, str]]:
