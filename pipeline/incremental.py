@@ -430,7 +430,8 @@ def record_run(out: str, plan: RunPlan, summary) -> dict:
 
 def format_run(line: dict) -> str:
     """One line on what a run added (a ``_manifest/runs.jsonl`` entry, :func:`record_run`), for the terminal: the
-    summary above it is the whole corpus's, which a run with nothing new leaves as it was."""
+    corpus summary :func:`format_incremental` prints after it is the whole corpus's (a run with nothing new leaves
+    it as it was)."""
     return (f"  this run {line['run']}: {line['files_cleaned']} WARC files cleaned, {line['files_skipped']} skipped "
             f"(already cleaned into this output), {line['records_read']} records read, {line['articles_added']} "
             f"articles and {line['rejects_added']} rejects added, {line['duplicates_dropped']} duplicates dropped")

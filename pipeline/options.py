@@ -234,8 +234,8 @@ def resolve_chain_config(name: str) -> ChainConfig:
     """
     try:
         return named_config(name)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"--{exc}") from None
+    except (TypeError, ValueError):
+        raise UsageError(f"--chain must be one of {sorted(CHAIN_CONFIGS)}, got {name!r}") from None
 
 
 def unknown_beam_flags(flags: list[str]) -> list[str]:

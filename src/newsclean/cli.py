@@ -90,12 +90,8 @@ def _version() -> str:
         return PIPELINE_VERSION
 
 
-#: The subcommands, in the order ``newsclean --help`` lists them.
-COMMANDS = ("crawl", "clean", "run", "demo", "eval", "explain", "summarize")
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``newsclean`` argument parser (subcommands :data:`COMMANDS`).
+    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, summarize).
 
     ``command``: give only that subcommand its arguments (the others keep their name and help line), so that
     ``newsclean --help`` or ``newsclean summarize`` imports neither Scrapy nor Beam (``""``: no subcommand's);

@@ -32,6 +32,7 @@ leave-one-data-set-out tune pages: docs/DECISIONS.md, "Side content".
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
@@ -304,8 +305,9 @@ def _repeated(els: Sequence[etree._Element]) -> list[etree._Element]:
     """The elements of ``els`` with the most frequent tag-class signature (the first on a tie) when at least 2 share
     it, else []."""
     sigs = [tag_class_signature(e) for e in els]
-    best = max(dict.fromkeys(sigs), key=sigs.count, default=None)
-    return [e for e, sig in zip(els, sigs) if sig == best] if best is not None and sigs.count(best) >= 2 else []
+    counts = Counter(sigs)
+    best, n = max(counts.items(), key=lambda item: item[1], default=(None, 0))  # the first on a tie: insertion order
+    return [e for e, sig in zip(els, sigs) if sig == best] if n >= 2 else []
 
 
 def _drops_too_much(blocks: Sequence[TextBlock], keep: Sequence[bool], out: Sequence[bool],
