@@ -174,7 +174,7 @@ def test_a_loaded_machine_gives_the_rows_of_a_quiet_one(tmp_path):
     wall-clock budget (and the model loading charged to the first page), the loaded run timed pages out."""
     pages = [Response(f"http://alpha.test/news/long-{k}.html", article_page(
         "alpha", "news", f"Long report {k}", [paragraph(k * 100_000 + j, 8) for j in range(10_000)]).encode())
-        for k in range(2)]
+        for k in range(1)]
     pages.append(Response("http://alpha.test/news/short.html", article_page(
         "alpha", "news", "Council approves the harbour plan", [paragraph(i) for i in range(6)]).encode()))
     warc = write_warc(tmp_path / "warc" / "alpha" / "news" / "a.warc.gz", "alpha", "news", pages)
@@ -182,6 +182,6 @@ def test_a_loaded_machine_gives_the_rows_of_a_quiet_one(tmp_path):
     loaded_times = run_clean(warc, tmp_path / "loaded", 2.0, timeout_s=900, load_on=min(os.sched_getaffinity(0)))
     assert rows(tmp_path / "loaded", "rejects") == rows(tmp_path / "quiet", "rejects") == []
     assert rows(tmp_path / "loaded", "articles") == rows(tmp_path / "quiet", "articles")
-    assert len(quiet_times) == len(loaded_times) == 3
+    assert len(quiet_times) == len(loaded_times) == 2
     wall, cpu_s = (sum(t[i] for t in loaded_times) for i in (0, 1))
     assert wall > 2 * cpu_s, loaded_times  # the load took effect: a wall-clock budget saw the pages 2x longer
