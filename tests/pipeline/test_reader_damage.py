@@ -262,16 +262,22 @@ def _nested(depth: int) -> tuple[bytes, list[int]]:
     return member, [25 * k for k in range(depth)]  # gzip header, block header, WARC/1.1 line: 25 bytes a level
 
 
-@pytest.mark.parametrize("bound", ["default", "spent"])
-def test_nested_damaged_members_cost_a_bounded_rereading_and_are_named(tmp_path, monkeypatch, bound):
-    """1,200 damaged members nested inside each other, between two intact records: each damaged member is one
-    reject, or (once the bytes read again pass the bound) named in the reject of the span that skipped it; the
-    records after them are read either way (the reader once gave up after 1,000 spans, losing them)."""
+def _reread_bound(monkeypatch, bound: str) -> None:
+    """``"spent"``: no byte may be read again (the re-reading bound of ``warc_framing`` is 0); ``"default"``: as
+    shipped."""
     from newsclean.pipeline import warc_framing
 
     if bound == "spent":
         monkeypatch.setattr(warc_framing, "REREAD_BYTES", 0)
         monkeypatch.setattr(warc_framing, "REREAD_PER_FILE_BYTE", 1)
+
+
+@pytest.mark.parametrize("bound", ["default", "spent"])
+def test_nested_damaged_members_cost_a_bounded_rereading_and_are_named(tmp_path, monkeypatch, bound):
+    """1,200 damaged members nested inside each other, between two intact records: each damaged member is one
+    reject, or (once the bytes read again pass the bound) named in the reject of the span that skipped it; the
+    records after them are read either way (the reader once gave up after 1,000 spans, losing them)."""
+    _reread_bound(monkeypatch, bound)
     data, records = _ten(tmp_path)
     first, _, _ = _responses(records)[5]
     depth = 1200
@@ -307,11 +313,7 @@ def test_nested_long_blocks_cost_a_bounded_rereading_and_are_named(tmp_path, mon
     of the span that skipped it; the records after them are read either way, and the independent count skips
     what the reader skipped (the reader once took the whole rest of the file for read well once the bound was
     spent: 5 pages, the rest reported as a reader bug)."""
-    from newsclean.pipeline import warc_framing
-
-    if bound == "spent":
-        monkeypatch.setattr(warc_framing, "REREAD_BYTES", 0)
-        monkeypatch.setattr(warc_framing, "REREAD_PER_FILE_BYTE", 1)
+    _reread_bound(monkeypatch, bound)
     plain, records = _plain(_ten(tmp_path)[0])
     first, _, _ = _responses(records)[5]
     depth = 50
