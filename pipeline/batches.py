@@ -1,91 +1,62 @@
-"""The bounded local run: a large input cleaned in batches of files, with the rows of one run over all of them.
+"""The batched executor of the cleaning graph: a large local input cleaned in batches of files, so that memory
+follows the batch, not the corpus; the rows are one run's, because the stages are the one graph's.
 
 Beam's local runner (the FnApiRunner) holds every shuffle and side input of a run in its processes, so one run over
 all the files needs memory that grows with the corpus (docs/runners.md). A run that leaves the runner to newsclean
 (:func:`~newsclean.pipeline.runner.chooses_local_mode`: no ``--runner``, no ``--direct_*`` flag) and reads more
-than ``--batch-mib`` (:attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes`) of WARC files runs in three steps instead, into the same staging folder:
+than ``--batch-mib`` (:attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes`) of WARC files runs the graph of
+:func:`~newsclean.pipeline.clean.build_pipeline` as several Beam runs instead, into the same staging folder:
 
 1. **Evidence**, one Beam run over every file: :class:`~newsclean.pipeline.stages.LearnSiteEvidence`, so the
    neighbour samples and the URL sections are chosen over all the files, as in one run; its two outputs (one small
    value per key) go to ``STAGING/_evidence/`` (:class:`WritePickled`).
 2. **Batches**, one Beam run per batch of files (:func:`file_batches`): reading, filtering and cleaning
    (:func:`~newsclean.pipeline.stages.read_and_clean`) with that evidence read back from disk as side inputs
-   (:class:`ReadPickled`, not learnt again); each article's MinHash is computed once
-   (:func:`~newsclean.pipeline.dedup.keyed_article`) and the articles wait in the batch's ``_spill/articles/``,
-   their dedup keys in ``_spill/keys/``; rejects and counts are written as a run writes them.
-3. **Dedup**, in this process (:func:`write_deduplicated`): :func:`~newsclean.pipeline.dedup.dedup_decisions` over
-   every batch's keys (the graph's decision functions: exact winners, the corpus, near-duplicate clusters), then
-   the spilled rows streamed through :func:`~newsclean.pipeline.dedup.decided` into ``articles/``, ``_index/`` and
-   ``duplicates/``; the batches' rejects move to ``rejects/`` and their counts are summed into ``_counts/``.
+   (:class:`ReadPickled`, not learnt again); the articles wait in the batch's ``_spill/articles/`` with their
+   MinHash (:func:`~newsclean.pipeline.dedup.spill_articles`, as in one run), their dedup keys in
+   ``_spill/keys/`` (:class:`~newsclean.pipeline.dedup.SpillKeys`), the rejects and counts in the batch's folder
+   (the graph's :class:`~newsclean.pipeline.stages.WriteParquet` and :class:`~newsclean.pipeline.stages.WriteCounts`).
+3. **Dedup and write**, one Beam run over every batch's spill (:func:`spilled_batches` as its inputs): the one
+   graph's own dedup stages and sinks (:func:`~newsclean.pipeline.clean.dedup_and_write`) write ``articles/``,
+   ``rejects/``, ``duplicates/``, ``_index/`` and ``_counts/``.
 
-The rows are those of one run over the same files (articles, rejects, duplicates); only the part files differ (one
-per spill file). One batch's run holds what its batch needs, no dedup shuffle; the dedup step holds each kept
-article's near-dedup entry (~1 KB) and the keys of the exact-duplicate groups. Publishing, the lock, the summary,
-incremental runs and the accounting check are :func:`newsclean.pipeline.clean.run_clean`'s, as for one run.
+One batch's run holds what its batch needs and no dedup shuffle; the last run holds the dedup shuffles of the
+corpus's small keys (~3.5 KB an article: docs/runners.md) and streams the articles from the spill, in one process
+(its input is the spill, not WARC files: :func:`~newsclean.pipeline.runner.with_local_mode` starts no workers).
+Publishing, the lock, the summary, incremental runs and the accounting check are
+:func:`newsclean.pipeline.clean.run_clean`'s, as for one run.
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import logging
 import pickle
-from collections.abc import Iterator
+from typing import NamedTuple
 
 import apache_beam as beam
 import pyarrow as pa
-import pyarrow.parquet as pq
-from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.dedup import (
-    DUPLICATE_SCHEMA,
-    DUPLICATES_DIR,
-    KEYS_DIR,
-    SPILL_DIR,
-    DedupDecisions,
-    NearDupParams,
-    SpillArticles,
-    SpillKeys,
-    article_of,
-    corpus_index,
-    decided,
-    dedup_decisions,
-    drop_counts,
-    key_of_row,
-    keyed_article,
-    repeated_hashes,
-    spilled_article,
-)
+from newsclean.pipeline.dedup import KEYS_DIR, SPILL_DIR, SpillKeys, key_of_row, spill_articles
+from newsclean.pipeline.dedup_decisions import NearDupParams
 from newsclean.pipeline.file_patterns import literal_pattern
-from newsclean.pipeline.incremental import (
-    INDEX_DIR,
-    INDEX_ROW_GROUP_BYTES,
-    INDEX_SCHEMA,
-    corpus_of,
-    index_row,
-    read_index,
-    run_settings,
-)
+from newsclean.pipeline.incremental import run_settings
 from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.progress import PROGRESS
 from newsclean.pipeline.runner import BeamArgs, chooses_local_mode, run_graph
 from newsclean.pipeline.stages import (
-    ARTICLE_ROW_GROUP_BYTES,
     ARTICLES_DIR,
-    COUNTS_DIR,
     PARQUET_SUFFIX,
     REJECTS_DIR,
     FindWarcFiles,
     LearnSiteEvidence,
     WriteCounts,
     WriteParquet,
-    json_line,
     read_and_clean,
-    with_settings,
 )
 from newsclean.pipeline.summary import read_counts
-from newsclean.schemas.records import ARTICLE_SCHEMA, to_row
+from newsclean.schemas.records import Reject, from_row
 
 log = logging.getLogger(__name__)
 
@@ -174,180 +145,19 @@ def build_batch_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanCon
     sections = p | "ReadSections" >> ReadPickled(FileSystems.join(evidence, SECTIONS))
     learnt = p | "ReadEvidence" >> ReadPickled(FileSystems.join(evidence, EVIDENCE))
     cleaned = read_and_clean(paths, sections, learnt, config)
-    keyed = cleaned.articles | "ArticleKeys" >> beam.Map(keyed_article, params)  # the MinHash, computed once
-    _ = keyed | "SpillArticles" >> SpillArticles(config.out)
+    keyed, _ = spill_articles(cleaned.articles, config.out, params)
     _ = keyed | "SpillKeys" >> SpillKeys(config.out)
     _ = {"rejects": cleaned.rejects} | "WriteParquet" >> WriteParquet(config.out, run_settings(config))
     _ = cleaned.counts | "WriteCounts" >> WriteCounts(config.out)
 
 
-# --------------------------------------------------------------------------------------------
-# Step 3: dedup over the spilled keys, the spilled rows streamed to the outputs
-# --------------------------------------------------------------------------------------------
-
-
-def _parquet_files(folder: str) -> list[str]:
-    """The Parquet files directly in ``folder``, sorted."""
-    pattern = FileSystems.join(folder, "*" + PARQUET_SUFFIX)
-    return sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
-
-
-def _open(path: str):
-    return FileSystems.open(path, mime_type="application/octet-stream",
-                            compression_type=CompressionTypes.UNCOMPRESSED)
-
-
-def parquet_rows(path: str, columns: list[str] | None = None, batch_rows: int = 100) -> Iterator[dict]:
-    """The rows of the Parquet file ``path`` as dicts (only ``columns`` when given), ``batch_rows`` at a time."""
-    with _open(path) as f:
-        for batch in pq.ParquetFile(f).iter_batches(batch_size=batch_rows, columns=columns, use_threads=False):
-            yield from batch.to_pylist()
-
-
-class ParquetRows:
-    """Row dicts written to one new Parquet file (any Beam filesystem) as Beam's ``WriteToParquet`` writes them:
-    ``schema``, snappy, record batches of ``batch_rows`` rows gathered into row groups of about
-    ``row_group_bytes`` bytes of Arrow data. A file closed with no row holds the schema (an empty table).
-    Use as a context manager; raises what pyarrow and the filesystem raise."""
-
-    def __init__(self, path: str, schema: pa.Schema, row_group_bytes: int = ARTICLE_ROW_GROUP_BYTES,
-                 batch_rows: int = 100):
-        self.schema, self.row_group_bytes, self.batch_rows = schema, row_group_bytes, batch_rows
-        self._file = FileSystems.create(path, mime_type="application/octet-stream",
-                                        compression_type=CompressionTypes.UNCOMPRESSED)
-        self._writer = pq.ParquetWriter(self._file, schema, compression="snappy", use_compliant_nested_type=False)
-        self._rows: list[dict] = []
-        self._batches: list[pa.RecordBatch] = []
-        self._bytes = 0
-        self.written = 0
-
-    def append(self, row: dict) -> None:
-        """Add one row (a dict of the schema's columns)."""
-        self._rows.append(row)
-        if len(self._rows) >= self.batch_rows:
-            self._to_batch()
-
-    def _to_batch(self) -> None:
-        if self._rows:
-            batch = pa.RecordBatch.from_pylist(self._rows, schema=self.schema)
-            self._batches.append(batch)
-            self._bytes += batch.nbytes
-            self.written += len(self._rows)
-            self._rows = []
-        if self._bytes >= self.row_group_bytes:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._batches:
-            self._writer.write_table(pa.Table.from_batches(self._batches, schema=self.schema))
-        self._batches, self._bytes = [], 0
-
-    def close(self) -> None:
-        """Write what is left and close the file."""
-        self._to_batch()
-        self._flush()
-        self._writer.close()
-        self._file.close()
-
-    def __enter__(self) -> ParquetRows:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def spilled_keys(folders: list[str]) -> Iterator:
-    """The :class:`~newsclean.pipeline.dedup.ArticleKey` of every article the batches of ``folders`` spilled."""
-    for folder in folders:
-        for path in _parquet_files(FileSystems.join(folder, SPILL_DIR, KEYS_DIR)):
-            for row in parquet_rows(path, ["key"], batch_rows=1000):
-                yield key_of_row(row)
-
-
-def batch_decisions(folders: list[str], corpus_out: str | None,
-                    params: NearDupParams = NearDupParams()) -> DedupDecisions:
-    """:func:`~newsclean.pipeline.dedup.dedup_decisions` over the keys the batches of ``folders`` spilled: their
-    content hashes are read first (:func:`~newsclean.pipeline.dedup.repeated_hashes`), then the keys streamed.
-    ``corpus_out``: the output folder whose corpus an incremental run dedups against (its ``_index``), or None."""
-    hashes = (row["content_hash"] for folder in folders
-              for path in _parquet_files(FileSystems.join(folder, SPILL_DIR, KEYS_DIR))
-              for row in parquet_rows(path, ["content_hash"], batch_rows=10000))
-    repeated = repeated_hashes(hashes)
-    corpus = corpus_index(read_index(corpus_out).to_pylist()) if corpus_out is not None else None
-    return dedup_decisions(spilled_keys(folders), repeated, params, corpus)
-
-
-def write_deduplicated(staging: str, folders: list[str], decisions: DedupDecisions, settings: dict) -> dict[str, int]:
-    """Stream the articles the batches of ``folders`` spilled through ``decisions``
-    (:func:`~newsclean.pipeline.dedup.decided`): each kept one to ``STAGING/articles/`` and ``STAGING/_index/``
-    (one part file per spill file), each dropped one's row, and the exact losers' rows, to ``STAGING/duplicates/``.
-    ``settings``: the run's (:func:`~newsclean.pipeline.incremental.run_settings`), in the files' metadata.
-    Returns the dedup counts (``duplicates_dropped``, ``near_duplicates_dropped``, ``corpus_duplicates_dropped``)."""
-    counts = collections.Counter(decisions.counts)
-    article_schema = with_settings(ARTICLE_SCHEMA, settings)
-    duplicates_path = FileSystems.join(staging, DUPLICATES_DIR, "part-00000-of-00001" + PARQUET_SUFFIX)
-    with ParquetRows(duplicates_path, with_settings(DUPLICATE_SCHEMA, settings)) as duplicates:
-        for row in decisions.rows:
-            duplicates.append(row)
-        for i, folder in enumerate(folders):
-            for j, path in enumerate(_parquet_files(FileSystems.join(folder, SPILL_DIR, ARTICLES_DIR))):
-                name = f"part-b{i:05d}-{j:05d}" + PARQUET_SUFFIX
-                with (ParquetRows(FileSystems.join(staging, ARTICLES_DIR, name), article_schema) as articles,
-                      ParquetRows(FileSystems.join(staging, INDEX_DIR, name), INDEX_SCHEMA, INDEX_ROW_GROUP_BYTES,
-                                  batch_rows=1000) as index):
-                    for row in parquet_rows(path):
-                        out = decided(spilled_article(row), decisions)
-                        if out is None:
-                            continue
-                        if isinstance(out, dict):
-                            duplicates.append(out)
-                            counts.update(dict(drop_counts(out)))
-                            continue
-                        articles.append(to_row(article_of(out)))
-                        index.append(index_row(out))
-    return dict(counts)
-
-
-def move_rejects(staging: str, folders: list[str]) -> int:
-    """Move the rejects' part files of the batches of ``folders`` into ``STAGING/rejects/``, each name prefixed
-    by its batch's folder name; returns the files moved."""
-    src, dst = [], []
-    for folder in folders:
-        batch = folder.rstrip("/").rsplit("/", 1)[-1]
-        for path in _parquet_files(FileSystems.join(folder, REJECTS_DIR)):
-            src.append(path)
-            dst.append(FileSystems.join(staging, REJECTS_DIR, f"{batch}-{path.rsplit('/', 1)[-1]}"))
-    target = FileSystems.join(staging, REJECTS_DIR)
-    if src and not FileSystems.exists(target):
-        FileSystems.mkdirs(target)
-    FileSystems.rename(src, dst)
-    return len(src)
-
-
-def write_counts(staging: str, counts: dict[str, int]) -> str:
-    """Write ``counts`` to ``STAGING/_counts/counts.jsonl`` as :class:`~newsclean.pipeline.stages.WriteCounts`
-    writes them (one ``{"name", "value"}`` line each); returns the path."""
-    path = FileSystems.join(staging, COUNTS_DIR, "counts.jsonl")
-    with FileSystems.create(path, mime_type="application/json",
-                            compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        for item in sorted(counts.items()):
-            f.write((json_line(item) + "\n").encode("utf-8"))
-    return path
-
-
-# --------------------------------------------------------------------------------------------
-# The three steps
-# --------------------------------------------------------------------------------------------
-
-
-def run_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_args: BeamArgs,
-                   params: NearDupParams = NearDupParams()) -> None:
-    """Clean ``files`` (``(path, size)``) into ``config.out`` (the run's staging folder) in the three steps of the
-    module docstring, batches of at most ``config.batch_bytes`` of WARC bytes (:func:`file_batches`), each Beam run with
-    ``beam_args`` (the local mode of :func:`~newsclean.pipeline.runner.runner_options` over its own files). Leaves
-    in ``config.out`` what one run's graph writes there (``articles/``, ``rejects/``, ``duplicates/``,
-    ``_index/``, ``_counts/``), plus the steps' own folders (``_evidence/``, ``_batches/``, deleted with the
-    staging folder). Raises what :func:`~newsclean.pipeline.runner.run_to_completion` raises."""
+def clean_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_args: BeamArgs,
+                     params: NearDupParams = NearDupParams()) -> list[str]:
+    """Steps 1 and 2 of the module docstring over ``files`` (``(path, size)``) into ``config.out`` (the run's
+    staging folder), in batches of at most ``config.batch_bytes`` of WARC bytes (:func:`file_batches`), each Beam
+    run with ``beam_args`` (the local mode of :func:`~newsclean.pipeline.runner.runner_options` over its own
+    files). Returns the batches' folders (``STAGING/_batches/bNNNNN``, deleted with the staging folder), for
+    :func:`spilled_batches`. Raises what :func:`~newsclean.pipeline.runner.run_to_completion` raises."""
     staging = config.out
     paths = [literal_pattern(path) for path, _ in files]  # Beam file patterns, each matching its path only
     evidence = FileSystems.join(staging, EVIDENCE_DIR)
@@ -365,9 +175,48 @@ def run_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_args:
         run_graph(lambda p, b=batch, c=batch_config: build_batch_pipeline(p, b, c, evidence, params), beam_args, batch)
         folders.append(folder)
     PROGRESS.note("deduplicating the batches' articles")
-    decisions = batch_decisions(folders, corpus_of(staging) if config.incremental else None, params)
-    counts = collections.Counter(write_deduplicated(staging, folders, decisions, run_settings(config)))
-    for folder in folders:
-        counts.update(read_counts(folder))
-    move_rejects(staging, folders)
-    write_counts(staging, dict(counts))
+    return folders
+
+
+# --------------------------------------------------------------------------------------------
+# Step 3's inputs: every batch's spill, rejects and counts
+# --------------------------------------------------------------------------------------------
+
+
+def _parquet_files(folders: list[str], *parts: str) -> list[str]:
+    """The Parquet files directly in ``FOLDER/parts...`` of each of ``folders``, sorted."""
+    patterns = [FileSystems.join(literal_pattern(folder), *parts, "*" + PARQUET_SUFFIX) for folder in folders]
+    return sorted(m.path for r in FileSystems.match(patterns) for m in r.metadata_list)
+
+
+def _reject_of_row(row: dict) -> Reject:
+    return from_row(Reject, row)
+
+
+class SpilledBatches(NamedTuple):
+    """What the batches of a run left for step 3 (:func:`spilled_batches`): ``keys`` (every article's
+    :class:`~newsclean.pipeline.dedup_decisions.ArticleKey`), ``spilled`` (the paths of the spilled articles'
+    files), ``rejects`` (:class:`~newsclean.schemas.records.Reject` records) and ``counts`` (``(name, int)`` pairs
+    of each batch's ``_counts``)."""
+
+    keys: beam.PCollection
+    spilled: beam.PCollection
+    rejects: beam.PCollection
+    counts: beam.PCollection
+
+
+def spilled_batches(p: beam.Pipeline, folders: list[str]) -> SpilledBatches:
+    """Add the reading of what the batches of ``folders`` spilled and wrote (:func:`build_batch_pipeline`) to
+    ``p``, as the inputs of the one graph's dedup stages and sinks: the spilled keys and rejects are read back
+    streaming, the spill files are named (read by ``ReadSpilled`` once the decisions are made), the counts (a few
+    lines a batch) are read now."""
+    key_files = _parquet_files(folders, SPILL_DIR, KEYS_DIR)
+    keys = (p | "KeyFiles" >> beam.Create(key_files)
+            | "ReadKeys" >> beam.io.ReadAllFromParquet(columns=["key"])
+            | "Keys" >> beam.Map(key_of_row))
+    spilled = p | "SpilledFiles" >> beam.Create(_parquet_files(folders, SPILL_DIR, ARTICLES_DIR))
+    rejects = (p | "RejectFiles" >> beam.Create(_parquet_files(folders, REJECTS_DIR))
+               | "ReadRejects" >> beam.io.ReadAllFromParquet()
+               | "Rejects" >> beam.Map(_reject_of_row))
+    counts = p | "BatchCounts" >> beam.Create([item for folder in folders for item in read_counts(folder).items()])
+    return SpilledBatches(keys, spilled, rejects, counts)

@@ -17,8 +17,9 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from newsclean.pipeline.batches import run_in_batches, runs_in_batches
-from newsclean.pipeline.dedup import NearDupParams, WriteDuplicates, article_of, deduplicate
+from newsclean.pipeline.batches import clean_in_batches, runs_in_batches, spilled_batches
+from newsclean.pipeline.dedup import WriteDuplicates, deduplicate, key_of, spill_articles
+from newsclean.pipeline.dedup_decisions import NearDupParams, article_of
 from newsclean.pipeline.errors import NewscleanError, NoInputError
 from newsclean.pipeline.file_patterns import literal_pattern
 from newsclean.pipeline.incremental import (
@@ -32,7 +33,7 @@ from newsclean.pipeline.incremental import (
     run_settings,
     staged_config,
 )
-from newsclean.pipeline.options import CleanConfig, clean_config_from_options, resolve_chain_config
+from newsclean.pipeline.options import CleanConfig, clean_config_from_options
 from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
 from newsclean.pipeline.progress import PROGRESS
 from newsclean.pipeline.runner import BeamArgs, as_options, check_runner, run_graph
@@ -60,17 +61,36 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
     learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
     cleaned = read_and_clean(paths, learnt["sections"], learnt["evidence"], config)
-    # Drop exact and near duplicates (incremental runs: also against the corpus already in OUT).
+    # Each article's dedup key (its MinHash computed once); the articles wait in the spill while dedup decides.
+    keyed, spilled = spill_articles(cleaned.articles, config.out, NearDupParams())
+    keys = keyed | "DedupKeys" >> beam.Map(key_of)
+    dedup_and_write(p, keys, spilled, cleaned.rejects, (cleaned.counts,), config)
+
+
+def build_batches_dedup(p: beam.Pipeline, folders: list[str], config: CleanConfig) -> None:
+    """The last run of the batched executor (:mod:`newsclean.pipeline.batches`): :func:`dedup_and_write` over what
+    the batches in ``folders`` spilled and wrote (:func:`~newsclean.pipeline.batches.spilled_batches`), into
+    ``config.out`` (the run's staging folder)."""
+    batches = spilled_batches(p, folders)
+    dedup_and_write(p, batches.keys, batches.spilled, batches.rejects, (batches.counts,), config)
+
+
+def dedup_and_write(p: beam.Pipeline, keys, spilled, rejects, counts: tuple, config: CleanConfig) -> None:
+    """The graph's stages after cleaning, whichever executor runs it: exact and near dedup
+    (:func:`~newsclean.pipeline.dedup.deduplicate`; incremental runs: also against the corpus already in OUT),
+    then the sinks, the run's settings in each file's metadata: the corpus index, ``duplicates/``, ``articles/``
+    and ``rejects/`` (:class:`~newsclean.pipeline.stages.WriteParquet`), ``_counts/`` (the dedup counts and
+    ``counts``, a tuple of PCollections of ``(name, int)`` pairs). ``keys``: each article's
+    :class:`~newsclean.pipeline.dedup_decisions.ArticleKey`; ``spilled``: the paths of the spill files that hold
+    the articles; ``rejects``: :class:`~newsclean.schemas.records.Reject` records."""
     corpus_index = p | "ReadCorpusIndex" >> ReadIndex(corpus_of(config.out)) if config.incremental else None
-    kept = deduplicate(cleaned.articles, config.out, NearDupParams(), corpus_index=corpus_index)
-    # Write the corpus index, the duplicates, the articles and rejects (the run's settings in their metadata), and
-    # the counts.
+    kept = deduplicate(keys, spilled, NearDupParams(), corpus_index=corpus_index)
     settings = run_settings(config)
     _ = kept.articles | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
     _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out, settings)
     articles = kept.articles | "Articles" >> beam.Map(article_of)
-    _ = {"articles": articles, "rejects": cleaned.rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
-    _ = (cleaned.counts, *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
+    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
+    _ = (*counts, *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
 
 
 def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = True,
@@ -86,7 +106,9 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     the earlier output as it was. ``progress``: print progress lines on stderr.
 
     Args:
-        config: ``--warc``, ``--out``, ``--neighbour-sample``, ``--chain``, ...
+        config: ``--warc``, ``--out``, ``--neighbour-sample``, ``--chain``, ...; ``config.chain`` is the chain every
+            worker runs (a named chain or any :class:`~newsclean.transforms.chain.ChainConfig`, resolved when
+            ``config`` was made: nothing is looked up by name during the run).
         beam_args: Beam flags (``["--runner", "DirectRunner", ...]``) or ready ``PipelineOptions``;
             the local DirectRunner when none is given (:func:`~newsclean.pipeline.runner.runner_options`).
         check: raise :class:`~newsclean.pipeline.errors.NothingReadError` when no WARC response record could be
@@ -99,14 +121,13 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     Returns the :class:`RunSummary` read back from the outputs (incremental runs: the whole corpus's).
 
     Raises:
-        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--chain`` or ``--runner``.
+        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--runner``.
         OutputLockedError: another run holds ``OUT``.
         NewscleanError: the job did not finish (failed or cancelled), with the runner's message.
         KeyboardInterrupt: Ctrl-C (also when the runner reports it as its own error).
     """
     patterns = resolve_warc_patterns(config.warc)
-    resolve_chain_config(config.chain)  # fail before launching when the chain is unavailable
-    check_runner(as_options(beam_args))  # and when the runner is
+    check_runner(as_options(beam_args))  # fail before launching when the runner is unavailable
     with hold_output(config.out, config.wait_for_lock) as out:  # one run at a time (pipeline/output.py)
         # pipeline/incremental.py: the manifest of cleaned files, and the corpus's settings
         plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
@@ -133,14 +154,16 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
 
 def _run_staged(config: CleanConfig, patterns: list[str], beam_args: BeamArgs, progress: bool) -> None:
     """Run the cleaning of the files of ``patterns`` into ``config.out`` (the staging folder) to completion: in
-    batches (:func:`~newsclean.pipeline.batches.run_in_batches`) when newsclean chooses the local mode and the
-    files hold more than ``config.batch_bytes``, else as one graph (:func:`build_pipeline`)."""
+    batches (:func:`~newsclean.pipeline.batches.clean_in_batches`, then :func:`build_batches_dedup` in one more
+    run) when newsclean chooses the local mode and the files hold more than ``config.batch_bytes``, else as one
+    graph (:func:`build_pipeline`)."""
     PROGRESS.reset()
     PROGRESS.enabled = progress
     try:
         files = matched_files(patterns)
         if runs_in_batches(beam_args, files, config.batch_bytes):
-            run_in_batches(config, files, beam_args)
+            folders = clean_in_batches(config, files, beam_args)
+            run_graph(lambda p: build_batches_dedup(p, folders, config), beam_args, [])  # no WARC input: no workers
         else:
             run_graph(lambda p: build_pipeline(p, patterns, config), beam_args, patterns)
     finally:

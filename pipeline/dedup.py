@@ -1,44 +1,32 @@
-"""Duplicate removal, exact and near, with one configuration (:class:`NearDupParams`) and every stage here.
+"""Duplicate removal, exact and near, as stages of the cleaning graph: the one composition of the decisions of
+:mod:`newsclean.pipeline.dedup_decisions`, whichever executor runs the graph (one Beam run, or the batches of
+:mod:`newsclean.pipeline.batches`, whose last run is these same stages over every batch's spill).
 
     articles ─► ArticleKeys (MinHash once) ─┬─► SpillArticles: full rows + MinHash to OUT/_spill
-                                            └─► DedupExact: small keys only ─► losers (side input)
+                                            └─► DedupKeys ─► DedupExact: small keys only ─► losers (side input)
     spill ─► ReadSpilled (drops the exact losers) ─► [incremental: NotInCorpus] ─► NearDedup ─► kept articles
                                                                                           └─► duplicates rows
 
-What :func:`deduplicate` adds to the cleaning graph, stage by stage:
+Stage by stage (:func:`spill_articles`, then :func:`deduplicate`):
 
-1. **Keys** (:func:`keyed_article`): each cleaned article gets an :class:`ArticleKey`: its content hash, its
-   exact-dedup rank and its near-dedup :class:`SignatureEntry` (id, keep rank, MinHash signature). The MinHash
-   is computed here, once; it goes both into the key and into the spilled row.
+1. **Keys** (:func:`~newsclean.pipeline.dedup_decisions.keyed_article`): each cleaned article gets an
+   :class:`ArticleKey`: its content hash, its exact-dedup rank and its near-dedup :class:`SignatureEntry` (id,
+   keep rank, MinHash signature). The MinHash is computed here, once; it goes both into the key and into the
+   spilled row.
 2. **Spill** (:class:`SpillArticles`, :class:`ReadSpilled`): the articles wait in ``OUT/_spill/`` (inside the
    run's staging folder) while dedup decides on their keys, so no article text crosses a shuffle or a side
    input; they are read back streaming and filtered by the decisions (side inputs holding only the dropped ones).
 3. **Exact** (:class:`DedupExact`): articles with the same ``content_hash`` (normalised text): the earliest
-   fetch wins, then the smallest URL (:func:`pick_winner`), so the result does not depend on the runner's order.
+   fetch wins, then the smallest URL (:func:`~newsclean.pipeline.dedup_decisions.first_fetched`), so the result
+   does not depend on the runner's order.
 4. **Corpus** (:func:`dedup_against_corpus`, incremental runs): a new article whose text the corpus built by
    earlier runs already holds is dropped; a new text at a URL of the corpus continues that URL's versions.
 5. **Near** (:class:`NearDedup`): MinHash LSH over word 5-gram shingles. Two articles are near-duplicates when
    their signatures share an LSH band and the estimated Jaccard similarity of their shingle sets reaches
    ``threshold`` (0.8, as datatrove and FineWeb use). Within a band bucket each member is compared with the
    bucket's best-ranked member only (O(n) per bucket, not O(n²)); clusters are the connected components of those
-   edges; one member per cluster is kept and the others become ``OUT/duplicates`` rows (:class:`WriteDuplicates`).
-
-**MinHash** (Broder 1997, "On the resemblance and containment of documents", §2-3; Leskovec, Rajaraman &
-Ullman, *Mining of Massive Datasets*, 3rd ed., §3.4 "Locality-sensitive hashing for documents"): the text is
-normalised as for the exact-duplicate hash (:func:`~newsclean.transforms.text.normalize_for_hash`: NFC,
-lowercased, whitespace collapsed) and cut into :func:`~newsclean.transforms.text.words`; its *shingles* are the
-distinct word n-grams (n = 5); a signature of ``num_perm`` permutations (datasketch's ``MinHash``) estimates the
-Jaccard similarity of two shingle sets; the signature is cut into ``b`` bands of ``r`` rows (datasketch's
-``MinHashLSH`` picks ``b, r`` that minimise the weighted false positive + false negative probability for the
-threshold). datasketch is imported where a signature or band is first computed, not with this module: it
-imports scipy (for ``MinHashLSH``'s parameter search), about 45 MiB of RSS that the process which only builds
-the pipeline (the runner's, with ``multi_processing`` workers) does not need.
-
-**Which near-duplicate is kept** (:func:`keep_rank`, smallest first): an article already in the corpus before
-this run (incremental runs: the corpus is append-only, so its rows win); then the earliest date known for the
-text (``published_at``, else ``fetched_at``); then the earliest ``fetched_at``; then the longest text (words,
-then characters); then the smallest URL and article id. Every kept row gets ``cluster_id`` = the article id of
-its cluster's kept member (its own id; an article with no near-duplicate is a cluster of one).
+   edges; one member per cluster is kept (:func:`~newsclean.pipeline.dedup_decisions.keep_rank`) and the others
+   become ``OUT/duplicates`` rows (:class:`WriteDuplicates`).
 
 **Memory.** A runner holds what crosses a shuffle or feeds a side input. Exact dedup groups the keys with a
 ``GroupByKey``, not a combiner (:class:`KeepFirstFetched`). Each article contributes ``b`` band records to one
@@ -48,19 +36,12 @@ because a local runner holds a grouping's values decoded until the group is read
 records against ~6.9 KB as tuples). The signature (``4 * num_perm`` bytes, 512 at the defaults) crosses one
 more GroupByKey once, keyed by the member (708 bytes), to be joined to the candidate pairs it is in, then twice
 per candidate pair (once per side): 9 × 182 + 708 = 2,346 bytes an article, against 9 × 783 = 7,047 when every
-band record carried the signature, with the same pairs compared on the same signatures (:func:`bucket_edges` is
-the in-memory equivalent). The cluster map holds one entry per article that has a near-duplicate.
+band record carried the signature, with the same pairs compared on the same signatures. The cluster map holds one entry per article that has a near-duplicate.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import pickle
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
-from functools import lru_cache
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -68,57 +49,36 @@ import numpy as np
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
+from newsclean.pipeline.dedup_decisions import (
+    ArticleKey,
+    Clusters,
+    KeyedArticle,
+    Member,
+    NearDupParams,
+    SignatureEntry,
+    SignedArticle,
+    assign_cluster,
+    band_keys,
+    bucket_pairs,
+    corpus_entry,
+    exact_duplicate_row,
+    filter_by_corpus,
+    first_fetched,
+    is_near_duplicate,
+    keyed_article,
+    member,
+    signed_entry,
+    url_history,
+)
 from newsclean.pipeline.stages import ARTICLES_DIR, PARQUET_SUFFIX, with_settings
 from newsclean.pipeline.warc_reader import COUNTS_TAG, inc_counter
 from newsclean.schemas.records import SPILL_SCHEMA, SPILL_SIGNATURE, Article, from_row, to_row
-from newsclean.transforms.text import normalize_for_hash, words
 
 # --------------------------------------------------------------------------------------------
-# Configuration
+# Count names, tags, folders, the duplicates' schema
 # --------------------------------------------------------------------------------------------
 
-#: Jaccard similarity of 5-gram shingle sets above which two texts are near-duplicates (datatrove/FineWeb: 0.8).
-DEFAULT_THRESHOLD = 0.8
-#: Words per shingle.
-DEFAULT_SHINGLE_WORDS = 5
-#: MinHash permutations (signature length).
-DEFAULT_NUM_PERM = 128
 
-
-@dataclass(frozen=True)
-class NearDupParams:
-    """Parameters of near-duplicate detection.
-
-    Attributes:
-        threshold: Jaccard similarity in [0, 1] of the shingle sets at or above which two texts are
-            near-duplicates (0.8: datatrove's and FineWeb's MinHash deduplication).
-        shingle_words: words per shingle (n of the word n-grams), >= 1.
-        num_perm: MinHash permutations, >= 2; more is a finer estimate (standard error about
-            ``sqrt(J(1-J)/num_perm)``) and a longer signature (4 bytes each).
-        seed: seed of datasketch's permutations; signatures compare only under the same seed.
-
-    Raises:
-        ValueError: a value out of range.
-    """
-
-    threshold: float = DEFAULT_THRESHOLD
-    shingle_words: int = DEFAULT_SHINGLE_WORDS
-    num_perm: int = DEFAULT_NUM_PERM
-    seed: int = 1
-
-    def __post_init__(self):
-        if not 0.0 < self.threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
-        if self.shingle_words < 1:
-            raise ValueError(f"shingle_words must be >= 1, got {self.shingle_words}")
-        if self.num_perm < 2:
-            raise ValueError(f"num_perm must be >= 2, got {self.num_perm}")
-
-
-#: Reason recorded for an article dropped as a near-duplicate of a kept one.
-NEAR_DUPLICATE = "near_duplicate"
-#: Reason recorded for an article dropped because a kept one (or one of the corpus) has the same normalised text.
-EXACT_DUPLICATE = "exact_duplicate"
 #: Count names in ``OUT/_counts``: every dropped article is part of ``duplicates_dropped`` (the accounting total);
 #: near-duplicates and articles already in the corpus are also counted on their own.
 DUPLICATES_DROPPED, NEAR_DUPLICATES_DROPPED = "duplicates_dropped", "near_duplicates_dropped"
@@ -148,171 +108,6 @@ DUPLICATE_SCHEMA = pa.schema(
     ],
     metadata={b"newsclean.record": b"duplicate", b"newsclean.schema_version": b"1"},
 )
-
-# --------------------------------------------------------------------------------------------
-# MinHash: shingles, signatures, LSH bands (pure functions, no Beam)
-# --------------------------------------------------------------------------------------------
-
-
-def shingles(text: str, n: int = DEFAULT_SHINGLE_WORDS) -> set[str]:
-    """The distinct word n-grams of ``text`` after normalisation, each joined by one space.
-
-    A text of fewer than ``n`` words (but at least one) has one shingle, its whole word
-    sequence, so that short texts still compare; an empty text has none.
-    """
-    tokens = words(normalize_for_hash(text))
-    if not tokens:
-        return set()
-    if len(tokens) < n:
-        return {" ".join(tokens)}
-    return {" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
-
-
-def signature(text: str, params: NearDupParams = NearDupParams()) -> np.ndarray:
-    """MinHash signature of the shingles of ``text``: ``uint`` array of ``params.num_perm`` values.
-
-    An empty text gets datasketch's empty signature (all maximal values), which matches
-    only other empty texts.
-    """
-    from datasketch import MinHash  # here, not at import: datasketch imports scipy (module docstring)
-
-    m = MinHash(num_perm=params.num_perm, seed=params.seed)
-    m.update_batch([s.encode("utf-8") for s in shingles(text, params.shingle_words)])
-    return m.hashvalues
-
-
-def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """Fraction in [0, 1] of signature positions where ``a`` and ``b`` agree (MinHash's Jaccard estimate).
-
-    Raises:
-        ValueError: the signatures differ in length.
-    """
-    if len(a) != len(b):
-        raise ValueError(f"signatures of different lengths: {len(a)} != {len(b)}")
-    return float(np.count_nonzero(np.asarray(a) == np.asarray(b))) / len(a)
-
-
-@lru_cache(maxsize=32)
-def band_ranges(threshold: float, num_perm: int) -> tuple[tuple[int, int], ...]:
-    """The ``(start, end)`` signature slices of the LSH bands datasketch's ``MinHashLSH`` picks for
-    ``threshold`` and ``num_perm`` (for 0.8 and 128: 9 bands of 13 rows)."""
-    from datasketch import MinHashLSH
-
-    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-    return tuple((int(s), int(e)) for s, e in lsh.hashranges)
-
-
-def band_keys(sig: np.ndarray, params: NearDupParams = NearDupParams()) -> list[tuple[int, str]]:
-    """``(band index, hex SHA-1 of the band's values)`` for each LSH band of ``sig`` (16 hex digits).
-
-    Two signatures share a key exactly when they agree on every row of that band (up to the
-    negligible chance of a 64-bit hash collision).
-    """
-    values = np.asarray(sig, dtype=np.uint64)
-    return [(i, hashlib.sha1(values[s:e].tobytes()).hexdigest()[:16])
-            for i, (s, e) in enumerate(band_ranges(params.threshold, params.num_perm))]
-
-
-# --------------------------------------------------------------------------------------------
-# What dedup knows of an article: ranks, signature entries, keys
-# --------------------------------------------------------------------------------------------
-
-#: ``(existing, first date, fetched, -words, -characters, url, article id)``: see the module docstring.
-Rank = tuple
-
-
-def _epoch(dt: datetime | None) -> float:
-    return dt.timestamp() if dt is not None else float("inf")
-
-
-def keep_rank(article: Article, existing: bool = False) -> Rank:
-    """Sort key of the member kept in a near-duplicate cluster (smallest wins; module docstring).
-
-    Times are POSIX seconds (UTC); ``existing`` marks a row of the corpus built by earlier runs.
-    """
-    first = article.published_at if article.published_at is not None else article.fetched_at
-    return (0 if existing else 1, _epoch(first), _epoch(article.fetched_at), -article.word_count,
-            -len(article.text), article.url, article.article_id)
-
-
-@dataclass(frozen=True)
-class SignatureEntry:
-    """What near-dedup knows of one article: id, :func:`keep_rank` and MinHash signature (``uint32`` bytes)."""
-
-    article_id: str
-    rank: Rank
-    signature: bytes
-
-    def values(self) -> np.ndarray:
-        """The signature as a ``uint32`` array."""
-        return np.frombuffer(self.signature, dtype=np.uint32)
-
-
-def signature_entry(article: Article, params: NearDupParams, existing: bool = False) -> SignatureEntry:
-    """The :class:`SignatureEntry` of ``article`` (MinHash of its text's shingles)."""
-    sig = np.asarray(signature(article.text, params), dtype=np.uint32)
-    return SignatureEntry(article.article_id, keep_rank(article, existing), sig.tobytes())
-
-
-#: An article with its MinHash signature (:attr:`SignatureEntry.signature`, computed once where the article was
-#: cleaned and carried in the spill): what :class:`NearDedup` takes and gives.
-SignedArticle = tuple[Article, bytes]
-
-
-def signed_entry(signed: SignedArticle) -> SignatureEntry:
-    """The :class:`SignatureEntry` of a new article from the signature it carries (no MinHash computed)."""
-    article, sig = signed
-    return SignatureEntry(article.article_id, keep_rank(article), sig)
-
-
-def article_of(signed: SignedArticle) -> Article:
-    """The article of a :data:`SignedArticle`, without its signature."""
-    return signed[0]
-
-
-@dataclass(frozen=True)
-class ArticleKey:
-    """What dedup needs of one article, without its text or HTML (~1.1 KB in Beam's coder, ~2.1 KB as Python
-    objects, at the defaults).
-
-    Attributes:
-        record: ``(warc_file, warc_offset)``: the WARC record the article came from (unique in a run).
-        content_hash: :func:`~newsclean.transforms.text.content_hash` of the text (exact dedup's key).
-        rank: the exact-dedup winner's sort key (:func:`fetch_rank`: fetch time, URL, file, offset).
-        near: the near-dedup entry (:func:`signature_entry`: id, keep rank, MinHash).
-    """
-
-    record: tuple[str, int]
-    content_hash: str
-    rank: tuple
-    near: SignatureEntry
-
-
-def fetch_rank(item: Article | ArticleKey) -> tuple:
-    """Sort key of the winner among exact duplicates: earliest fetch, then smallest URL (then provenance)."""
-    if isinstance(item, ArticleKey):
-        return item.rank
-    return item.fetched_at, item.url, item.warc_file, item.warc_offset
-
-
-def article_key(article: Article, params: NearDupParams = NearDupParams()) -> ArticleKey:
-    """The :class:`ArticleKey` of ``article`` (its MinHash over ``params``' shingles is computed here)."""
-    return ArticleKey((article.warc_file, article.warc_offset), article.content_hash, fetch_rank(article),
-                      signature_entry(article, params))
-
-
-#: A cleaned article and its :class:`ArticleKey` (:func:`keyed_article`): what :class:`SpillArticles` and
-#: :class:`DedupExact` take, so that the MinHash is computed once and goes both into the spill and into the key.
-KeyedArticle = tuple[Article, ArticleKey]
-
-
-def keyed_article(article: Article, params: NearDupParams = NearDupParams()) -> KeyedArticle:
-    """``(article, its ArticleKey)`` (:func:`article_key`)."""
-    return article, article_key(article, params)
-
-
-def _key_of(keyed: KeyedArticle) -> ArticleKey:
-    return keyed[1]
 
 
 def _near_entry(key: ArticleKey) -> SignatureEntry:
@@ -371,10 +166,10 @@ class SpillArticles(beam.PTransform):
                 | "PathsAtEpoch" >> beam.Map(at_epoch))
 
 
-#: Folder of the spilled keys under ``OUT/_spill/`` (the bounded local run: pipeline/batches.py).
+#: Folder of the spilled keys under ``OUT/_spill/`` (a batch of a run in batches: pipeline/batches.py).
 KEYS_DIR = "keys"
-#: One spilled key: an article's content hash (what :func:`repeated_hashes` reads alone) and its
-#: :class:`ArticleKey`, pickled (internal to one run, read back by the same code: :func:`key_of_row`).
+#: One spilled key: an article's content hash and its :class:`ArticleKey`, pickled (internal to one run, read
+#: back by the same code: :func:`key_of_row`).
 KEY_SCHEMA = pa.schema([pa.field("content_hash", pa.string(), nullable=False),
                         pa.field("key", pa.binary(), nullable=False)],
                        metadata={b"newsclean.record": b"article_key", b"newsclean.schema_version": b"1"})
@@ -393,8 +188,8 @@ def key_of_row(row: dict) -> ArticleKey:
 
 
 class SpillKeys(beam.PTransform):
-    """:data:`KeyedArticle` pairs -> their keys (:func:`key_row`) in ``OUT/_spill/keys/part-*.parquet``, for
-    :func:`dedup_decisions` over the keys of several runs (pipeline/batches.py); output: the files' paths."""
+    """:data:`KeyedArticle` pairs -> their keys (:func:`key_row`) in ``OUT/_spill/keys/part-*.parquet``, so that
+    one :func:`deduplicate` decides over the keys of several runs (pipeline/batches.py); output: the files' paths."""
 
     def __init__(self, out: str):
         super().__init__()
@@ -437,32 +232,24 @@ class ReadSpilled(beam.PTransform):
                 | "KeepWinners" >> beam.ParDo(KeepWinnersFn(), beam.pvalue.AsDict(self.losers)))
 
 
+def spill_articles(articles, out: str, params: NearDupParams = NearDupParams()):
+    """Add the keys and the spill of the cleaned ``articles`` (PCollection of
+    :class:`~newsclean.schemas.records.Article`) to their graph, under the labels ``ArticleKeys`` (each article's
+    MinHash, computed once: :func:`~newsclean.pipeline.dedup_decisions.keyed_article`) and ``SpillArticles``
+    (``out/_spill/articles/``). Returns ``(keyed, spilled)``: the :data:`KeyedArticle` pairs and the spill files'
+    paths (what :func:`deduplicate` reads back)."""
+    keyed = articles | "ArticleKeys" >> beam.Map(keyed_article, params)
+    return keyed, keyed | "SpillArticles" >> SpillArticles(out)
+
+
+def key_of(keyed: KeyedArticle) -> ArticleKey:
+    """The :class:`ArticleKey` of a :data:`KeyedArticle` pair (what :class:`DedupExact` decides on)."""
+    return keyed[1]
+
+
 # --------------------------------------------------------------------------------------------
 # DedupExact: the same normalised text
 # --------------------------------------------------------------------------------------------
-
-
-def pick_winner(a, b):
-    """The one of ``a`` and ``b`` (articles or :class:`ArticleKey`) that stays when they have the same content
-    hash: the smaller :func:`fetch_rank` (None-safe)."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a if fetch_rank(a) <= fetch_rank(b) else b
-
-
-def first_fetched(keys) -> tuple[ArticleKey, int, tuple[ArticleKey, ...]]:
-    """The :class:`ArticleKey` records of one content hash (any order, at least one) -> ``(winner, number of keys,
-    the others' keys)``; the winner is the one :func:`pick_winner` keeps (smallest :func:`fetch_rank`)."""
-    best, n, losers = None, 0, []
-    for key in keys:
-        n += 1
-        winner = pick_winner(best, key)
-        if best is not None:
-            losers.append(key if winner is best else best)
-        best = winner
-    return best, n, tuple(losers)
 
 
 def _winner_of_group(digest: str, keys) -> tuple[str, tuple]:
@@ -511,17 +298,16 @@ class EmitWinnerFn(beam.DoFn):
 class DedupExact(beam.PTransform):
     """Exact duplicates (same normalised text, i.e. same ``content_hash``), decided on :class:`ArticleKey` records.
 
-    Input: :data:`KeyedArticle` pairs (:func:`keyed_article`). Output: ``{"keys": ArticleKey of each winner,
+    Input: :class:`ArticleKey` records (:func:`key_of`). Output: ``{"keys": ArticleKey of each winner,
     "losers": ((warc_file, offset), True) of each dropped article, "dropped": (ArticleKey of each dropped article,
     the winner's article id), "counts": ("duplicates_dropped", int)}``. The
     winner is the earliest fetch, then the smallest URL, so the result does not depend on the runner's order. Only
     the keys cross the shuffle; :class:`ReadSpilled` drops the losers' rows.
     """
 
-    def expand(self, keyed):
+    def expand(self, keys):
         out = (
-            keyed
-            | "Keys" >> beam.Map(_key_of)
+            keys
             | "KeyByContentHash" >> beam.Map(_by_hash)
             | "KeepFirstFetched" >> KeepFirstFetched()
             | "EmitWinners" >> beam.ParDo(EmitWinnerFn()).with_outputs(COUNTS_TAG, LOSERS_TAG, DROPPED_TAG,
@@ -530,57 +316,12 @@ class DedupExact(beam.PTransform):
         return {"keys": out.keys, "losers": out[LOSERS_TAG], "dropped": out[DROPPED_TAG], "counts": out[COUNTS_TAG]}
 
 
-def exact_duplicate_row(dropped: tuple[ArticleKey, str], clusters: dict[str, str],
-                        corpus_ids: dict[str, str] | None = None) -> dict:
-    """The ``OUT/duplicates`` row (:data:`DUPLICATE_SCHEMA`, reason ``exact_duplicate``) of an article dropped by
-    exact dedup: ``(its key, the kept article's id)``. ``cluster_id`` is the ``cluster_id`` of the row that stands
-    for its text: the kept article's near-duplicate cluster (``clusters``: :class:`NearDedup`'s ``{id: kept id}``),
-    or, in an incremental run, the corpus article with the same text (``corpus_ids``: content hash -> article id)."""
-    key, winner = dropped
-    cluster = (corpus_ids or {}).get(key.content_hash) or clusters.get(winner, winner)
-    fetched, url, warc_file, warc_offset = key.rank
-    return {"article_id": key.near.article_id, "url": url, "cluster_id": cluster, "reason": EXACT_DUPLICATE,
-            "content_hash": key.content_hash, "warc_file": warc_file, "warc_offset": warc_offset}
-
-
 # --------------------------------------------------------------------------------------------
 # Against the corpus built by earlier runs (incremental runs)
 # --------------------------------------------------------------------------------------------
 
-
-def corpus_entry(row: dict) -> SignatureEntry:
-    """The near-dedup entry of a corpus index row (``pipeline.incremental.INDEX_SCHEMA``): rank
-    ``(0, first seen, ...)`` wins against every new article."""
-    first = row["first_seen"].timestamp() if row.get("first_seen") else 0.0
-    return SignatureEntry(row["article_id"], (0, first, first, 0, 0, row["url"], row["article_id"]), row["signature"])
-
-
-def url_history(rows: Iterable[dict]) -> tuple[int, datetime | None]:
-    """``(highest version, earliest first_seen)`` of a URL's corpus rows."""
-    rows = list(rows)
-    firsts = [r["first_seen"] for r in rows if r.get("first_seen") is not None]
-    return max(int(r["version"]) for r in rows), (min(firsts) if firsts else None)
-
-
-#: What dropping one article against the corpus adds to the counts (:func:`filter_by_corpus`).
+#: What dropping one article against the corpus adds to the counts (:class:`CorpusFilterFn`).
 CORPUS_DROP_COUNTS = ((DUPLICATES_DROPPED, 1), (CORPUS_DUPLICATES, 1))
-
-
-def filter_by_corpus(signed: SignedArticle, hashes: dict[str, str],
-                     history: dict[str, tuple]) -> SignedArticle | dict:
-    """A new :data:`SignedArticle` against the corpus built by earlier runs: its ``exact_duplicate`` row
-    (:func:`duplicate_row`, ``cluster_id`` the corpus article's id) when the corpus has its text (``hashes``:
-    content hash -> corpus article id; the drop adds :data:`CORPUS_DROP_COUNTS`), else the same pair with
-    ``version``/``first_seen`` continued from the URL's corpus rows (``history``: URL -> :func:`url_history`)."""
-    article, sig = signed
-    corpus_id = hashes.get(article.content_hash)
-    if corpus_id is not None:
-        return duplicate_row(article, corpus_id, EXACT_DUPLICATE)
-    past = history.get(article.url)
-    if past is not None:
-        version, first = past
-        article = dataclasses.replace(article, version=version + 1, first_seen=first or article.fetched_at)
-    return article, sig
 
 
 class CorpusFilterFn(beam.DoFn):
@@ -638,16 +379,9 @@ def dedup_against_corpus(articles, index, keys):
 # NearDedup: MinHash LSH
 # --------------------------------------------------------------------------------------------
 
-#: What an LSH band record carries of an article: ``(article id, keep rank)``, packed (:func:`packed_member`); no
-#: signature.
-Member = tuple[str, Rank]
-#: A candidate pair of one bucket: ``(member, the bucket's best-ranked member)``.
+#: A candidate pair of one bucket: ``(member, the bucket's best-ranked member)``
+#: (:func:`~newsclean.pipeline.dedup_decisions.bucket_pairs`).
 Pair = tuple[Member, Member]
-
-
-def member(entry: SignatureEntry) -> Member:
-    """The :data:`Member` of ``entry``: its article id and :func:`keep_rank`."""
-    return entry.article_id, entry.rank
 
 
 def packed_member(m: Member) -> bytes:
@@ -679,33 +413,6 @@ def bucket_candidates(kv):
     yield from bucket_pairs([unpacked_member(data) for data in packed])
 
 
-def bucket_pairs(members: list[Member]):
-    """Candidate pairs in one LSH bucket: ``(member, head)`` for each member but the head.
-
-    The head is the bucket's best-ranked member (smallest :func:`keep_rank`, ``member[1]``). A member with
-    the head's article id (the same article from two sources) or URL (``rank[5]``: a changed text at the same
-    URL is a new version, not a duplicate) gives no pair. Buckets of one give nothing.
-    """
-    if len(members) < 2:
-        return
-    members = sorted(members, key=lambda m: m[1])
-    head = members[0]
-    for m in members[1:]:
-        if m[0] == head[0] or m[1][5] == head[1][5]:
-            continue
-        yield m, head
-
-
-def bucket_edges(members: list[SignatureEntry], threshold: float):
-    """Near-duplicate edges in one LSH bucket of whole entries: ``(member, head)`` pairs of :func:`bucket_pairs`
-    whose estimated Jaccard similarity reaches ``threshold``. What :class:`NearDedup` computes, bucket by bucket,
-    with the signatures joined to the candidate pairs instead of carried in the bucket."""
-    values = {member(e): e.values() for e in members}
-    for m, head in bucket_pairs(list(values)):
-        if estimated_jaccard(values[m], values[head]) >= threshold:
-            yield m, head
-
-
 def member_signature(entry: SignatureEntry) -> tuple[Member, bytes]:
     """``(member, signature bytes)``: the join side of :func:`signature_to_pairs`."""
     return member(entry), entry.signature
@@ -730,92 +437,39 @@ def signature_to_pairs(kv):
 
 
 def pair_edge(kv, threshold: float):
-    """``(pair, [(side, signature), ...])`` -> the pair as an edge when the estimated Jaccard similarity of the
-    two signatures reaches ``threshold``; nothing otherwise."""
+    """``(pair, [(side, signature), ...])`` -> the pair as an edge when its two signatures make one
+    (:func:`~newsclean.pipeline.dedup_decisions.is_near_duplicate` at ``threshold``); nothing otherwise."""
     pair, sides = kv
     by_side = dict(sides)
     if 0 in by_side and 1 in by_side:
         a = np.frombuffer(by_side[0], dtype=np.uint32)
         b = np.frombuffer(by_side[1], dtype=np.uint32)
-        if estimated_jaccard(a, b) >= threshold:
+        if is_near_duplicate(a, b, threshold):
             yield pair
 
 
 class ClusterFn(beam.CombineFn):
-    """Union-find over near-duplicate edges -> ``{article id: kept member's article id}``.
+    """The near-duplicate edges -> ``{article id: kept member's article id}``: the connected components and their
+    kept members of :class:`~newsclean.pipeline.dedup_decisions.Clusters` (the accumulator), as a combiner."""
 
-    The accumulator is ``(parent, rank)`` dicts over the ids that occur in an edge; merging two
-    accumulators unions each id with its root in the other. The output maps every member of a
-    cluster of two or more (the kept one included, to itself) to the member with the smallest
-    :func:`keep_rank`.
-    """
+    def create_accumulator(self) -> Clusters:
+        return Clusters()
 
-    def create_accumulator(self):
-        return {}, {}
+    def add_input(self, acc: Clusters, edge: Pair) -> Clusters:
+        return acc.union(*edge)
 
-    @staticmethod
-    def _find(parent: dict, x: str) -> str:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:  # path compression
-            parent[x], x = root, parent[x]
-        return root
-
-    def _union(self, acc, a, rank_a, b, rank_b):
-        parent, ranks = acc
-        for node, rank in ((a, rank_a), (b, rank_b)):
-            if node not in parent:
-                parent[node], ranks[node] = node, rank
-        ra, rb = self._find(parent, a), self._find(parent, b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-        return acc
-
-    def add_input(self, acc, edge):
-        (a, rank_a), (b, rank_b) = edge
-        return self._union(acc, a, rank_a, b, rank_b)
-
-    def merge_accumulators(self, accumulators):
-        merged = self.create_accumulator()
-        for parent, ranks in accumulators:
-            for node in list(parent):
-                root = self._find(parent, node)
-                self._union(merged, node, ranks[node], root, ranks[root])
+    def merge_accumulators(self, accumulators) -> Clusters:
+        merged = Clusters()
+        for acc in accumulators:
+            merged.merge(acc)
         return merged
 
-    def extract_output(self, acc):
-        parent, ranks = acc
-        best: dict[str, str] = {}
-        for node in parent:
-            root = self._find(parent, node)
-            if root not in best or ranks[node] < ranks[best[root]]:
-                best[root] = node
-        return {node: best[self._find(parent, node)] for node in parent}
-
-
-def duplicate_row(article: Article, cluster_id: str, reason: str = NEAR_DUPLICATE) -> dict:
-    """The ``OUT/duplicates`` row (:data:`DUPLICATE_SCHEMA`) of a dropped article."""
-    return {"article_id": article.article_id, "url": article.url, "cluster_id": cluster_id, "reason": reason,
-            "content_hash": article.content_hash, "warc_file": article.warc_file,
-            "warc_offset": article.warc_offset}
+    def extract_output(self, acc: Clusters) -> dict[str, str]:
+        return acc.kept()
 
 
 #: What dropping one near-duplicate adds to the counts (:func:`assign_cluster`).
 NEAR_DROP_COUNTS = ((DUPLICATES_DROPPED, 1), (NEAR_DUPLICATES_DROPPED, 1))
-
-
-def assign_cluster(signed: SignedArticle, clusters: dict[str, str]) -> SignedArticle | dict:
-    """A :data:`SignedArticle` after near-dedup: the same pair with ``cluster_id`` (and ``first_seen``,
-    ``last_seen`` where unset: its fetch) when the article is kept, else its ``near_duplicate`` row
-    (:func:`duplicate_row`; the drop adds :data:`NEAR_DROP_COUNTS`). ``clusters``: ``{article id: kept member's
-    id}`` (:class:`ClusterFn`, :func:`near_clusters`); an article absent from it is a cluster of one."""
-    article, sig = signed
-    kept = clusters.get(article.article_id, article.article_id)
-    if kept == article.article_id:
-        return dataclasses.replace(article, cluster_id=kept, first_seen=article.first_seen or article.fetched_at,
-                                   last_seen=article.last_seen or article.fetched_at), sig
-    return duplicate_row(article, kept)
 
 
 class AssignClusterFn(beam.DoFn):
@@ -834,7 +488,8 @@ class AssignClusterFn(beam.DoFn):
 
 
 class NearDedup(beam.PTransform):
-    """Drop near-duplicate articles (MinHash LSH), keeping one per cluster by :func:`keep_rank`.
+    """Drop near-duplicate articles (MinHash LSH), keeping one per cluster by
+    :func:`~newsclean.pipeline.dedup_decisions.keep_rank`.
 
     Input: PCollection of :data:`SignedArticle` (after exact dedup).
     Output: ``{"articles": SignedArticle of each kept article (with cluster_id), "duplicates": duplicates row
@@ -847,7 +502,8 @@ class NearDedup(beam.PTransform):
             (their rank starts with 0, so they win against every new article).
         entries: optional PCollection of the articles' :class:`SignatureEntry`, computed earlier (the
             pipeline carries them in :class:`ArticleKey`, so that the articles themselves are read only
-            once, after the clusters are known); made from the signed articles when None (:func:`signed_entry`).
+            once, after the clusters are known); made from the signed articles when None
+            (:func:`~newsclean.pipeline.dedup_decisions.signed_entry`).
     """
 
     def __init__(self, params: NearDupParams = NearDupParams(), existing=None, entries=None):
@@ -904,145 +560,6 @@ class WriteDuplicates(beam.PTransform):
 
 
 # --------------------------------------------------------------------------------------------
-# The same decisions in one process, over spilled keys (the bounded local run: pipeline/batches.py)
-# --------------------------------------------------------------------------------------------
-
-
-def near_clusters(entries: list[SignatureEntry], params: NearDupParams = NearDupParams()) -> dict[str, str]:
-    """:class:`NearDedup`'s ``{article id: kept member's id}`` map of ``entries``, computed in one process: each
-    entry's LSH band keys (:func:`band_keys`), the edges of every bucket of two or more (:func:`bucket_edges`:
-    the pairs :func:`bucket_pairs` makes, compared on the same signatures) and their connected components with
-    their kept members (:class:`ClusterFn`). Holds 8 bytes per band and entry besides ``entries`` (a band key's
-    16 hex digits as one ``uint64``), and one bucket's entries at a time."""
-    fn = ClusterFn()
-    acc = fn.create_accumulator()
-    ranges = band_ranges(params.threshold, params.num_perm)
-    bands = np.empty((len(entries), len(ranges)), dtype=np.uint64)
-    for i, entry in enumerate(entries):
-        bands[i] = [int(digest, 16) for _, digest in band_keys(entry.values(), params)]
-    for column in bands.T:
-        order = np.argsort(column, kind="stable")
-        ordered = column[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else np.empty(0, int)
-        for start, end in zip(starts, [*starts[1:], len(ordered)], strict=True):
-            if end - start >= 2:
-                for edge in bucket_edges([entries[i] for i in order[start:end]], params.threshold):
-                    acc = fn.add_input(acc, edge)
-    return fn.extract_output(acc)
-
-
-def repeated_hashes(hashes: Iterable[str]) -> set[str]:
-    """The content hashes that occur more than once in ``hashes`` (the exact-duplicate groups to hold whole)."""
-    seen, repeated = set(), set()
-    for digest in hashes:
-        (repeated if digest in seen else seen).add(digest)
-    return repeated
-
-
-class CorpusIndex(NamedTuple):
-    """What dedup knows of the corpus built by earlier runs (incremental runs), from its ``_index`` rows
-    (:func:`corpus_index`): ``ids`` content hash -> article id, ``history`` URL -> :func:`url_history`,
-    ``entries`` the rows' :func:`corpus_entry`."""
-
-    ids: dict[str, str]
-    history: dict[str, tuple]
-    entries: list[SignatureEntry]
-
-
-def corpus_index(rows: Iterable[dict]) -> CorpusIndex:
-    """The :class:`CorpusIndex` of ``_index`` rows (``pipeline.incremental.INDEX_SCHEMA`` dicts): what
-    :func:`dedup_against_corpus` makes of them in the graph."""
-    ids, by_url, entries = {}, {}, []
-    for row in rows:
-        digest, article_id = _hash_id(row)
-        ids[digest] = article_id
-        by_url.setdefault(row["url"], []).append(row)
-        entries.append(corpus_entry(row))
-    return CorpusIndex(ids, {url: url_history(url_rows) for url, url_rows in by_url.items()}, entries)
-
-
-@dataclass
-class DedupDecisions:
-    """The decisions of exact and near dedup over a run's keys (:func:`dedup_decisions`), to apply to its spilled
-    articles (:func:`decided`).
-
-    Attributes:
-        losers: ``(warc_file, offset)`` of each article dropped by exact dedup within the run.
-        clusters: near-dedup's ``{article id: kept member's id}`` (:class:`ClusterFn`), for :func:`assign_cluster`.
-        rows: the ``duplicates`` rows of the exact losers (:func:`exact_duplicate_row`).
-        counts: ``{count name: n}`` of those drops (``duplicates_dropped``; absent when none, as in the graph).
-        corpus: the corpus built by earlier runs (incremental runs), or None.
-    """
-
-    losers: set[tuple[str, int]]
-    clusters: dict[str, str]
-    rows: list[dict]
-    counts: dict[str, int]
-    corpus: CorpusIndex | None = None
-
-
-def dedup_decisions(keys: Iterable[ArticleKey], repeated: set[str], params: NearDupParams = NearDupParams(),
-                    corpus: CorpusIndex | None = None) -> DedupDecisions:
-    """Exact and near dedup of a run's articles from their keys, in one process, with :func:`deduplicate`'s
-    decisions: per content hash the :func:`first_fetched` winner; the winners whose text the corpus has
-    (``corpus``) left to :func:`filter_by_corpus`; the other winners' and the corpus's entries clustered by
-    :func:`near_clusters`; each exact loser's row by :func:`exact_duplicate_row`.
-
-    Args:
-        keys: every article's :class:`ArticleKey`, once each, in any order (streamed: only the keys of
-            ``repeated`` hashes are held whole, the others' near-dedup entries only, ~1 KB an article).
-        repeated: the content hashes more than one key has (:func:`repeated_hashes`).
-        params: near-dedup's parameters.
-        corpus: the corpus built by earlier runs (incremental runs), or None.
-    """
-    groups: dict[str, list[ArticleKey]] = {}
-    entries: list[SignatureEntry] = []
-    losers, dropped, counts = set(), [], {DUPLICATES_DROPPED: 0}
-    in_corpus = corpus.ids if corpus is not None else {}
-
-    def keep(group: list[ArticleKey]) -> None:
-        winner, n, others = first_fetched(group)
-        counts[DUPLICATES_DROPPED] += n - 1
-        for key in others:
-            losers.add(key.record)
-            dropped.append((key, winner.near.article_id))
-        if winner.content_hash not in in_corpus:
-            entries.append(winner.near)
-
-    for key in keys:
-        if key.content_hash in repeated:
-            groups.setdefault(key.content_hash, []).append(key)
-        else:
-            keep([key])
-    for group in groups.values():
-        keep(group)
-    clusters = near_clusters([*entries, *(corpus.entries if corpus is not None else ())], params)
-    rows = [exact_duplicate_row(d, clusters, in_corpus or None) for d in dropped]
-    return DedupDecisions(losers, clusters, rows, {k: n for k, n in counts.items() if n}, corpus)
-
-
-def drop_counts(row: dict) -> tuple[tuple[str, int], ...]:
-    """What dropping the article of a ``duplicates`` row that :func:`decided` gives adds to the counts:
-    :data:`NEAR_DROP_COUNTS` for a near-duplicate, :data:`CORPUS_DROP_COUNTS` for a text the corpus has."""
-    return NEAR_DROP_COUNTS if row["reason"] == NEAR_DUPLICATE else CORPUS_DROP_COUNTS
-
-
-def decided(signed: SignedArticle, decisions: DedupDecisions) -> SignedArticle | dict | None:
-    """A spilled article after ``decisions``: None when exact dedup dropped it (its row is among
-    ``decisions.rows``), its ``duplicates`` row when the corpus or near-dedup drops it (:func:`filter_by_corpus`,
-    :func:`assign_cluster`), else the kept pair, as :class:`ReadSpilled`, :class:`CorpusFilterFn` and
-    :class:`AssignClusterFn` give it."""
-    article = signed[0]
-    if (article.warc_file, article.warc_offset) in decisions.losers:
-        return None
-    if decisions.corpus is not None:
-        signed = filter_by_corpus(signed, decisions.corpus.ids, decisions.corpus.history)
-        if isinstance(signed, dict):
-            return signed
-    return assign_cluster(signed, decisions.clusters)
-
-
-# --------------------------------------------------------------------------------------------
 # All of it, in the cleaning graph
 # --------------------------------------------------------------------------------------------
 
@@ -1057,18 +574,22 @@ class Deduplicated(NamedTuple):
     counts: tuple
 
 
-def deduplicate(articles, out: str, params: NearDupParams = NearDupParams(), corpus_index=None) -> Deduplicated:
-    """Add exact and near dedup of the cleaned ``articles`` (PCollection of
-    :class:`~newsclean.schemas.records.Article`) to their pipeline; the module docstring has the stages.
+def deduplicate(keys, spilled, params: NearDupParams = NearDupParams(), corpus_index=None) -> Deduplicated:
+    """Add exact and near dedup of a run's cleaned articles to their graph, from their keys and their spill; the
+    module docstring has the stages. Every executor runs this one composition (pipeline/clean.py).
 
-    The steps are applied under their own top-level labels (``ArticleKeys``, ``SpillArticles``, ``DedupExact``,
-    ``ReadSpilled``, [``NotInCorpus`` ...], ``NearEntries``, ``NearDedup``), which stay stable for a runner's
-    update/drain. ``out``: the run's (staging) output folder; the articles wait in ``out/_spill/``.
-    ``corpus_index``: the index rows of the corpus built by earlier runs (incremental runs), or None.
+    The steps are applied under their own top-level labels (``DedupExact``, ``ReadSpilled``, [``NotInCorpus``
+    ...], ``NearEntries``, ``NearDedup``, ``ExactDuplicateRows``, ``DuplicateRows``), which stay stable for a
+    runner's update/drain.
+
+    Args:
+        keys: PCollection of each article's :class:`ArticleKey`, once each (:func:`key_of` of the pairs of
+            :func:`spill_articles`, or the keys the batches of a run spilled: :class:`SpillKeys`).
+        spilled: PCollection of the paths of the spill files that hold those articles (:class:`SpillArticles`).
+        params: near dedup's :class:`NearDupParams`.
+        corpus_index: the index rows of the corpus built by earlier runs (incremental runs), or None.
     """
-    keyed = articles | "ArticleKeys" >> beam.Map(keyed_article, params)  # the MinHash, computed once
-    spilled = keyed | "SpillArticles" >> SpillArticles(out)
-    exact = keyed | "DedupExact" >> DedupExact()
+    exact = keys | "DedupExact" >> DedupExact()
     kept = spilled | "ReadSpilled" >> ReadSpilled(exact["losers"])
     keys, corpus_counts, corpus_rows, corpus, corpus_ids = exact["keys"], (), (), None, None
     if corpus_index is not None:

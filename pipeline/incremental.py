@@ -59,7 +59,7 @@ from apache_beam.io.filesystems import FileSystems
 from newsclean.pipeline.dedup import DUPLICATES_DIR, SignedArticle
 from newsclean.pipeline.errors import SettingsMismatchError
 from newsclean.pipeline.file_patterns import literal_pattern
-from newsclean.pipeline.options import CleanConfig, resolve_chain_config
+from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.output import discard_staging, partition_articles, publish_output
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
 from newsclean.pipeline.summary import (
@@ -73,6 +73,7 @@ from newsclean.pipeline.summary import (
 )
 from newsclean.pipeline.warc_framing import WARC_MAGIC, is_gzip, read_at, starts_warc_member
 from newsclean.schemas.records import PIPELINE_VERSION, Article
+from newsclean.transforms.chain import CONFIGS, ChainConfig
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,7 @@ def model_digest(path: str) -> str:
 
 
 def run_settings(config: CleanConfig) -> dict:
-    """What a run's rows depend on besides its WARC files, as JSON-ready values: ``chain`` (``--chain``),
+    """What a run's rows depend on besides its WARC files, as JSON-ready values: ``chain`` (:func:`chain_setting`),
     ``min_words``, ``neighbour_sample``, ``text_includes`` (what ``text`` holds besides the body, the chain's own when
     ``--text-includes`` is not given), ``keep_listings``, ``models`` (file name -> :func:`model_digest` of each model and lexicon file
     the chain reads, :meth:`~newsclean.transforms.chain.ChainConfig.model_files`), ``newsclean`` (the version that
@@ -163,14 +164,44 @@ def run_settings(config: CleanConfig) -> dict:
     manifest, the dataset card and the Parquet files' metadata; :data:`OUTPUT_SETTINGS` must match to append.
 
     Raises:
-        UsageError: an unknown chain. OSError: a model file cannot be read.
+        OSError: a model file cannot be read.
     """
-    chain = resolve_chain_config(config.chain)
-    parts = chain.text_includes if config.text_includes is None else config.text_includes
-    return {"chain": config.chain, "min_words": config.min_words, "neighbour_sample": config.neighbour_sample,
-            "text_includes": list(parts), "keep_listings": config.keep_listings,
+    chain = config.chain
+    return {"chain": chain_setting(chain), "min_words": config.min_words, "neighbour_sample": config.neighbour_sample,
+            "text_includes": list(chain.text_includes), "keep_listings": config.keep_listings,
             "models": {path.name: model_digest(str(path)) for path in chain.model_files()},
             "newsclean": PIPELINE_VERSION, "apache_beam": beam.__version__}
+
+
+def chain_setting(chain: ChainConfig) -> str:
+    """The ``chain`` value of a run's settings: the name of a shipped chain (a key of
+    :data:`~newsclean.transforms.chain.CONFIGS`, as ``--chain`` names it) when ``chain`` is that chain, whatever its
+    ``text_includes`` and ``listing_text`` (recorded as ``text_includes`` and ``keep_listings``); else ``"<name>
+    (custom sha256:<12 hex digits>)"``, a digest of every parameter (:func:`_canonical`), so that two runs with
+    different custom chains never count as the same settings."""
+    shipped = CONFIGS.get(chain.name)
+    if shipped is not None and chain == shipped.with_(text_includes=chain.text_includes,
+                                                      listing_text=chain.listing_text):
+        return chain.name
+    digest = hashlib.sha256(json.dumps(_canonical(chain), sort_keys=True).encode()).hexdigest()[:12]
+    return f"{chain.name} (custom sha256:{digest})"
+
+
+def _canonical(value):
+    """``value`` as JSON-ready data that is the same in every process: dataclasses as ``{type: {field: ...}}``
+    (fields that take no part in equality left out), sets sorted, paths by file name, anything else by ``repr``."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {type(value).__name__: {f.name: _canonical(getattr(value, f.name))
+                                       for f in dataclasses.fields(value) if f.compare}}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(v) for v in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, dict):
+        return {repr(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, os.PathLike):
+        return os.path.basename(os.fspath(value))
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
 def settings_differ(a: dict, b: dict) -> list[str]:

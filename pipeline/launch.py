@@ -78,7 +78,6 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
     from newsclean.pipeline.output import discard_staging, hold_output, new_staging
 
     patterns = clean.resolve_warc_patterns(config.warc)
-    clean.resolve_chain_config(config.chain)
     options = as_options(beam_args)
     check_runner(options)
     with hold_output(config.out) as out:

@@ -1,14 +1,16 @@
 """Command-line options of the cleaning pipeline, shared by ``newsclean clean`` and Beam.
 
-newsclean's own flags are ``--warc GLOB --out DIR --neighbour-sample N --chain NAME --min-words N``
-(:func:`add_clean_arguments`); every other flag is a Beam pipeline option (``--runner``,
+newsclean's own flags are ``--warc GLOB --out DIR --neighbour-sample N --chain NAME --min-words N``, ...
+(:func:`add_clean_arguments`); :func:`clean_config_from_flags` turns them into a :class:`CleanConfig` (the one builder,
+for ``newsclean clean`` and for Beam's options), whose ``chain`` is the run's :class:`ChainConfig`, resolved once.
+Every other flag is a Beam pipeline option (``--runner``,
 ``--direct_running_mode``, ``--project``, ``--temp_location``, ...). DirectRunner is the default.
 
 :class:`NewscleanOptions` registers newsclean's flags with Beam's options machinery, so that a
 plain ``PipelineOptions(argv).view_as(NewscleanOptions)`` works too (e.g. from a Dataflow
 template or a notebook). None of its flags is ``required`` there: Beam parses every registered
 options class for every pipeline in the process, and a required flag would break unrelated
-pipelines. :func:`clean_config_from_options` checks them instead.
+pipelines. :class:`CleanConfig` checks them instead.
 """
 
 from __future__ import annotations
@@ -167,7 +169,10 @@ class CleanConfig:
         warc: glob, file or directory of WARC files (see ``--warc``).
         out: output directory, local path or filesystem URL.
         neighbour_sample: neighbour pages sampled per (site, category), >= 1.
-        chain: a key of :data:`CHAIN_CONFIGS`.
+        chain: the chain as the run's workers run it: given as a key of :data:`CHAIN_CONFIGS` (``--chain``) or a
+            :class:`ChainConfig` (a custom chain), held after construction as the effective :class:`ChainConfig`,
+            ``text_includes`` and ``keep_listings`` applied (:func:`effective_chain`; a copy made with
+            ``dataclasses.replace`` keeps it and looks nothing up again).
         min_words: the corpus filter, in words: a page whose cleaned text is shorter becomes a
             ``too_short`` reject (0: none). The chain extracts; what is long enough to keep is the pipeline's call.
         batch_bytes: ``--batch-mib`` in bytes: a local run whose runner newsclean chooses and whose WARC files
@@ -183,7 +188,7 @@ class CleanConfig:
     warc: str
     out: str
     neighbour_sample: int = DEFAULT_NEIGHBOUR_SAMPLE
-    chain: str = "default"
+    chain: ChainConfig | str = "default"  # a ChainConfig once constructed (effective_chain)
     min_words: int = MIN_ARTICLE_WORDS
     partition_by: str | None = None  # None, "crawl_date" or "site" (pipeline/output.py)
     incremental: bool = False  # --incremental: pipeline/incremental.py
@@ -207,23 +212,54 @@ class CleanConfig:
             raise UsageError(f"--batch-mib must be at least 0, got {self.batch_bytes >> 20}")
         if self.partition_by not in (None, "crawl_date", "site"):
             raise UsageError(f"--partition-by must be crawl_date or site, got {self.partition_by!r}")
-        resolve_chain_config(self.chain)
         if any(part not in TEXT_PARTS for part in self.text_includes or ()):
             raise UsageError(f"--text-includes takes {', '.join(TEXT_PARTS)}, got {self.text_includes!r}")
+        object.__setattr__(self, "chain", effective_chain(self.chain, self.text_includes, self.keep_listings))
+
+
+def effective_chain(chain: ChainConfig | str, text_includes: tuple[str, ...] | None = None,
+                    keep_listings: bool = False) -> ChainConfig:
+    """The chain a run's workers run: ``chain`` (a ``--chain`` name, looked up once, or a :class:`ChainConfig`) with
+    ``--text-includes`` (None: the chain's own ``text_includes``) and ``--keep-listings`` (its ``listing_text``: a
+    listing page's text is its items, one a line) applied; ``chain`` itself when they change nothing. The one place
+    these flags reach the chain.
+
+    Raises:
+        UsageError: an unknown chain name, or a ``chain`` that is neither a name nor a :class:`ChainConfig`.
+    """
+    base = chain if isinstance(chain, ChainConfig) else resolve_chain_config(chain)
+    parts = base.text_includes if text_includes is None else tuple(text_includes)
+    if (parts, keep_listings) == (base.text_includes, base.listing_text):
+        return base
+    return base.with_(text_includes=parts, listing_text=keep_listings)
+
+
+def clean_config_from_flags(flags, warc: str | None = None, out: str | None = None) -> CleanConfig:
+    """The :class:`CleanConfig` of newsclean's parsed flags (:func:`add_clean_arguments`): an ``argparse.Namespace``
+    of ``newsclean clean``/``run``, or Beam's :class:`NewscleanOptions` view. A flag the parser did not define takes
+    its default; ``warc``/``out`` (``newsclean run``: derived from its ``--out``) replace ``--warc``/``--out``.
+
+    Raises:
+        UsageError: a missing ``--warc``/``--out``, a value out of range, an unknown chain (:class:`CleanConfig`).
+    """
+    def flag(name: str, default=None):
+        return getattr(flags, name, default)
+
+    return CleanConfig(warc=warc if warc is not None else flag("warc") or "",
+                       out=out if out is not None else flag("out") or "",
+                       neighbour_sample=flag("neighbour_sample", DEFAULT_NEIGHBOUR_SAMPLE),
+                       chain=flag("chain", "default"), min_words=flag("min_words", MIN_ARTICLE_WORDS),
+                       partition_by=flag("partition_by"), incremental=bool(flag("incremental", False)),
+                       wait_for_lock=bool(flag("wait_for_lock", False)),
+                       allow_mixed_settings=bool(flag("allow_mixed_settings", False)),
+                       text_includes=flag("text_includes"), keep_listings=bool(flag("keep_listings", False)),
+                       batch_bytes=flag("batch_mib", DEFAULT_BATCH_MIB) << 20)
 
 
 def clean_config_from_options(options: PipelineOptions) -> CleanConfig:
-    """Read and check newsclean's flags from Beam options. Raises :class:`UsageError` when missing."""
-    view = options.view_as(NewscleanOptions)
-    return CleanConfig(warc=view.warc or "", out=view.out or "",
-                       neighbour_sample=view.neighbour_sample, chain=view.chain, min_words=view.min_words,
-                       partition_by=getattr(view, "partition_by", None),
-                       incremental=bool(getattr(view, "incremental", False)),
-                       wait_for_lock=bool(getattr(view, "wait_for_lock", False)),
-                       allow_mixed_settings=bool(getattr(view, "allow_mixed_settings", False)),
-                       text_includes=getattr(view, "text_includes", None),
-                       keep_listings=bool(getattr(view, "keep_listings", False)),
-                       batch_bytes=getattr(view, "batch_mib", DEFAULT_BATCH_MIB) << 20)
+    """Read and check newsclean's flags from Beam options (:func:`clean_config_from_flags` of the
+    :class:`NewscleanOptions` view). Raises :class:`UsageError` when missing."""
+    return clean_config_from_flags(options.view_as(NewscleanOptions))
 
 
 def resolve_chain_config(name: str) -> ChainConfig:

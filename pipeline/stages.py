@@ -43,7 +43,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.budget import RecordTimeout, measures_cpu_time, time_budget
-from newsclean.pipeline.options import CleanConfig, resolve_chain_config
+from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.progress import CountProgress
 from newsclean.pipeline.warc_reader import (
     COUNTS_TAG,
@@ -65,16 +65,10 @@ from newsclean.schemas.records import (
     to_row,
 )
 from newsclean.schemas.sniff import looks_binary
-from newsclean.transforms.chain import MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
+from newsclean.transforms.chain import DEFAULT_CONFIG, MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
-from newsclean.transforms.metadata import (
-    Metadata,
-    absolute_url,
-    identify_language,
-    parse_iso_date,
-    plausible,
-    registered_domain,
-)
+from newsclean.transforms.finish import PageFacts
+from newsclean.transforms.metadata import Metadata
 from newsclean.transforms.parse import decode_html, looks_like_json
 from newsclean.transforms.site_evidence import SiteEvidence, learn_site_evidence, pages_needed
 from newsclean.transforms.text import content_hash
@@ -98,7 +92,7 @@ PARQUET_SUFFIX = ".parquet"
 
 __all__ = [
     "FindWarcFiles", "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "WriteParquet", "WriteCounts",
-    "classify_response", "looks_like_html", "evidence_for_key", "clean_page", "build_article", "make_reject",
+    "classify_response", "looks_like_html", "evidence_for_key", "clean_page", "page_facts", "build_article", "make_reject",
     "article_id", "read_pages_at", "read_and_clean", "Cleaned",
 ]
 
@@ -363,16 +357,12 @@ def section_key(flagged, sections: dict[SiteKey, int]) -> tuple[SiteKey, SampleR
 
 
 class _ChainFn(beam.DoFn):
-    """Base for DoFns that run the chain: holds the chain's name (it pickles), and resolves the
-    configuration object in ``setup`` on the worker."""
+    """Base for DoFns that run the chain: holds the run's :class:`ChainConfig` itself (``CleanConfig.chain``, a
+    frozen dataclass that pickles in a few KB with the DoFn), so that no worker looks a chain up by name."""
 
-    def __init__(self, chain: str):
+    def __init__(self, chain: ChainConfig):
         super().__init__()
-        self.chain = chain
-        self._config: ChainConfig | None = None
-
-    def setup(self):
-        self._config = resolve_chain_config(self.chain)
+        self._config = chain
 
 
 def needs_reading(refs: list[SampleRef], config: ChainConfig) -> bool:
@@ -457,10 +447,10 @@ class LearnSiteEvidence(beam.PTransform):
 
     Args:
         neighbour_sample: N, pages sampled per key (>= 1), and the pages a URL section needs to be a key.
-        chain: ``--chain`` name; its static-noise parameters are used.
+        chain: the run's chain (``CleanConfig.chain``); its static-noise parameters are used.
     """
 
-    def __init__(self, neighbour_sample: int, chain: str = "default"):
+    def __init__(self, neighbour_sample: int, chain: ChainConfig = DEFAULT_CONFIG):
         super().__init__()
         self.neighbour_sample = neighbour_sample
         self.chain = chain
@@ -499,30 +489,34 @@ def _utc(dt: datetime | None) -> datetime | None:
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
-def build_article(page: Page, extraction: Extraction) -> Article:
-    """The :class:`~newsclean.schemas.records.Article` row for ``page`` cleaned into ``extraction``: ids and hash of the text,
-    the page's metadata, the identified language and the per-stage counts.
+def page_facts(page: Page) -> PageFacts:
+    """What the WARC record knows of ``page`` besides its HTML, for the chain's finished fields
+    (:func:`~newsclean.transforms.finish.finish_fields`): its URL, fetch time, the crawler's sitemap facts
+    (``page.sitemap_*``, from the WARC metadata record: ``news:title``, ``news:publication_date``, ``lastmod``) and
+    its recorded page type."""
+    return PageFacts(url=page.url, fetched_at=page.fetched_at, title=page.sitemap_title,
+                     published=page.sitemap_publication_date, modified=page.sitemap_lastmod, page_type=page.page_type)
 
-    What the page itself says comes first; where it says nothing, the crawler's sitemap facts fill in
-    (``page.sitemap_*``, from the WARC metadata record): ``news:title`` for the title,
-    ``news:publication_date`` for ``published_at``, ``lastmod`` for ``modified_at`` (ISO 8601 / W3C
-    Datetime only, within the plausible range of :func:`~newsclean.transforms.metadata.plausible`)."""
+
+def build_article(page: Page, extraction: Extraction) -> Article:
+    """The :class:`~newsclean.schemas.records.Article` row for ``page`` cleaned into ``extraction``: the row's ids
+    (``article_id``, ``content_hash`` of the text), the record's provenance and fetch time (aware UTC), and the
+    extraction's fields as they are. The extraction is finished with the page's facts (:func:`page_facts`, as
+    :func:`clean_page` runs the chain): language, dates, title, URLs and page type mean in the row what they mean in
+    :class:`~newsclean.transforms.chain.Extraction` (:mod:`newsclean.transforms.finish`)."""
     text_hash = content_hash(extraction.text)
     counts = extraction.counts
     prov = page.provenance
     meta = extraction.metadata or Metadata()
-    fetched = _utc(page.fetched_at)
-    language, language_score = identify_language(extraction.text)
     return Article(
         article_id=article_id(page.url, text_hash),
         url=page.url,
         site=page.site,
         category=page.category,
-        fetched_at=fetched,
-        title=extraction.title or page.sitemap_title,
-        published_at=plausible(extraction.published_at, now=fetched)
-        or plausible(parse_iso_date(page.sitemap_publication_date), now=fetched),
-        language=language,
+        fetched_at=_utc(page.fetched_at),
+        title=extraction.title,
+        published_at=extraction.published_at,
+        language=extraction.language,
         text=extraction.text,
         html=extraction.html,
         word_count=int(extraction.word_count),
@@ -538,26 +532,20 @@ def build_article(page: Page, extraction: Extraction) -> Article:
         warc_offset=prov.offset,
         authors=tuple(meta.authors),
         description=meta.description,
-        image_url=absolute_url(page.url, meta.image_url),
-        canonical_url=absolute_url(page.url, meta.canonical_url),
-        domain=registered_domain(page.url),
+        image_url=extraction.image_url,
+        canonical_url=extraction.canonical_url,
+        domain=extraction.domain,
         site_name=meta.site_name,
-        modified_at=plausible(meta.modified_at, now=fetched)
-        or plausible(parse_iso_date(page.sitemap_lastmod), now=fetched),
+        modified_at=extraction.modified_at,
         section=meta.section,
         tags=tuple(meta.tags),
-        language_score=language_score,
-        declared_language=extraction.language,
+        language_score=extraction.language_score,
+        declared_language=extraction.declared_language,
         captions=tuple(extraction.captions),
         lead=extraction.lead,
-        page_type=page.page_type if page.page_type in ARTICLE_ROW_PAGE_TYPES else extraction.page_type,
+        page_type=extraction.page_type,
         page_title=meta.page_title,
     )
-
-
-#: The crawler's page types an article row may carry (``page_type`` column): where the crawler recorded one of these,
-#: the row says it; otherwise the chain's structural verdict (:mod:`newsclean.transforms.page_type`).
-ARTICLE_ROW_PAGE_TYPES = frozenset({PageType.ARTICLE, PageType.LISTING, PageType.OTHER})
 
 
 def structure_reject(page: Page, extraction: Extraction, keep_listings: bool) -> str | None:
@@ -632,7 +620,8 @@ def _clean_within(budget_s: float | None, page: Page, evidence: SiteEvidence | N
         with time_budget(budget_s):
             html, _codec = decode_html(page.html, page.charset)
             stage = Stage.CLEAN
-            extraction = extract_article(html, evidence, config, url=page.url, min_words=min_words)
+            extraction = extract_article(html, evidence, config, url=page.url, min_words=min_words,
+                                         facts=page_facts(page))
             why = structure_reject(page, extraction, keep_listings)
             if why:
                 return make_reject(page, stage, RejectReason.NOT_ARTICLE, why)
@@ -650,16 +639,11 @@ def _clean_within(budget_s: float | None, page: Page, evidence: SiteEvidence | N
 class CleanPageFn(_ChainFn, _RejectCountingFn):
     """``Page`` (+ side input ``{(site, category): SiteEvidence}``) -> Article or reject (``REJECTS_TAG``)."""
 
-    def __init__(self, chain: str, min_words: int = MIN_ARTICLE_WORDS, text_includes: tuple[str, ...] | None = None,
-                 keep_listings: bool = False):
+    def __init__(self, chain: ChainConfig, min_words: int = MIN_ARTICLE_WORDS, keep_listings: bool = False):
         super().__init__(chain)
-        self.min_words = min_words
-        self.text_includes, self.keep_listings = text_includes, keep_listings
+        self.min_words, self.keep_listings = min_words, keep_listings
 
     def setup(self):
-        super().setup()
-        parts = self._config.text_includes if self.text_includes is None else tuple(self.text_includes)
-        self._config = self._config.with_(text_includes=parts, listing_text=self.keep_listings)
         warm_up(self._config)  # models and libraries loaded before the first page's budget starts
 
     def process(self, page: Page, evidence):
@@ -676,24 +660,22 @@ class CleanPages(beam.PTransform):
     Args:
         evidence: PCollection of ``((site, category), SiteEvidence | None)`` from :class:`LearnSiteEvidence`,
             used as ``beam.pvalue.AsDict`` (one small value per key).
-        chain: ``--chain`` name (a key of ``newsclean.transforms.chain.CONFIGS``).
+        chain: the chain as it runs (``CleanConfig.chain``: ``--chain`` with ``--text-includes`` and
+            ``--keep-listings`` applied), used as given.
         min_words: ``--min-words``, the corpus filter (fewer kept words: a ``too_short`` reject).
-        text_includes: ``--text-includes``: what ``text`` holds besides the body (``captions``, ``lead``; None: the
-            chain's own ``text_includes``).
-        keep_listings: ``--keep-listings``: a foreign WARC's listing pages become rows (text: one item a line).
+        keep_listings: ``--keep-listings``: a foreign WARC's listing pages become rows, not ``not_article`` rejects.
     """
 
-    def __init__(self, evidence, chain: str = "default", min_words: int = MIN_ARTICLE_WORDS,
-                 text_includes: tuple[str, ...] | None = None, keep_listings: bool = False):
+    def __init__(self, evidence, chain: ChainConfig = DEFAULT_CONFIG, min_words: int = MIN_ARTICLE_WORDS,
+                 keep_listings: bool = False):
         super().__init__()
         self.evidence = evidence
         self.chain = chain
-        self.min_words = min_words
-        self.text_includes, self.keep_listings = text_includes, keep_listings
+        self.min_words, self.keep_listings = min_words, keep_listings
 
     def expand(self, pages):
         out = pages | "Extract" >> beam.ParDo(
-            CleanPageFn(self.chain, self.min_words, self.text_includes, self.keep_listings),
+            CleanPageFn(self.chain, self.min_words, self.keep_listings),
             evidence=beam.pvalue.AsDict(self.evidence)
         ).with_outputs(REJECTS_TAG, main="articles")
         return {"articles": out.articles, "rejects": out[REJECTS_TAG]}
@@ -726,7 +708,7 @@ def read_and_clean(paths, sections, evidence, config: CleanConfig) -> Cleaned:
     # Keep the HTML 200 responses; clean each page into an article or a reject.
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,
-                                                             config.text_includes, config.keep_listings)
+                                                             config.keep_listings)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
     # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
     # each record as read before it passes it on, so a line never shows more articles than records read). Rejects

@@ -31,7 +31,7 @@ BASE = ("newsclean.transforms.text", "newsclean.transforms.marks", "newsclean.tr
         "newsclean.transforms.refine.region", "newsclean.transforms.structure", "newsclean.transforms.site_profile",
         "newsclean.transforms.ancestor_filter")
 """Modules of shared helpers and records, which every stage may call (the ancestor filter's module also gives the
-paragraph of a block, :func:`~newsclean.transforms.ancestor_filter.paragraph_of`)."""
+paragraph of a block, :func:`~newsclean.transforms.dom.paragraph_of`)."""
 ORCHESTRATORS = ("newsclean.transforms.chain", "newsclean.transforms.refine")
 
 

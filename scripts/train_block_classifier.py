@@ -55,8 +55,6 @@ from newsclean.demo.scoring import tokens  # noqa: E402  (the scoring tokens: la
 from newsclean.transforms.chain import LEARNED_CONFIG, prepare_blocks  # noqa: E402
 from newsclean.transforms.classifier.features import (  # noqa: E402
     CONTEXT_FEATURE_NAMES,
-    FEATURE_GROUPS,
-    FEATURE_NAMES,
     block_features,
     context_features,
     context_groups,
@@ -64,7 +62,6 @@ from newsclean.transforms.classifier.features import (  # noqa: E402
     group_feature_names,
 )
 from newsclean.transforms.classifier.lexicon import (  # noqa: E402
-    LEXICON_FEATURE_NAMES,
     block_terms,
     learn_lexicon,
     lexicon_features,
@@ -80,6 +77,7 @@ from newsclean.transforms.errors import ExtractionError  # noqa: E402
 from newsclean.transforms.noise_removal import NoiseRemovalParams  # noqa: E402
 from newsclean.transforms.parse import decode_html  # noqa: E402
 from newsclean.transforms.site_evidence import learn_site_evidence  # noqa: E402
+from newsclean.transforms.vocab import FEATURE_GROUPS, FEATURE_NAMES, LEXICON_FEATURE_NAMES  # noqa: E402
 from newsclean_eval.datasets import EvalPage, load  # noqa: E402
 from newsclean_eval.systems import CROSSFIT_MODELS  # noqa: E402
 
@@ -474,7 +472,7 @@ def main(argv=None) -> int:
                     help=f"folder of the leave-one-data-set-out models (default {LODO_DIR.relative_to(REPO)})")
     ap.add_argument("--feature-groups", default=",".join(SHIPPED_GROUPS),
                     help="comma-separated feature groups to train on (default: the shipped ones, every group of "
-                         "newsclean.transforms.classifier.features.FEATURE_GROUPS but site and structure)")
+                         "newsclean.transforms.vocab.FEATURE_GROUPS but site and structure)")
     ap.add_argument("--features-cache", type=Path, default=None, metavar="FILE",
                     help="read the collected pages from FILE when it exists, else collect and write them there")
     ap.add_argument("--drop-groups", default="", help="comma-separated feature groups left out (an ablation)")

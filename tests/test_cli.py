@@ -70,6 +70,30 @@ def test_chain_help_describes_every_named_chain():
         assert f"'{name}' ({config.summary})" in text
 
 
+def _help(argv, capsys) -> str:
+    assert main(argv) == 0
+    return " ".join(capsys.readouterr().out.split())  # argparse's line wrapping undone
+
+
+def test_top_level_and_clean_help_name_every_chain_and_near_duplicate_removal(capsys):
+    from newsclean.transforms.chain import CONFIGS
+
+    top, clean = _help(["--help"], capsys), _help(["clean", "--help"], capsys)
+    assert f"{len(CONFIGS)} named configurations, {', '.join(CONFIGS)}" in top
+    assert "near-duplicate (MinHash LSH)" in top and "exact and near duplicates (MinHash LSH)" in clean
+    assert all(f"'{name}'" in clean for name in CONFIGS)
+
+
+def test_the_package_description_counts_the_chains_and_names_near_duplicates():
+    import tomllib
+
+    from newsclean.transforms.chain import CONFIGS
+
+    description = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["description"]
+    number = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"][len(CONFIGS)]
+    assert f"{number} named chains" in description and "near duplicates" in description
+
+
 @pytest.mark.parametrize("argv", [
     [],
     ["bogus"],

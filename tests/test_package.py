@@ -2,12 +2,15 @@
 
 The import graph is read from the source with ``ast`` (no module is imported), every
 ``import``/``from ... import`` counted wherever it stands (inside functions and ``TYPE_CHECKING``
-blocks too: a cycle that only a lazy import hides is still a cycle in the design).
+blocks too: a cycle that only a lazy import hides is still a cycle in the design). The compiled kernel's Cython
+modules (``transforms/_kernel/*.pyx``, each with the ``.pxi`` files it ``include``s) are read line by line for their
+``import``, ``from ... import`` and ``cimport`` statements, lazy ones too.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -40,11 +43,40 @@ def product_modules() -> dict[str, Path]:
         folder = ROOT / PACKAGE_DIRS[parent] / Path(*package[len(parent) + 1:].split("."))
         for path in folder.glob("*.py"):
             modules[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+    for path in (ROOT / PACKAGE_DIRS["newsclean.transforms"] / "_kernel").glob("*.pyx"):
+        modules[f"newsclean.transforms._kernel.{path.stem}"] = path
     return modules
 
 
+_INCLUDE = re.compile(r"""^\s*include\s+["']([^"']+)["']""", re.M)
+_CYTHON_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+c?import[ \t]+(?:\(([^)]*)\)|([^\n#]*))", re.M)
+_CYTHON_IMPORT = re.compile(r"^[ \t]*c?import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*)[ \t]*$",
+                            re.M)
+
+
+def cython_source(path: Path) -> str:
+    """A ``.pyx`` file's text with each ``include "x.pxi"`` line replaced by that file's text (recursively)."""
+    return _INCLUDE.sub(lambda m: cython_source(path.parent / m.group(1)), path.read_text(encoding="utf-8"))
+
+
+def cython_imports(path: Path) -> set[str]:
+    """Absolute names a ``.pyx`` module imports or cimports, its included ``.pxi`` files and imports inside functions
+    counted (``from pkg import name`` counts ``pkg`` and ``pkg.name``, as :func:`imports_of` does)."""
+    source = cython_source(path)
+    out = set()
+    for m in _CYTHON_FROM.finditer(source):
+        out.add(m.group(1))
+        names = m.group(2) if m.group(2) is not None else m.group(3)
+        out.update(f"{m.group(1)}.{name.split()[0]}" for name in names.split(",") if name.strip())
+    for m in _CYTHON_IMPORT.finditer(source):
+        out.update(name.split()[0] for name in m.group(1).split(","))
+    return out
+
+
 def imports_of(path: Path, module: str) -> set[str]:
-    """Absolute names ``module`` imports (relative imports resolved)."""
+    """Absolute names ``module`` imports (relative imports resolved; a Cython module: :func:`cython_imports`)."""
+    if path.suffix == ".pyx":
+        return cython_imports(path)
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.stem == "__init__" else module.rpartition(".")[0]
     out = set()
@@ -62,11 +94,27 @@ def imports_of(path: Path, module: str) -> set[str]:
     return out
 
 
+KERNEL_LOADER = "newsclean.transforms.kernel"
+"""The module that loads the compiled kernel's modules at run time (the binding seam): its lazy import of them is the
+one edge the cycle check leaves out, since the compiled modules import it back for ``Unsupported`` and the base
+modules (:data:`KERNEL_MAY_IMPORT`) import it for their bound functions."""
+KERNEL_MAY_IMPORT = frozenset({
+    "newsclean.transforms",  # the package: each ``from newsclean.transforms import base`` names it
+    "newsclean.transforms.vocab", "newsclean.transforms.types", "newsclean.transforms.dom",
+    "newsclean.transforms.text", "newsclean.transforms.errors", KERNEL_LOADER,
+})
+"""The product modules the compiled kernel may import: the base modules (no paper's algorithm), ``kernel`` for
+``Unsupported``."""
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Product module -> the product modules it imports (a package import counts as its ``__init__``)."""
+    """Product module -> the product modules it imports (a package import counts as its ``__init__``), but the kernel
+    loader's edges into the compiled kernel (:data:`KERNEL_LOADER`)."""
     modules = product_modules()
-    return {name: {m for m in imports_of(path, name) if m in modules and m != name}
-            for name, path in modules.items()}
+    graph = {name: {m for m in imports_of(path, name) if m in modules and m != name}
+             for name, path in modules.items()}
+    graph[KERNEL_LOADER] = {m for m in graph[KERNEL_LOADER] if not m.startswith("newsclean.transforms._kernel")}
+    return graph
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -107,6 +155,26 @@ def test_every_product_module_is_seen():
 
 def test_product_import_graph_has_no_cycle():
     assert find_cycle(import_graph()) is None
+
+
+def test_cython_imports_are_read_from_included_files_and_functions(tmp_path):
+    # the reader itself: a lazy import inside a function of an included .pxi, a cimport and an aliased import count
+    (tmp_path / "part.pxi").write_text("def f():\n    from newsclean.transforms import blocks as _b\n    import a.b, c\n")
+    pyx = tmp_path / "m.pyx"
+    pyx.write_text("from libc.math cimport exp, fabs\nfrom x import (p,\n    q)\ncimport lxml.includes.etreepublic as cetree\n"
+                   'include "part.pxi"\n')
+    assert cython_imports(pyx) == {"libc.math", "libc.math.exp", "libc.math.fabs", "x", "x.p", "x.q",
+                                   "lxml.includes.etreepublic",
+                                   "newsclean.transforms", "newsclean.transforms.blocks", "a.b", "c"}
+
+
+def test_compiled_kernel_imports_only_base_modules():
+    # The kernel does a paper module's work; it never calls back into one (a cycle reference -> kernel -> reference):
+    # what it shares with the Python reference is in the base modules.
+    kernel = {name: path for name, path in product_modules().items() if path.suffix == ".pyx"}
+    assert set(kernel) == {"newsclean.transforms._kernel.walks", "newsclean.transforms._kernel.trees"}
+    graph = import_graph()
+    assert {name: sorted(graph[name] - KERNEL_MAY_IMPORT) for name in kernel} == {name: [] for name in kernel}
 
 
 def test_product_never_imports_the_harness_or_top_level_folders():

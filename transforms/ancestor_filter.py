@@ -25,12 +25,9 @@ from functools import cached_property
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.blocks import TextBlock
-
-PARAGRAPH_TAGS = (
-    "div", "table", "ul", "ol", "p", "section", "article",
-    "h1", "h2", "h3", "h4", "h5", "h6", "header", "body",
-)
+from newsclean.transforms.dom import nth_ancestor, paragraph_of, under_any
+from newsclean.transforms.types import TextBlock
+from newsclean.transforms.vocab import PARAGRAPH_TAGS
 
 
 @dataclass(frozen=True)
@@ -50,77 +47,34 @@ class AncestorFilterParams:
             raise ValueError(f"depth must be in 1..5 (paper §5), got {self.depth}")
 
 
-def paragraph_of(el: etree._Element, tags: Sequence[str] = PARAGRAPH_TAGS) -> etree._Element:
-    """Closest ancestor-or-self of ``el`` with a paragraph tag (the topmost ancestor if none)."""
-    if tags is PARAGRAPH_TAGS:
-        tags = _PARAGRAPH_TAG_SET  # called per block by several stages: a set lookup per step
-    node = el
-    while node is not None:
-        if node.tag in tags:
-            return node
-        parent = node.getparent()
-        if parent is None:
-            return node
-        node = parent
-    return el
-
-
-_PARAGRAPH_TAG_SET = frozenset(PARAGRAPH_TAGS)
-
-
-def nth_ancestor(el: etree._Element, depth: int) -> etree._Element:
-    """The ``depth``-th ancestor of ``el`` (1 = parent), stopping at the root."""
-    node = el
-    for _ in range(depth):
-        parent = node.getparent()
-        if parent is None:
-            break
-        node = parent
-    return node
-
-
-def under_any(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Element], bool],
-              stop: Container[etree._Element] = ()) -> list[bool]:
-    """Per node, whether it or one of its ancestors below the first element in ``stop`` satisfies ``hit`` (a None
-    node, or one in ``stop``: False; ``stop`` elements are never asked). Each element's answer is found once and
-    shared by the nodes below it, so the whole call is linear in the tree however many nodes share ancestors (a
-    ``hit`` element itself is asked again when reached again)."""
-    memo: dict[etree._Element, bool] = {}
-    out = []
-    for node in nodes:
-        path = []
-        while node is not None and node not in stop and node not in memo and not hit(node):
-            path.append(node)
-            node = node.getparent()
-        answer = node is not None and node not in stop and memo.get(node, True)
-        for el in path:
-            memo[el] = answer
-        out.append(answer)
-    return out
-
-
 def under_any_named(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Element], bool],
                     stop: Container[etree._Element] = (), attributes: Sequence[str] = (),
                     tags: Sequence[str] = (), class_words: Collection[str] = ()) -> list[bool]:
     """:func:`under_any` for a ``hit`` that is False for every element with none of ``attributes``, a tag not in
     ``tags`` and a class and id holding none of ``class_words`` as a substring once their ASCII letters are lowercased
-    (the caller's promise; a rule on :func:`~newsclean.transforms.refine.region.class_tokens` keeps it: a token is a
+    (the caller's promise; a rule on :func:`~newsclean.transforms.dom.class_tokens` keeps it: a token is a
     run of ASCII letters and digits of ``"class id"``, lowercased): the compiled kernel walks where
     :func:`newsclean.transforms.kernel.enabled` holds and asks ``hit`` only for the other elements."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().under_any_named(list(nodes), hit, stop, tuple(a.encode() for a in attributes),
-                                                  tuple(t.encode() for t in tags), tuple(sorted(class_words)))
-        except kernel.Unsupported:
-            pass
+    return _under_named(nodes, hit, stop, attributes, tags, class_words)
+
+
+def _compiled_under_named(under, nodes, hit, stop, attributes, tags, class_words) -> list[bool]:
+    return under(list(nodes), hit, stop, tuple(a.encode() for a in attributes), tuple(t.encode() for t in tags),
+                 tuple(sorted(class_words)))
+
+
+@kernel.twin("under_any_named", adapt=_compiled_under_named)
+def _under_named(nodes: Iterable[etree._Element | None], hit: Callable[[etree._Element], bool],
+                 stop: Container[etree._Element], attributes: Sequence[str], tags: Sequence[str],
+                 class_words: Collection[str]) -> list[bool]:
+    """:func:`under_any_named` with every argument given (the reference reads only the first three)."""
     return under_any(nodes, hit, stop)
 
 
+@kernel.twin("under_element", adapt=lambda under, nodes, scope: under(list(nodes), scope))
 def under_element(nodes: Iterable[etree._Element | None], scope: etree._Element) -> list[bool]:
     """Per node, whether it is ``scope`` or lies under it (a None node: False): :func:`under_any` asking ``el is
     scope``, walked by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        return kernel.walks().under_element(list(nodes), scope)
     return under_any(nodes, lambda el: el is scope)
 
 

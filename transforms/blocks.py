@@ -23,62 +23,22 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from lxml import etree
 
 from newsclean.transforms import kernel
+from newsclean.transforms.dom import is_hidden
 from newsclean.transforms.marks import mark_of
 from newsclean.transforms.text import _ALNUM, _SPACELESS_WORD, count_words, is_word, spaceless_units, words
+from newsclean.transforms.types import BlockParams, TextBlock
+from newsclean.transforms.vocab import SKIP_TAGS
 
-INLINE_TAGS = (
-    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
-    "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var",
-)
-#: Elements whose content is no text block: the head, scripts and styles, and the HTML5 raw-text elements whose
-#: content a browser never shows (WHATWG HTML "parsing: raw text elements": an ``iframe``'s and a ``noembed``'s
-#: inside is fallback markup that libxml2 keeps as text, e.g. ``<iframe><script>document.write(...)``).
-SKIP_TAGS = ("head", "script", "style", "noscript", "template", "title", "iframe", "noembed")
-
-
-@dataclass(frozen=True)
-class BlockParams:
-    """Block segmentation parameters (Kohlschütter 2010 §3.3, §4).
-
-    non_separator_tags: tags whose boundaries do not split a block (paper: A only).
-    wrap_width: column width of the text density word wrap, in characters (paper: 80).
-    separate_marked: the boundary of a noise-marked element always splits blocks (so that a block
-    is wholly inside or outside marked noise); used when noise is kept as a feature, not removed.
-    skip_hidden: the text of :func:`hidden_elements` is no block (not in the papers, which read all text).
-    max_hidden_share: the share in [0, 1] of the page's characters of text (outside :data:`SKIP_TAGS`) above which
-        hidden elements are read as shown after all: a page that hides its content until a script reveals it
-        (:func:`hides_most`).
-    """
-
-    non_separator_tags: tuple[str, ...] = ("a",)
-    wrap_width: int = 80
-    separate_marked: bool = False
-    skip_hidden: bool = False
-    max_hidden_share: float = 0.95
-
-
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HIDING_CANDIDATES = etree.XPath("descendant::*[@style or @hidden or @aria-hidden]")
 _TEXT_LENGTH = etree.XPath("string-length(normalize-space())")
 _SKIPPED = " or ".join(f"self::{tag}" for tag in SKIP_TAGS)
 # the outermost SKIP_TAGS elements under a node: text that no block holds, counted once
 _SKIPPED_UNDER = etree.XPath(f"descendant::*[{_SKIPPED}][not(ancestor::*[{_SKIPPED}])]")
-
-
-def is_hidden(el: etree._Element) -> bool:
-    """Whether ``el`` is not shown when the page loads: an inline ``display: none`` / ``visibility: hidden``
-    style, the ``hidden`` attribute, or ``aria-hidden="true"`` (as readability.js's ``_isProbablyVisible`` reads
-    it). Class names (``.hidden``) are not read: that needs the style sheets."""
-    style = el.get("style")
-    if style and _HIDDEN_STYLE.search(style):
-        return True
-    return el.get("hidden") is not None or (el.get("aria-hidden") or "").strip().lower() == "true"
 
 
 def hidden_elements(body: etree._Element) -> list[etree._Element]:
@@ -108,33 +68,6 @@ def _shown_length(el: etree._Element) -> float:
     """Characters of text under ``el`` outside :data:`SKIP_TAGS` (as the blocks it is compared with), whitespace
     collapsed."""
     return _TEXT_LENGTH(el) - sum(_TEXT_LENGTH(skipped) for skipped in _SKIPPED_UNDER(el))
-
-
-@dataclass
-class TextBlock:
-    """One atomic text block.
-
-    text: whitespace-collapsed text; num_words / num_linked_words: word counts;
-    text_density: Eq. (1) in words per line; container: nearest separator element holding the
-    block's first text; pieces: ``(element, "text" | "tail")`` slots holding the block's text.
-    """
-
-    text: str
-    num_words: int
-    num_linked_words: int
-    text_density: float
-    container: etree._Element
-    pieces: list[tuple[etree._Element, str]] = field(default_factory=list)
-
-    @property
-    def link_density(self) -> float:
-        """Linked words / words, in [0, 1] (0 for a block without words)."""
-        return self.num_linked_words / self.num_words if self.num_words else 0.0
-
-    @cached_property
-    def words(self) -> list[str]:
-        """:func:`newsclean.transforms.text.words` of :attr:`text` (computed once; the builder sets it)."""
-        return words(self.text)
 
 
 def wrap_lines(text: str, width: int = 80) -> list[list[str]]:
@@ -290,11 +223,12 @@ def extract_blocks(root: etree._Element, params: BlockParams = BlockParams(), de
     :func:`newsclean.transforms.site_profile.summarise_page`). With ``params.skip_hidden``, the text of
     :func:`hidden_elements` is no block, unless they hold most of the page's text (:func:`hides_most`).
     The compiled kernel does the same walk where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().extract_blocks(root, params, detail)
-        except kernel.Unsupported:
-            pass
+    return _extract_blocks(root, params, detail)
+
+
+@kernel.twin("extract_blocks")
+def _extract_blocks(root: etree._Element, params: BlockParams, detail: bool) -> list[TextBlock]:
+    """:func:`extract_blocks` with its settings given."""
     body = root.find("body") if root.tag == "html" else root
     body = root if body is None else body
     hidden = hidden_elements(body) if params.skip_hidden else []

@@ -43,7 +43,8 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from newsclean.transforms.blocks import BlockParams, TextBlock, extract_blocks
+from newsclean.transforms.blocks import extract_blocks
+from newsclean.transforms.types import BlockParams, TextBlock
 
 MODELS_DIR = Path(__file__).with_name("models")
 DEFAULT_BOILERNET_MODEL = MODELS_DIR / "boilernet.npz"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.types import TextBlock
 
 COMMENT_INDICATORS = (
     "comments", "user comments", "reader comments", "readers' comments", "add your comment",

@@ -5,7 +5,7 @@ Jane Doe and John Roe") next to the headline or at the foot of the article. The 
 decision, among the text blocks of the article's scope (the main container's ``scope_levels``-th ancestor,
 :func:`~newsclean.transforms.refine.region.main_container`): the first block, in page order, whose container or one of
 its ``box_levels`` nearest ancestors is a byline box, a class/id token
-(:func:`~newsclean.transforms.refine.region.class_tokens`) in :data:`BYLINE_WORDS` (the class names trafilatura's
+(:func:`~newsclean.transforms.dom.class_tokens`) in :data:`BYLINE_WORDS` (the class names trafilatura's
 author XPaths look for: ``byline``, ``author``, ``writer``, ...), a ``rel="author"`` link or an ``itemprop`` naming
 the author; or an inline element inside the block (a ``<span class="byline">``, an ``<a rel="author">``) that is one;
 not inside a comment box. The box's text (at most :data:`~newsclean.transforms.metadata.MAX_NAME_CHARS`
@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.ancestor_filter import under_element
+from newsclean.transforms.dom import hinted_class_tokens, nth_ancestor, word_hint
 from newsclean.transforms.metadata import MAX_NAME_CHARS, clean_author_names
-from newsclean.transforms.refine.region import hinted_class_tokens, main_container, word_hint
+from newsclean.transforms.refine.region import main_container
 from newsclean.transforms.text import collapse_ws
+from newsclean.transforms.types import TextBlock
 
 BYLINE_WORDS = frozenset({
     "byline", "bylines", "byl", "author", "authors", "writer", "writers", "authorname", "author-name", "journalist",
@@ -156,18 +157,17 @@ def byline_names(blocks: Sequence[TextBlock], keep: Sequence[bool],
     return ()
 
 
+def _compiled_boxes(byline_boxes, blocks: Sequence[TextBlock], scope: etree._Element,
+                    params: BylineParams) -> list[etree._Element]:
+    return byline_boxes(list(blocks), scope, params.box_levels, MAX_BYLINE_WORDS, _BoxKinds(params.stems), _BOX_WORDS)
+
+
+@kernel.twin("byline_boxes", adapt=_compiled_boxes)
 def _byline_boxes(blocks: Sequence[TextBlock], scope: etree._Element, params: BylineParams) -> Iterator[etree._Element]:
     """The byline box of each block under ``scope`` of at most :data:`MAX_BYLINE_WORDS` words that has one, in page
     order: its container's or a near ancestor's (:func:`_box_of`), else, outside comment boxes, an inline element's
     (:func:`_inline_box`). The compiled kernel walks where :func:`newsclean.transforms.kernel.enabled` holds."""
     kinds = _BoxKinds(params.stems)
-    if kernel.enabled():
-        try:
-            yield from kernel.walks().byline_boxes(list(blocks), scope, params.box_levels, MAX_BYLINE_WORDS, kinds,
-                                                   _BOX_WORDS)
-            return
-        except kernel.Unsupported:
-            pass
     inside = under_element([b.container for b in blocks], scope)
     for b, within in zip(blocks, inside):
         if not within or b.num_words > MAX_BYLINE_WORDS:

@@ -31,18 +31,20 @@ from lxml import etree
 from newsclean.schemas.contract import PageType
 from newsclean.schemas.records import RejectReason, StageCounts
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter, paragraph_of
-from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
+from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_filter
+from newsclean.transforms.blocks import extract_blocks
 from newsclean.transforms.boilernet import BOILERNET_BLOCKS, IGNORED_TAGS, BoilerNetParams, classify_boilernet
 from newsclean.transforms.boilerpipe import BoilerpipeParams, boilerpipe
 from newsclean.transforms.byline import byline_names
 from newsclean.transforms.classifier.model import LearnedParams, content_probabilities, keep_flags
 from newsclean.transforms.context import PageContext
+from newsclean.transforms.dom import paragraph_of
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
 from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.finish import PageFacts, finish_fields
 from newsclean.transforms.link_filters import FILTERS as LINK_FILTERS
 from newsclean.transforms.link_filters import PAD_ATTR, apply_link_filter
-from newsclean.transforms.marks import DYNAMIC, STATIC, strip_marks
+from newsclean.transforms.marks import strip_marks
 from newsclean.transforms.metadata import Metadata, read_metadata
 from newsclean.transforms.noise_removal import (
     FORM_CONTROL_TAGS,
@@ -76,6 +78,8 @@ from newsclean.transforms.roles import BODY, CAPTION, LEAD, TEXT_PARTS, RolePara
 from newsclean.transforms.site_evidence import SiteEvidence
 from newsclean.transforms.static_noise import StaticNoiseParams, mark_static_noise
 from newsclean.transforms.text import count_words
+from newsclean.transforms.types import BlockParams, TextBlock
+from newsclean.transforms.vocab import DYNAMIC, INLINE_TAGS, STATIC
 
 __all__ = [
     "ChainConfig", "DEFAULT_CONFIG", "PAPER_CONFIG", "HEURISTIC_CONFIG", "LEARNED_CONFIG", "PRECISION_CONFIG",
@@ -119,7 +123,9 @@ class ChainConfig:
 
     A setting the chosen decision would ignore is refused rather than silently dropped: with
     ``learned`` or ``boilernet`` set, ``boilerpipe`` and ``ancestor`` must be ``None``, at most one
-    of ``learned`` and ``boilernet`` may be set, and ``refine`` needs ``learned``.
+    of ``learned`` and ``boilernet`` may be set, and ``refine`` needs ``learned``. So is a chain whose empty-page
+    fallback would read other consent regions than its consent step drops (``ArticleFallbackParams.consent``
+    must equal the first ``ConsentParams`` of ``refine``).
 
     ``name`` is what ``--chain`` and :data:`CONFIGS` call it; ``summary`` one line on what it does, for ``--help``
     (not compared: two configurations with equal parameters are equal whatever their summaries).
@@ -128,7 +134,7 @@ class ChainConfig:
     pipeline's ``CleanConfig.min_words`` and the ``min_words`` argument of :func:`extract_article`.
 
     Raises:
-        ValueError: a combination with ignored settings (see above), or ``link_filter`` outside 1–3.
+        ValueError: a combination with ignored or disagreeing settings (see above), or ``link_filter`` outside 1–3.
     """
 
     name: str = "custom"
@@ -176,7 +182,8 @@ class ChainConfig:
 
 
 def config_problems(config: ChainConfig) -> list[str]:
-    """What is wrong with ``config`` (empty when nothing): settings its block decision would ignore."""
+    """What is wrong with ``config`` (empty when nothing): settings its block decision would ignore, steps whose
+    consent settings disagree."""
     problems = []
     deciders = [name for name in ("learned", "boilernet") if getattr(config, name) is not None]
     if len(deciders) > 1:
@@ -187,6 +194,11 @@ def config_problems(config: ChainConfig) -> list[str]:
                         f"per block; set {', '.join(f'{n}=None' for n in ignored)}")
     if config.refine and config.learned is None:
         problems.append("'refine' steps read the learned classifier's probabilities; set 'learned' or refine=()")
+    consent = config.step(ConsentParams)
+    if consent is not None and any(isinstance(step, ArticleFallbackParams) and step.consent != consent
+                                   for step in config.refine):
+        problems.append("the empty-page fallback's consent regions differ from the consent step's; set "
+                        "ArticleFallbackParams(consent=...) to the chain's ConsentParams")
     unknown = [part for part in config.text_includes if part not in TEXT_PARTS]
     if isinstance(config.text_includes, str) or unknown:
         problems.append(f"text_includes must be a tuple of {TEXT_PARTS}, got {config.text_includes!r}")
@@ -211,8 +223,12 @@ HEURISTIC_CONFIG = ChainConfig(name="heuristic", summary="the papers' chain, inl
 LEARNED_NON_INFORMATIVE_TAGS = NON_INFORMATIVE_TAGS + FORM_CONTROL_TAGS
 """§3.3's non-informative tags plus the drop-down (:data:`~newsclean.transforms.noise_removal.FORM_CONTROL_TAGS`)."""
 
+LEARNED_CONSENT = ConsentParams()
+"""The learned configuration's consent regions: its consent step drops them, its empty-page fallback never selects
+their blocks."""
+
 LEARNED_STEPS: tuple[RefineStep, ...] = (
-    ConsentParams(),
+    LEARNED_CONSENT,
     CoherenceParams(),
     *REGION_RECALL_STEPS,
     BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
@@ -222,7 +238,7 @@ LEARNED_STEPS: tuple[RefineStep, ...] = (
     TeaserCardsParams(min_description_words=8, skip_card_pages=True),
     ParagraphLinesParams(max_run_words=300),
     FirstStoryParams(),
-    ArticleFallbackParams(),
+    ArticleFallbackParams(consent=LEARNED_CONSENT),
     PeerRescueParams(declared_empty=True),
 )
 """The learned configuration's page-level steps, in order (each chosen on leave-one-data-set-out F1: docs/DECISIONS.md
@@ -301,7 +317,12 @@ class Extraction:
     ``word_count`` (words of ``text``) and per-stage counts; ``captions`` (image captions and credits, one string
     each, in page order), ``lead`` (standfirst, dek or key points; None: none) and ``page_type`` (``article``,
     ``listing`` or ``other``: :mod:`newsclean.transforms.page_type`). ``title`` is the headline as readers see
-    it (``Metadata.headline``: no site-name suffix); the raw ``<title>`` is ``metadata.page_title``."""
+    it (``Metadata.headline``: no site-name suffix); the raw ``<title>`` is ``metadata.page_title``.
+
+    ``title``, ``published_at``, ``modified_at``, ``language`` (identified in ``text``), ``language_score``,
+    ``declared_language`` (the page's own), ``image_url``, ``canonical_url``, ``domain`` and ``page_type`` are
+    finished by :func:`newsclean.transforms.finish.finish_fields` and mean what the Parquet article row's columns
+    of the same names mean; ``metadata`` holds what the page says as it says it."""
 
     title: str | None
     text: str
@@ -314,6 +335,12 @@ class Extraction:
     captions: tuple[str, ...] = ()
     lead: str | None = None
     page_type: str = PageType.ARTICLE.value
+    declared_language: str | None = None
+    language_score: float | None = None
+    modified_at: datetime | None = None
+    image_url: str | None = None
+    canonical_url: str | None = None
+    domain: str | None = None
 
 
 @dataclass
@@ -362,13 +389,16 @@ def prepare_blocks(html: str, evidence: SiteEvidence | None, config: ChainConfig
 
 def extract_article(html: str, evidence: SiteEvidence | None = None,
                     config: ChainConfig = DEFAULT_CONFIG, url: str | None = None,
-                    min_words: int = 0, root: etree._Element | None = None) -> Extraction:
+                    min_words: int = 0, root: etree._Element | None = None,
+                    facts: PageFacts | None = None) -> Extraction:
     """Run the chain on decoded HTML. ``evidence`` comes from the page's neighbour pages
     (:func:`~newsclean.transforms.site_evidence.learn_site_evidence`; None: no static stage, no site profile).
 
-    ``url`` only names the page in error messages. ``min_words``: the corpus filter, in words
+    ``url`` names the page in error messages (and is its facts' URL when ``facts`` is None). ``min_words``: the corpus filter, in words
     (:func:`~newsclean.transforms.text.count_words`); 0 keeps any non-empty extraction. ``root``: ``html`` already
     parsed by :func:`~newsclean.transforms.parse.parse_html` (then not parsed again; the tree is changed in place).
+    ``facts``: what is known of the page besides its HTML (:class:`~newsclean.transforms.finish.PageFacts`; None:
+    its ``url`` only), for the finished fields (:func:`~newsclean.transforms.finish.finish_fields`).
 
     Raises :class:`ExtractionError` with ``EMPTY_BODY``/``PARSE_ERROR`` (bad input), ``NO_CONTENT``
     (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
@@ -393,10 +423,9 @@ def extract_article(html: str, evidence: SiteEvidence | None = None,
     if not meta.authors:
         meta = replace(meta, authors=byline_names(blocks, keep))
     html_out = cleaned_html(page.root, blocks, keep)
-    headline = meta.headline or meta.title
-    title = unicodedata.normalize("NFC", headline) if headline else headline
-    return Extraction(title, text, html_out, meta.published_at, meta.language, words, counts, meta,
-                      parts.captions, parts.lead, parts.page_type)
+    finished = finish_fields(text, meta, parts.page_type, facts or PageFacts(url=url))
+    return Extraction(text=text, html=html_out, word_count=words, counts=counts, metadata=meta,
+                      captions=parts.captions, lead=parts.lead, **finished._asdict())
 
 
 @dataclass(frozen=True)
@@ -447,16 +476,12 @@ def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext
     return keep
 
 
+@kernel.twin("blocks_text", adapt=lambda join, blocks: unicodedata.normalize("NFC", join(list(blocks))))
 def blocks_text(blocks: list[TextBlock]) -> str:
     """Join kept blocks: a space inside one paragraph element, a newline between paragraphs; the
     result in Unicode NFC (as corpora and gold standards store text: pages mix composed and
     decomposed forms, e.g. Bengali U+09DC, which NFC decomposes). The compiled kernel joins them where
     :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return unicodedata.normalize("NFC", kernel.walks().blocks_text(list(blocks)))
-        except kernel.Unsupported:
-            pass
     parts: list[str] = []
     previous = None
     for block in blocks:
@@ -471,13 +496,7 @@ def blocks_text(blocks: list[TextBlock]) -> str:
 def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]) -> str:
     """Serialise the body with dropped blocks' text removed and empty elements pruned; marks stripped (the text
     removed by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
-    if kernel.enabled():
-        kernel.walks().clear_dropped(list(blocks), keep)
-    else:
-        for block, kept in zip(blocks, keep):
-            if not kept:
-                for el, slot in block.pieces:
-                    setattr(el, slot, None)
+    _clear_dropped(blocks, keep)
     body = root.find("body")
     body = root if body is None else body
     _prune_empty(body)
@@ -490,17 +509,22 @@ def cleaned_html(root: etree._Element, blocks: list[TextBlock], keep: list[bool]
 _PADDED_LINKS = etree.XPath(f"descendant-or-self::a[@{PAD_ATTR}]")  # link filter 3's padding (link_filters.py)
 
 
+@kernel.twin("clear_dropped", adapt=lambda clear, blocks, keep: clear(list(blocks), keep), compare=kernel.TREE)
+def _clear_dropped(blocks: list[TextBlock], keep: list[bool]) -> None:
+    """The text of every piece of the blocks not kept set to None (``setattr(el, slot, None)``)."""
+    for block, kept in zip(blocks, keep):
+        if not kept:
+            for el, slot in block.pieces:
+                setattr(el, slot, None)
+
+
+@kernel.twin("prune_empty", compare=kernel.TREE)
 def _prune_empty(body: etree._Element) -> None:
     """Drop every element under ``body`` without text (but ``br``/``hr``), as dropping them children before
     parents would. Which elements hold text does not depend on the order of dropping (a dropped element's tail stays
     in its parent), so it is found first (:func:`_text_holders`); then only the topmost empty elements
     are dropped, their empty descendants with them. The compiled kernel does the same where
     :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().prune_empty(body)
-        except kernel.Unsupported:
-            pass
     full = _text_holders(body)
     empty: list[etree._Element] = []
     stack = [body]

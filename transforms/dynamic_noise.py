@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, element_position, mark, mark_of
+from newsclean.transforms.dom import ancestors_or_self, in_noise
+from newsclean.transforms.marks import mark
+from newsclean.transforms.vocab import DYNAMIC, NOISE_ATTR
 
 
 @dataclass(frozen=True)
@@ -46,36 +48,6 @@ class DynamicNoiseParams:
     beta: float = 0.2
     never_noise_tags: tuple[str, ...] = ("p",)
     protected_tags: tuple[str, ...] = ("html", "body")
-
-
-def path_string(el: etree._Element) -> str:
-    """§3.2 path string of ``el``, e.g. ``0(html)-1(body)-12(div)-0(div)-3(p)``."""
-    steps = []
-    node = el
-    while node is not None:
-        steps.append(f"{element_position(node)}({node.tag})")
-        node = node.getparent()
-    return "-".join(reversed(steps))
-
-
-def least_common_ancestor(a: etree._Element, b: etree._Element) -> etree._Element:
-    """Deepest element that is an ancestor-or-self of both ``a`` and ``b`` (same tree)."""
-    seen = set(_ancestors_or_self(a))  # holds the proxies, so identity is stable while we compare
-    for node in _ancestors_or_self(b):
-        if node in seen:
-            return node
-    raise ValueError("elements are not in the same tree")
-
-
-def _ancestors_or_self(el: etree._Element):
-    node = el
-    while node is not None:
-        yield node
-        node = node.getparent()
-
-
-def _in_noise(el: etree._Element) -> bool:
-    return any(mark_of(n) for n in _ancestors_or_self(el))
 
 
 _ANCHORS_OUTSIDE_NOISE = etree.XPath(
@@ -170,7 +142,7 @@ class TextCounts:
     def remove(self, el: etree._Element) -> None:
         """Subtract the subtree of ``el`` from its ancestors' counts (``el`` was just marked)."""
         link, nonlink = self.counts[el]
-        for anc in _ancestors_or_self(el.getparent()) if el.getparent() is not None else ():
+        for anc in ancestors_or_self(el.getparent()) if el.getparent() is not None else ():
             held = self.counts.get(anc)  # None: not counted (``candidates_only``)
             if held is not None:
                 held[0] -= link
@@ -191,12 +163,13 @@ def mark_dynamic_noise(root: etree._Element, params: DynamicNoiseParams = Dynami
 
     Candidates as :func:`candidate_nodes` (found in the counting walk: :class:`TextCounts`). The compiled kernel
     does the same where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().mark_dynamic_noise(root, params)
-        except kernel.Unsupported:
-            pass
-    if root.getparent() is not None and _in_noise(root.getparent()):
+    return _mark_dynamic(root, params)
+
+
+@kernel.twin("mark_dynamic_noise", compare=kernel.TREE)
+def _mark_dynamic(root: etree._Element, params: DynamicNoiseParams) -> int:
+    """:func:`mark_dynamic_noise` with its settings given."""
+    if root.getparent() is not None and in_noise(root.getparent()):
         return 0  # every anchor lies in marked noise: no candidate
     counts = TextCounts(root, params.protected_tags, candidates_only=True)
     marked = 0

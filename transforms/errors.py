@@ -1,4 +1,5 @@
-"""The one exception type the cleaning chain raises for bad input."""
+"""The exceptions of the cleaning chain: :class:`ExtractionError` for bad input, :class:`UnsupportedModel` for a
+model the compiled tree evaluator does not read."""
 
 from __future__ import annotations
 
@@ -12,3 +13,8 @@ class ExtractionError(Exception):
         super().__init__(f"{reason.value}: {message}")
         self.reason = reason
         self.message = message
+
+
+class UnsupportedModel(ValueError):
+    """The model uses a LightGBM feature the compiled evaluator does not read (categorical splits, linear trees,
+    another objective, several trees per iteration, average output)."""

@@ -14,7 +14,7 @@ child's tail) is then labelled with the stage that removed it, or ``kept``:
   configurations with evidence learnt from neighbours: the site check, recurring texts),
 - ``boilernet``: a text block BoilerNet labelled boilerplate (the ``boilernet`` configuration, Leonhardt 2020),
 - ``hidden``: inside an element a browser does not show (inline ``display: none``, ``hidden``, ...), which a
-  configuration with ``BlockParams.skip_hidden`` makes no block (:func:`newsclean.transforms.blocks.is_hidden`),
+  configuration with ``BlockParams.skip_hidden`` makes no block (:func:`newsclean.transforms.dom.is_hidden`),
 - ``kept``: text in the extracted article.
 
 The report shows the page's own text with each label in its colour, a legend with words per
@@ -31,14 +31,15 @@ from dataclasses import dataclass, replace
 import lxml.html
 from lxml import etree
 
-from newsclean.transforms.blocks import is_hidden
 from newsclean.transforms.boilerpipe import boilerpipe
 from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, PreparedPage, prepare_blocks, select_blocks
 from newsclean.transforms.classifier.features import in_dynamic_noise
-from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark_of, strip_marks
+from newsclean.transforms.dom import is_hidden
+from newsclean.transforms.marks import is_element, mark_of, strip_marks
 from newsclean.transforms.noise_removal import NON_INFORMATIVE_TAGS
 from newsclean.transforms.site_evidence import SiteEvidence
 from newsclean.transforms.text import count_words
+from newsclean.transforms.vocab import DYNAMIC, STATIC
 
 LABELS = ("static", "dynamic", "non_informative", "hidden", "boilerplate", "ancestor", "classifier", "site", "boilernet",
           "kept")

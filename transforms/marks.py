@@ -13,11 +13,7 @@ from collections.abc import Iterator
 from lxml import etree
 
 from newsclean.transforms import kernel
-
-OWN_ATTR_PREFIX = "data-newsclean-"  # every attribute newsclean adds to a tree starts with this
-NOISE_ATTR = OWN_ATTR_PREFIX + "noise"
-STATIC = "static"
-DYNAMIC = "dynamic"
+from newsclean.transforms.vocab import NOISE_ATTR
 
 
 def is_element(node) -> bool:
@@ -78,36 +74,17 @@ def own_texts(root: etree._Element) -> dict[etree._Element, str]:
 _TEXT_NODES = etree.XPath("descendant-or-self::*/text()[normalize-space()]")
 
 
-def iter_elements(root: etree._Element) -> Iterator[etree._Element]:
-    """All elements under and including ``root`` in document order (no comments or PIs)."""
-    return (el for el in root.iter() if is_element(el))
-
-
 def strip_marks(root: etree._Element) -> None:
     """Remove every noise mark attribute from the tree (before serialising cleaned HTML). The compiled kernel finds
     the marked elements where :func:`newsclean.transforms.kernel.enabled` holds."""
-    marked = None
-    if kernel.enabled():
-        try:
-            marked = kernel.walks().marked_elements(root, NOISE_ATTR)
-        except kernel.Unsupported:
-            pass
-    for el in _MARKED(root) if marked is None else marked:
+    for el in _marked(root):
         del el.attrib[NOISE_ATTR]
 
 
 _MARKED = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR}]")
 
 
-def element_position(el: etree._Element) -> int:
-    """0-based position of ``el`` among its parent's element children (0 for the root)."""
-    parent = el.getparent()
-    if parent is None:
-        return 0
-    pos = 0
-    for sib in parent:
-        if sib is el:
-            return pos
-        if is_element(sib):
-            pos += 1
-    raise ValueError("element not found under its parent")
+@kernel.twin("marked_elements", adapt=lambda marked, root: marked(root, NOISE_ATTR))
+def _marked(root: etree._Element) -> list[etree._Element]:
+    """The elements under and including ``root`` holding a noise mark, in document order."""
+    return _MARKED(root)

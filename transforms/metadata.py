@@ -388,14 +388,10 @@ def _image(value) -> str | None:
 _ITEM_TYPES = etree.XPath("//@itemscope/../@itemtype")  # = //*[@itemscope]/@itemtype, a third faster in libxml2
 
 
+@kernel.twin("item_types")
 def item_types(root: etree._Element) -> list[str]:
     """The ``itemtype`` values of the page's microdata items (elements with ``itemscope``), in page order (the compiled
     kernel's walk where :func:`newsclean.transforms.kernel.enabled` holds; else one XPath)."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().item_types(root)
-        except kernel.Unsupported:
-            pass
     return _ITEM_TYPES(root)
 
 
@@ -483,14 +479,10 @@ class PageTags:
     headings: tuple[etree._Element, ...] = ()
 
 
+@kernel.twin("page_tags", adapt=lambda tags, root: PageTags(*tags(root, _is_canonical, MAX_HEADINGS)))
 def page_tags(root: etree._Element) -> PageTags:
     """:class:`PageTags` of the page, from one walk of the tree (the compiled kernel's where
     :func:`newsclean.transforms.kernel.enabled` holds)."""
-    if kernel.enabled():
-        try:
-            return PageTags(*kernel.walks().page_tags(root, _is_canonical, MAX_HEADINGS))
-        except kernel.Unsupported:
-            pass
     values: dict[str, list[str]] = {}
     head_properties: list[str] = []
     canonical = title = None

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, is_element, mark_of
+from newsclean.transforms.marks import is_element, mark_of
 from newsclean.transforms.parse import element_visible_text, prefix_word_counts
 from newsclean.transforms.text import count_words
+from newsclean.transforms.vocab import DYNAMIC, NOISE_ATTR, STATIC
 
 NON_INFORMATIVE_TAGS = (
     "img", "link", "script", "style", "noscript", "embed", "object",
@@ -111,14 +112,10 @@ def remove_noise(root: etree._Element, stages: tuple[str, ...] = (DYNAMIC, STATI
     return counts
 
 
+@kernel.twin("marked_elements", adapt=lambda marked, root, stage: marked(root, NOISE_ATTR, stage))
 def _marked(root: etree._Element, stage: str) -> list[etree._Element]:
     """The elements under and including ``root`` marked by ``stage``, in document order (found by the compiled
     kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().marked_elements(root, NOISE_ATTR, stage)
-        except kernel.Unsupported:
-            pass
     return (_MARKED_DYNAMIC if stage == DYNAMIC else _MARKED_STATIC)(root)
 
 
@@ -162,11 +159,12 @@ def _unwrap_form(form: etree._Element, page: _PageWords | None, ratio: float) ->
 def remove_non_informative(root: etree._Element, params: NoiseRemovalParams = NoiseRemovalParams()) -> int:
     """Remove the §3.3 tags plus comments and PIs; big forms are unwrapped. Returns elements removed. The compiled
     kernel does the same where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().remove_non_informative(root, params)
-        except kernel.Unsupported:
-            pass
+    return _remove_non_informative(root, params)
+
+
+@kernel.twin("remove_non_informative", compare=kernel.TREE)
+def _remove_non_informative(root: etree._Element, params: NoiseRemovalParams) -> int:
+    """:func:`remove_non_informative` with its settings given."""
     page = _PageWords(element_visible_text(root)) if root.find(".//form") is not None else None  # before removal
     removed = 0
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):

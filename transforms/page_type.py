@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 from newsclean.schemas.contract import PageType
 from newsclean.transforms import kernel
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.metadata import declares_article
 from newsclean.transforms.refine.region import is_prose
 from newsclean.transforms.refine.teaser_cards import CardGroups, TeaserCardsParams, element_words, in_card_groups
+from newsclean.transforms.types import TextBlock
 
 PAGE_TYPES = (PageType.ARTICLE.value, PageType.LISTING.value, PageType.OTHER.value)
 
@@ -75,11 +75,10 @@ def title_support(title: str | None, blocks: Sequence[TextBlock], keep: Sequence
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
+@kernel.twin("alnum_casefold")
 def _folded(text: str) -> str:
     """``text`` case-folded, letters and digits only (by the compiled kernel where
     :func:`newsclean.transforms.kernel.enabled` holds)."""
-    if kernel.enabled():
-        return kernel.walks().alnum_casefold(text)
     return _NOT_ALNUM.sub("", text.casefold())
 
 

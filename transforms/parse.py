@@ -301,12 +301,25 @@ def repair_markup(text: str) -> str:
     and every ``</body>``/``</html>`` end tag dropped."""
     if "&#" in text:  # one C scan; the regex only where a reference may be
         text = _CONTROL_REF.sub(" ", text)
-    compiled = kernel.walks() if kernel.enabled() else None  # the compiled kernel: the same scans in C
-    if compiled.has_control(text) if compiled else any(c in text for c in _CONTROL_CHARS):
+    if _has_control(text):
         text = _CONTROL.sub(" ", text)  # the regex only where needed
-    if compiled:
-        spans = compiled.end_body_spans(text)
-        return _replace_spans(text, spans, lambda span: "") if spans else text
+    return _drop_end_body(text)
+
+
+@kernel.twin("has_control")
+def _has_control(text: str) -> bool:
+    """Whether ``text`` holds a character :data:`_CONTROL` matches (one scan)."""
+    return any(c in text for c in _CONTROL_CHARS)
+
+
+def _cut_end_body(end_body_spans, text: str) -> str:
+    spans = end_body_spans(text)
+    return _replace_spans(text, spans, lambda span: "") if spans else text
+
+
+@kernel.twin("end_body_spans", adapt=_cut_end_body)
+def _drop_end_body(text: str) -> str:
+    """``text`` without its ``</body>``/``</html>`` end tags."""
     return _END_BODY_HTML.sub("", text)
 
 
@@ -373,8 +386,12 @@ def raw_text_spans(text: str) -> list[Span]:
     kernel does the same scan where :func:`newsclean.transforms.kernel.enabled` holds."""
     if any(c in text for c in _CASE_FOLD_TRAPS):
         return [(m.start(), m.end(), *m.span(1)) for m in _RAW_TEXT_SPAN.finditer(text)]
-    if kernel.enabled():
-        return kernel.walks().raw_text_spans(text)
+    return _scanned_spans(text)
+
+
+@kernel.twin("raw_text_spans")
+def _scanned_spans(text: str) -> list[Span]:
+    """:func:`raw_text_spans` of a text holding none of :data:`_CASE_FOLD_TRAPS`."""
     spans: list[Span] = []
     pos = 0
     while (m := _SPAN_START.search(text, pos)) is not None:
@@ -586,17 +603,13 @@ _ELEMENT_VISIBLE_TEXT = etree.XPath(".//text()[not(parent::script or parent::sty
                                     smart_strings=False)
 
 
+@kernel.twin("visible_text")
 def element_visible_text(el: etree._Element) -> str:
     """The text of ``el``'s descendants in document order, without its own tail and without the text a reader never
     sees as text: that of ``<script>`` and ``<style>`` (raw text, WHATWG HTML §13.1.2) and anything under a
     ``<template>`` (inert content, §4.12.3): ``"".join(el.itertext())`` less those (comments are not text); "" for
     an element under a ``<template>``. The compiled kernel's walk where :func:`newsclean.transforms.kernel.enabled` holds (the
     XPath costs about 2 ms on a shared page, ten times ``string()``)."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().visible_text(el)
-        except kernel.Unsupported:
-            pass
     return "".join(_ELEMENT_VISIBLE_TEXT(el))
 
 
@@ -666,14 +679,10 @@ def parse_html(text: str) -> etree._Element:
     return root
 
 
+@kernel.twin("too_deep", adapt=lambda too_deep, root: too_deep(root, MAX_DEPTH))
 def _too_deep(root: etree._Element) -> bool:
     """Whether an element lies :data:`MAX_DEPTH` elements below the document's root element (:data:`_TOO_DEEP`; the
     compiled kernel's walk where :func:`newsclean.transforms.kernel.enabled` holds)."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().too_deep(root, MAX_DEPTH)
-        except kernel.Unsupported:
-            pass
     return bool(_TOO_DEEP(root))
 
 

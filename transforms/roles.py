@@ -7,7 +7,7 @@ therefore gives them their own place: :func:`block_roles` labels the blocks, the
 ``captions`` and ``lead`` are always there as data.
 
 * **caption**: a block inside ``<figcaption>``, or inside a ``<figure>``, or below an element whose class/id tokens
-  (:func:`~newsclean.transforms.refine.region.class_tokens`) name a caption or a photo credit
+  (:func:`~newsclean.transforms.dom.class_tokens`) name a caption or a photo credit
   (:data:`CAPTION_WORDS`) and that holds at most ``max_caption_words`` words (a section named ``caption`` around a
   whole article is not one). Kept captions, and the dropped ones inside the article's scope (the main container's
   ``scope_levels``-th ancestor: the captions of the article's own images, which the classifier often drops), are
@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
-from newsclean.transforms.blocks import TextBlock
-from newsclean.transforms.refine.region import hinted_class_tokens, is_prose, main_container, text_containers, word_hint
+from newsclean.transforms.ancestor_filter import under_element
+from newsclean.transforms.dom import hinted_class_tokens, nth_ancestor, word_hint
+from newsclean.transforms.refine.region import is_prose, main_container, text_containers
 from newsclean.transforms.refine.teaser_cards import element_words
 from newsclean.transforms.text import scoring_tokens
+from newsclean.transforms.types import TextBlock
 
 BODY, CAPTION, LEAD = "body", "caption", "lead"
 ROLES = (BODY, CAPTION, LEAD)
@@ -80,15 +81,11 @@ class _Boxes:
         self.hint_words = tuple(sorted(params.caption_words | params.lead_words))
         self.hint = word_hint(self.hint_words)
 
+    @kernel.twin("box_roles", adapt=lambda roles, boxes, elements: roles(
+        list(boxes.blocks), list(elements), boxes._own, boxes.params.max_caption_words, boxes.hint_words))
     def roles_of(self, elements: Sequence[etree._Element]) -> list[str | None]:
         """:meth:`role_of` of each element (walked by the compiled kernel where
         :func:`newsclean.transforms.kernel.enabled` holds)."""
-        if kernel.enabled():
-            try:
-                return kernel.walks().box_roles(list(self.blocks), list(elements), self._own,
-                                                self.params.max_caption_words, self.hint_words)
-            except kernel.Unsupported:
-                pass
         held = element_words(self.blocks)  # words under each element (links not read)
         return [self.role_of(el, held) for el in elements]
 

@@ -39,18 +39,14 @@ import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import paragraph_of
-from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, TextBlock, extract_blocks
-
-SITE_BLOCKS = BlockParams(non_separator_tags=INLINE_TAGS, skip_hidden=True)
-"""Block segmentation of a neighbour page: as the learned chain's (inline tags join blocks, hidden elements are no
-blocks)."""
-
+from newsclean.transforms.blocks import extract_blocks
+from newsclean.transforms.dom import element_token, paragraph_of
+from newsclean.transforms.types import SITE_BLOCKS, PageSummary, TextBlock
 
 _LEVELS = 255  # ratios in [0, 1] are stored as round(ratio * 255) in one byte
 
@@ -74,17 +70,6 @@ class SiteProfileParams:
     def __post_init__(self) -> None:
         if self.min_pages < 2 or self.min_support < 2:
             raise ValueError(f"min_pages and min_support must be >= 2, got {self.min_pages}, {self.min_support}")
-
-
-@dataclass(frozen=True)
-class PageSummary:
-    """What one neighbour page contributes: per container path ``(words, linked words, text digest)``,
-    its words, the path of its best cluster (None: no prose block), the digests of its block texts."""
-
-    paths: dict[int, tuple[int, int, int]]
-    words: int
-    content_path: int | None
-    texts: frozenset[int] = field(default_factory=frozenset)
 
 
 @dataclass(frozen=True)
@@ -124,17 +109,6 @@ def _digest(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
-def element_token(el: etree._Element) -> str:
-    """The path token of ``el``: ``tag.class1.class2#id`` (lower case, sorted class names, names holding a digit left out)."""
-    classes = (el.get("class") or "").lower()
-    names = classes.split()
-    if any(map(str.isdigit, classes)):  # some name holds a digit (most class attributes hold none)
-        names = [c for c in names if not any(map(str.isdigit, c))]
-    ident = (el.get("id") or "").strip().lower()
-    tag = el.tag if isinstance(el.tag, str) else "#"
-    return ".".join([tag, *sorted(set(names))]) + (f"#{ident}" if ident and not any(map(str.isdigit, ident)) else "")
-
-
 class PathDigests:
     """Path digest of each element (module docstring), each computed once from its parent's."""
 
@@ -161,14 +135,13 @@ class PathDigests:
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
 
+@kernel.twin("text_digest")
 def text_digest(text: str) -> int:
     """Digest of a block's text, case and whitespace folded and every year from 1900 to 2099 read as the same
     year: a copyright line recurs on a site's pages with the year it was written ("© 2005 The Associated Press.
     All rights reserved." on one page, "© 2006 ..." on the next). Other numbers stay: folding every digit would
     also make date lines and bylines recur, which some gold standards keep (docs/DECISIONS.md "Recurring texts").
     The compiled kernel computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        return kernel.walks().text_digest(text)
     if "19" in text or "20" in text:  # the regex only where a year can be (a substring test is ~10x cheaper)
         text = _YEAR.sub("1900", text)
     return _digest(" ".join(text.lower().split()))
@@ -191,14 +164,10 @@ def best_cluster(blocks: Sequence[TextBlock]) -> etree._Element | None:
     return max(scores, key=scores.__getitem__) if scores else None
 
 
+@kernel.twin("summarise_page")
 def summarise_page(root: etree._Element) -> PageSummary:
     """The :class:`PageSummary` of one parsed neighbour page (read only; the tree is not changed). The compiled kernel
     computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().summarise_page(root)
-        except kernel.Unsupported:
-            pass
     blocks = extract_blocks(root, SITE_BLOCKS, detail=False)  # a summary reads no text density and no pieces
     digests = PathDigests()
     words: dict[int, list[int]] = defaultdict(lambda: [0, 0])
@@ -252,14 +221,10 @@ def learn_site_profile(pages: Iterable[PageSummary], params: SiteProfileParams =
     )
 
 
+@kernel.twin("content_supports", adapt=lambda supports, blocks, content: supports(list(blocks), content))
 def content_supports(blocks: Sequence[TextBlock], content: dict[int, float]) -> list[float]:
     """:func:`content_support` of each block's container, one path digest and support memo for the page (by the
     compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().content_supports(list(blocks), content)
-        except kernel.Unsupported:
-            pass
     digests, memo = PathDigests(), {}
     return [content_support(b.container, digests, content, memo) for b in blocks]
 

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.marks import OWN_ATTR_PREFIX, STATIC, mark, own_text, own_texts
+from newsclean.transforms.marks import mark, own_text, own_texts
+from newsclean.transforms.vocab import OWN_ATTR_PREFIX, STATIC
 
 
 @dataclass(frozen=True)
@@ -90,14 +91,10 @@ def key_digest(key: str) -> int:
     return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
+@kernel.twin("page_keys")
 def page_keys(root: etree._Element) -> set[int]:
     """The set of key digests of one page (support counts once per page). The compiled kernel computes the same
     where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().page_keys(root)
-        except kernel.Unsupported:
-            pass
     return {key_digest(_key(el, text)) for el, text in own_texts(root).items()}
 
 
@@ -157,11 +154,12 @@ def mark_static_noise(root: etree._Element, signature: StaticNoiseSignature,
     kernel does the same where :func:`newsclean.transforms.kernel.enabled` holds."""
     if not signature.keys:
         return 0
-    if kernel.enabled():
-        try:
-            return kernel.walks().mark_static_noise(root, signature, params)
-        except kernel.Unsupported:
-            pass
+    return _mark_static(root, signature, params)
+
+
+@kernel.twin("mark_static_noise", compare=kernel.TREE)
+def _mark_static(root: etree._Element, signature: StaticNoiseSignature, params: StaticNoiseParams) -> int:
+    """:func:`mark_static_noise` for a signature holding keys."""
     keys = signature.keys
     # is_static of every element with own text (the others: None); marks do not change keys (own attributes
     # are left out of them), so all answers come first and the marking after

@@ -23,15 +23,10 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.types import TextBlock
+from newsclean.transforms.vocab import BODY_NAME
 
 ARTICLE_TAGS = frozenset({"article", "main"})
-BODY_NAME = re.compile(
-    r"(?:^|[\s_-])(?:article|story|entry|post|news|blog|td-post|single|main)[_-]?(?:body|content|text|copy)(?:$|[\s_-])"
-    r"|articlebody|article__body|story__body|body[_-]?text|bodytext|post__content|rich[_-]?text"
-    r"|field-name-body|field--name-body|itemprop-articlebody|c-entry-content|zn-body",
-)
-"""Class/id names of article bodies (lowercased ``class`` and ``id`` joined by a space)."""
 MIN_BODY_WORDS = 20
 _WORD = re.compile(r"\w+")
 

@@ -57,13 +57,15 @@ def is_word(token: str) -> bool:
     return token.isalnum() or bool(_ALNUM.search(token) and token.strip("_"))
 
 
+def _compiled_count(count, text: str) -> int:
+    n = count(text)  # -1: the text holds Han/Kana, whose words the kernel does not split
+    return n if n >= 0 else len(words(text))
+
+
+@kernel.twin("count_words", adapt=_compiled_count)
 def count_words(text: str) -> int:
     """Number of :func:`words` in ``text`` (counted by the compiled kernel where
     :func:`newsclean.transforms.kernel.enabled` holds and the text holds no Han/Kana)."""
-    if kernel.enabled():
-        n = kernel.walks().count_words(text)
-        if n >= 0:
-            return n
     return len(words(text))
 
 

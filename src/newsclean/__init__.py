@@ -79,7 +79,10 @@ def extract(html: str | bytes, url: str | None = None, neighbours: Iterable[str 
     an extraction with fewer words (``word_count``) is refused as ``too_short``, as the pipeline's
     ``--min-words`` does (default 10; 0 accepts any non-empty text).
 
-    Returns an :class:`Extraction` (``text``: kept text blocks, one per line; ``word_count`` in words).
+    Returns an :class:`Extraction` (``text``: kept text blocks, one per line; ``word_count`` in words), its fields
+    finished as the pipeline's article rows are (:mod:`newsclean.transforms.finish`, with ``url`` as the page's
+    URL): ``language`` is identified in ``text`` (py3langid), ``declared_language`` what the page declares, and a
+    field holds what the Parquet column of the same name holds for the same page.
     Raises :class:`ExtractionError` (``reason``: ``empty_body``, ``parse_error``, ``no_content``,
     ``too_short``), ``TypeError`` for an ``html`` or neighbour page that is neither ``str`` nor ``bytes`` or a
     ``chain`` that is neither a name nor a :class:`ChainConfig`, and ``ValueError`` for an unknown chain name (the

@@ -1,7 +1,7 @@
 """The ``newsclean`` command: crawl news sites into WARC files, clean them into Parquet, or both.
 
     newsclean crawl --config sites.toml --out DIR
-    newsclean clean --warc 'warc/**/*.warc.gz' --out DIR [--neighbour-sample N] [--chain default|paper] [beam options]
+    newsclean clean --warc 'warc/**/*.warc.gz' --out DIR [--neighbour-sample N] [--chain NAME] [beam options]
     newsclean run   --config sites.toml --out DIR [--neighbour-sample N] [--chain ...] [beam options]
     newsclean demo  [--out DIR] [--seed N] [beam options]
     newsclean eval  [--quick] [--datasets LIST] [--configs LIST] [--peers LIST] [--split all|tune|test] [--out MD]
@@ -90,6 +90,21 @@ def _version() -> str:
         return PIPELINE_VERSION
 
 
+def describe_product(with_chains: bool = True) -> str:
+    """The one-paragraph description of ``newsclean --help``: the crawl, the cleaning and its deduplication, and
+    (``with_chains``) the named chain configurations of :data:`newsclean.transforms.chain.CONFIGS`, counted and
+    named from there (imports the chain: lxml and numpy, never Beam or Scrapy)."""
+    text = ("Crawl news sites into WARC files (Scrapy) and clean them with Apache Beam into an article corpus in "
+            "Parquet, with exact and near-duplicate (MinHash LSH) articles removed.")
+    if not with_chains:
+        return text
+    from newsclean.transforms.chain import CONFIGS
+
+    return (f"{text} Cleaning chains (--chain): {len(CONFIGS)} named configurations, {', '.join(CONFIGS)}: "
+            "StaDyNoT static/dynamic noise removal, then text blocks (Kohlschütter 2010) kept by Boilerpipe and the "
+            "ancestor filter, a learned block classifier or BoilerNet.")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, summarize).
 
@@ -101,12 +116,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         return command is None or command == name
 
     parser = argparse.ArgumentParser(
-        prog="newsclean",
-        description="Crawl news sites into WARC files (Scrapy) and clean them into a deduplicated "
-                    "article corpus in Parquet (Apache Beam: StaDyNoT static/dynamic noise, "
-                    "Boilerpipe, ancestor filter).",
-        allow_abbrev=False,
-    )
+        prog="newsclean", description=describe_product(with_chains=command in (None, "", "clean", "run")),
+        allow_abbrev=False)
     parser.add_argument("-v", "--verbose", action="store_true", help="log INFO messages and show tracebacks")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -123,7 +134,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     clean = sub.add_parser(
         "clean", allow_abbrev=False, help="clean WARC files into articles/ and rejects/ Parquet",
         description="Run the Beam cleaning pipeline: read WARC response records, learn static noise per "
-                    "(site, category) from neighbour pages, clean every page, drop exact duplicates, and "
+                    "(site, category) from neighbour pages, clean every page with the --chain configuration, drop "
+                    "exact and near duplicates (MinHash LSH), and "
                     "write DIR/articles/*.parquet, DIR/rejects/*.parquet, DIR/_summary.json and the dataset card "
                     "DIR/README.md (the earlier output is replaced only when the run succeeds).",
         epilog=_EPILOG_BEAM)
@@ -260,13 +272,9 @@ def quiet_workers(beam_args: list[str], verbose: bool) -> list[str]:
 
 def _clean(warc: str, out: str, args: argparse.Namespace, beam_args: list[str]) -> int:
     from newsclean.pipeline.clean import run_clean
-    from newsclean.pipeline.options import CleanConfig
+    from newsclean.pipeline.options import clean_config_from_flags
 
-    config = CleanConfig(warc=warc, out=out, neighbour_sample=args.neighbour_sample, chain=args.chain,
-                         min_words=args.min_words, partition_by=args.partition_by, incremental=args.incremental,
-                         wait_for_lock=args.wait_for_lock, allow_mixed_settings=args.allow_mixed_settings,
-                         text_includes=args.text_includes, keep_listings=args.keep_listings,
-                         batch_bytes=args.batch_mib << 20)
+    config = clean_config_from_flags(args, warc=warc, out=out)
     beam_args = quiet_workers(beam_args, args.verbose)
     if args.no_wait:  # pipeline/launch.py: submit, print the job id, exit
         from newsclean.pipeline.launch import launch_clean

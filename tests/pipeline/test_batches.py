@@ -1,5 +1,6 @@
-"""The bounded local run (pipeline/batches.py): a run that leaves the runner to newsclean and reads more than a
-batch of WARC bytes is cut into batches of files, and gives the rows of one run over all of them.
+"""The batched executor (pipeline/batches.py): a run that leaves the runner to newsclean and reads more than a
+batch of WARC bytes is cut into batches of files, and gives the rows of one run over all of them, since its last
+run is the one graph's dedup stages and sinks over every batch's spill.
 
 The crawl is made so that cutting it per file would change rows if each batch decided on its own: the best-ranked
 copy of an exact duplicate and of a near-duplicate lies in a later file than the other copy, and a URL section of
@@ -7,6 +8,7 @@ another crawler's files fills a neighbour sample only with the pages of two file
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -16,8 +18,8 @@ import pyarrow.dataset as ds
 import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
-from newsclean.pipeline import batches
-from newsclean.pipeline.batches import file_batches, runs_in_batches
+from newsclean.pipeline import batches, clean, dedup, incremental, stages
+from newsclean.pipeline.batches import BATCHES_DIR, file_batches, runs_in_batches
 from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.incremental import INDEX_DIR
 from newsclean.pipeline.options import CleanConfig
@@ -89,30 +91,95 @@ def _same_rows(a: Path, b: Path) -> None:
     assert read_counts(str(a)) == read_counts(str(b))
 
 
+#: The graph's dedup stages and sinks: each must be applied once over a run's whole corpus, whatever the executor.
+STAGES = ((dedup, "DedupExact"), (dedup, "NearDedup"), (dedup, "WriteDuplicates"), (incremental, "WriteIndex"),
+          (stages, "WriteParquet"), (stages, "WriteCounts"))
+
+
+def _watch(mp: pytest.MonkeyPatch, graphs: list, applied: list) -> None:
+    """Record the WARC patterns of each Beam run (``graphs``) and each application of :data:`STAGES`
+    (``applied``: the stage's name, its output folder or None, the outputs it writes)."""
+    for module in (batches, clean):
+        def counted(build, beam_args, patterns, run=module.run_graph):
+            graphs.append(len(patterns))
+            return run(build, beam_args, patterns)
+
+        mp.setattr(module, "run_graph", counted)
+    for module, name in STAGES:
+        cls = getattr(module, name)
+
+        def expand(self, pcolls, original=cls.expand, name=name):
+            applied.append((name, getattr(self, "out", None), tuple(pcolls) if isinstance(pcolls, dict) else ()))
+            return original(self, pcolls)
+
+        mp.setattr(cls, "expand", expand)
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
     root = tmp_path_factory.mktemp("batches")
     warc = _crawl(root)
-    graphs = []
-    original = batches.run_graph
-
-    def counted(build, beam_args, patterns):
-        graphs.append(len(patterns))
-        return original(build, beam_args, patterns)
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(batches, "run_graph", counted)
-    try:
-        one = run_clean(_config(warc, root / "one", ONE_GRAPH), [])
-        cut = run_clean(_config(warc, root / "cut", PER_FILE), [])
-    finally:
-        mp.undo()
-    return {"root": root, "warc": warc, "one": root / "one", "cut": root / "cut", "summaries": (one, cut),
-            "graphs": graphs}
+    graphs, applied = {"one": [], "cut": []}, {"one": [], "cut": []}
+    summaries = []
+    for name, batch_bytes in (("one", ONE_GRAPH), ("cut", PER_FILE)):
+        mp = pytest.MonkeyPatch()
+        _watch(mp, graphs[name], applied[name])
+        try:
+            summaries.append(run_clean(_config(warc, root / name, batch_bytes), []))
+        finally:
+            mp.undo()
+    return {"root": root, "warc": warc, "one": root / "one", "cut": root / "cut", "summaries": tuple(summaries),
+            "graphs": graphs, "applied": applied}
 
 
 def test_a_large_input_runs_in_batches_of_files(outputs):
-    assert outputs["graphs"] == [5, 1, 1, 1, 1, 1]  # the evidence over all five files, then one run per file
+    assert outputs["graphs"]["one"] == [2]  # one graph over --warc DIR's two patterns (*.warc.gz, *.warc)
+    # the evidence over all five files, one run per file, then dedup and write over the spill (no WARC input)
+    assert outputs["graphs"]["cut"] == [5, 1, 1, 1, 1, 1, 0]
+
+
+def test_both_executors_apply_the_graphs_dedup_stages_and_sinks_once_over_the_corpus(outputs):
+    """One set of dedup decisions and one writer of each output: the batched run's last Beam run applies the one
+    graph's dedup stages and sinks once, into the staging folder, as the one graph does; the batches themselves
+    write only their rejects and counts (into their own folders, through the same sinks), for that last run."""
+    corpus = {name: sorted((stage, written) for stage, out, written in outputs["applied"][name]
+                           if out is None or f"/{BATCHES_DIR}/" not in out) for name in ("one", "cut")}
+    assert corpus["one"] == corpus["cut"] == sorted(
+        [("DedupExact", ()), ("NearDedup", ()), ("WriteDuplicates", ()), ("WriteIndex", ()),
+         ("WriteParquet", ("articles", "rejects")), ("WriteCounts", ())])
+    per_batch = sorted((stage, written) for stage, out, written in outputs["applied"]["cut"]
+                       if out is not None and f"/{BATCHES_DIR}/" in out)
+    assert per_batch == [("WriteCounts", ())] * 5 + [("WriteParquet", ("rejects",))] * 5
+
+
+def test_the_batched_executor_has_no_writer_or_decision_of_its_own():
+    """pipeline/batches.py writes no Parquet file itself (no pyarrow.parquet, no file created or renamed by hand:
+    the graph's sinks write every output) and makes no dedup decision (it imports none of
+    pipeline/dedup_decisions.py's functions)."""
+    tree = ast.parse(Path(batches.__file__).read_text(encoding="utf-8"))
+    imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    modules = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not {m for m in modules | {m for m, _ in imported} if m and m.startswith("pyarrow.")}
+    assert {name for module, name in imported if module == "newsclean.pipeline.dedup_decisions"} <= {"NearDupParams"}
+    called = {node.func.attr for node in ast.walk(tree)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    assert not called & {"ParquetWriter", "write_table", "create", "rename", "copy"}
+    writers = [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr.startswith("Write")]
+    assert writers == ["WriteToParquet"]  # WritePickled's, the site evidence between step 1 and the batches
+
+
+def test_a_changed_near_duplicate_decision_changes_both_executors_alike(outputs, tmp_path, monkeypatch):
+    """The batched run has no near-duplicate decision of its own: with the graph's edge step giving no edge, neither
+    executor drops a near-duplicate, and their rows stay the same."""
+    monkeypatch.setattr(dedup, "pair_edge", lambda kv, threshold: iter(()))
+    for name, batch_bytes in (("one", ONE_GRAPH), ("cut", PER_FILE)):
+        run_clean(_config(outputs["warc"], tmp_path / name, batch_bytes), [])
+    _same_rows(tmp_path / "one", tmp_path / "cut")
+    assert {r["reason"] for r in ds.dataset(str(tmp_path / "cut" / "duplicates")).to_table().to_pylist()} == {
+        "exact_duplicate"}
+    urls = {r["url"] for r in ds.dataset(str(tmp_path / "cut" / "articles")).to_table().to_pylist()}
+    assert {"http://alpha.test/news/near-1.html", "http://alpha.test/news/story-1.html"} <= urls
 
 
 def test_batches_give_the_rows_of_one_run(outputs):

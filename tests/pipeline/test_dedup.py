@@ -1,39 +1,44 @@
-"""Near-duplicate removal (pipeline/dedup.py): shingles, MinHash, LSH bands, clusters, the kept-member rule (on real pages:
+"""Near-duplicate removal: shingles, MinHash, LSH bands, edges, clusters and the kept-member rule
+(pipeline/dedup_decisions.py), and the graph's stages that compose them (pipeline/dedup.py; on real pages:
 evaluation/tests/test_near_duplicates_real.py)."""
 
 from __future__ import annotations
 
+import ast
 import pickle
 import random
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from newsclean.pipeline import dedup_decisions
 from newsclean.pipeline.dedup import (
     ClusterFn,
     NearDedup,
-    NearDupParams,
-    SignatureEntry,
     band_items,
-    band_keys,
-    band_ranges,
     bucket_candidates,
-    bucket_edges,
-    bucket_pairs,
-    estimated_jaccard,
-    keep_rank,
-    member,
-    near_clusters,
     packed_member,
     pair_edge,
+    signature_to_pairs,
+    unpacked_member,
+)
+from newsclean.pipeline.dedup_decisions import (
+    NearDupParams,
+    SignatureEntry,
+    band_keys,
+    band_ranges,
+    bucket_pairs,
+    estimated_jaccard,
+    is_near_duplicate,
+    keep_rank,
+    member,
     shingles,
     signature,
     signature_entry,
-    signature_to_pairs,
-    unpacked_member,
 )
 from newsclean.schemas.records import Article
 
@@ -89,6 +94,18 @@ def test_lsh_bands_partition_the_signature_and_match_for_near_duplicates():
     assert not set(ka) & set(kc)
 
 
+def test_the_decisions_import_no_beam_and_no_io():
+    """The decisions are pure functions over typed values: their module imports neither Beam nor pyarrow nor a
+    file system, so every executor reaches them through the graph's stages, never through a copy."""
+    tree = ast.parse(Path(dedup_decisions.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    assert {m.split(".")[0] for m in imported} <= {"__future__", "dataclasses", "hashlib", "collections", "datetime",
+                                                   "functools", "numpy", "newsclean", "datasketch"}
+    assert {m for m in imported if m.startswith("newsclean.")} == {"newsclean.schemas.records",
+                                                                   "newsclean.transforms.text"}
+
+
 def test_params_are_checked():
     with pytest.raises(ValueError):
         NearDupParams(threshold=1.5)
@@ -96,7 +113,7 @@ def test_params_are_checked():
         NearDupParams(shingle_words=0)
 
 
-# --- pipeline/dedup.py pure parts -----------------------------------------------------------
+# --- the decisions (pipeline/dedup_decisions.py) ---------------------------------------------
 
 
 def _article(aid: str, text: str, fetched: datetime, published: datetime | None = None, url: str | None = None):
@@ -117,15 +134,21 @@ def test_keep_rank_earliest_publication_then_fetch_then_longest():
     assert keep_rank(short, existing=True) < keep_rank(early_pub)  # the corpus already built wins
 
 
+def _edges(entries: list[SignatureEntry], threshold: float = 0.8) -> list:
+    """The near-duplicate edges of one LSH bucket of whole entries: its candidate pairs that make an edge."""
+    values = {member(e): e.values() for e in entries}
+    return [(m, head) for m, head in bucket_pairs(list(values)) if is_near_duplicate(values[m], values[head], threshold)]
+
+
 def test_bucket_edges_link_near_duplicates_to_the_best_ranked_member():
     a = _text(6)
     first = signature_entry(_article("first", a, T0), NearDupParams())
     copy = signature_entry(_article("copy", _change_words(a, [5, 6, 7]), T0 + timedelta(hours=1)), NearDupParams())
     other = signature_entry(_article("other", _text(7), T0 - timedelta(hours=1)), NearDupParams())
-    edges = list(bucket_edges([copy, other, first], 0.8))
+    edges = _edges([copy, other, first])
     # "other" ranks first in the bucket but is unrelated: no edge to it; "copy" is not linked either.
     assert edges == []
-    edges = list(bucket_edges([copy, first], 0.8))
+    edges = _edges([copy, first])
     assert [(m[0], k[0]) for m, k in edges] == [("copy", "first")]
 
 
@@ -150,7 +173,7 @@ def test_signature_entry_round_trips_the_signature():
     assert replace(e, article_id="z").rank == e.rank
 
 
-# --- the band shuffle carries no signature (issue 15) ------------------------------------------
+# --- the band shuffle carries no signature -----------------------------------------------------
 
 
 def _crafted_entry(article: Article, base: np.ndarray, agree: list[int], seed: int) -> SignatureEntry:
@@ -230,8 +253,8 @@ def test_near_dedup_joins_signatures_to_candidate_pairs_only():
 
 
 def test_signature_join_gives_the_edges_of_whole_buckets():
-    """The join (:func:`signature_to_pairs`, :func:`pair_edge`) yields exactly :func:`bucket_edges` over the same
-    bucket: a near copy linked to the head, a band-sharing non-duplicate not; a pair met in two bands is sent once."""
+    """The join (:func:`signature_to_pairs`, :func:`pair_edge`) yields exactly the edges of the same bucket of whole
+    entries: a near copy linked to the head, a band-sharing non-duplicate not; a pair met in two bands is sent once."""
     a = _text(30)
     entries = [signature_entry(_article(name, text, T0 + timedelta(hours=i)), NearDupParams())
                for i, (name, text) in enumerate((("head", a), ("copy", _change_words(a, [5, 150, 290])),
@@ -248,34 +271,4 @@ def test_signature_join_gives_the_edges_of_whole_buckets():
     for pair, side in sent:
         grouped.setdefault(pair, []).append(side)
     edges = [edge for kv in grouped.items() for edge in pair_edge(kv, 0.8)]
-    assert edges == list(bucket_edges(entries, 0.8)) == [(members[1], members[0])]
-
-
-
-
-def test_near_clusters_in_one_process_are_the_graphs():
-    """:func:`near_clusters` (the batched run's dedup, pipeline/batches.py) gives every article the cluster that
-    :class:`NearDedup` gives it in the graph: 8 texts with 0-3 near copies each (a chain of edits too), 6 others."""
-    import apache_beam as beam
-    from apache_beam.testing.test_pipeline import TestPipeline
-    from apache_beam.testing.util import assert_that, equal_to
-
-    texts = []
-    for i in range(8):
-        text = _text(100 + i)
-        texts.append(text)
-        for k in range(i % 4):  # each copy edits the previous one: a chain
-            text = _change_words(text, [10 + 40 * k, 200 - 30 * k])
-            texts.append(text)
-    texts += [_text(200 + i) for i in range(6)]
-    articles = [_article(f"a{j:02d}", text, T0 + timedelta(hours=(7 * j) % 11)) for j, text in enumerate(texts)]
-    entries = [signature_entry(a, NearDupParams()) for a in articles]
-    clusters = near_clusters(entries)
-    assert len(set(clusters.values())) >= 5 and len(clusters) >= 15  # most of the 7 texts with copies
-    expected = [(e.article_id, clusters.get(e.article_id, e.article_id)) for e in entries]
-    with TestPipeline(runner="FnApiRunner") as p:
-        signed = p | "Articles" >> beam.Create([(a, e.signature) for a, e in zip(articles, entries, strict=True)])
-        out = signed | NearDedup(NearDupParams(), entries=p | "Entries" >> beam.Create(entries))
-        kept = out["articles"] | beam.Map(lambda s: (s[0].article_id, s[0].cluster_id))
-        dropped = out["duplicates"] | beam.Map(lambda d: (d["article_id"], d["cluster_id"]))
-        assert_that((kept, dropped) | beam.Flatten(), equal_to(expected))
+    assert edges == _edges(entries) == [(members[1], members[0])]

@@ -146,7 +146,7 @@ def test_dedup_and_versions_against_the_corpus(runs):
 
 
 def test_each_index_row_holds_the_minhash_of_its_article_text(runs):
-    from newsclean.pipeline.dedup import NearDupParams, signature_entry
+    from newsclean.pipeline.dedup_decisions import NearDupParams, signature_entry
 
     index = {r["article_id"]: r["signature"] for r in read_index(str(runs["out"])).to_pylist()}
     rows = _articles(runs["out"])
@@ -165,7 +165,8 @@ def test_a_full_run_replaces_corpus_and_manifest(runs, tmp_path):
 
 
 def test_an_index_row_takes_the_signature_its_article_carries():
-    from newsclean.pipeline.dedup import NearDupParams, keyed_article, signature_entry, spill_row, spilled_article
+    from newsclean.pipeline.dedup import spill_row, spilled_article
+    from newsclean.pipeline.dedup_decisions import NearDupParams, keyed_article, signature_entry
 
     article = Article(article_id="a1", url="http://alpha.test/1", site="alpha", category="news", fetched_at=T0,
                       title=None, published_at=None, language="en", text=" ".join(f"w{i}" for i in range(40)),

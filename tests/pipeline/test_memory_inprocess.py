@@ -24,7 +24,7 @@ from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline import runner, stages
 from newsclean.pipeline.clean import run_clean
-from newsclean.pipeline.dedup import ArticleKey, SignatureEntry, first_fetched
+from newsclean.pipeline.dedup_decisions import ArticleKey, SignatureEntry, first_fetched
 from newsclean.pipeline.options import CleanConfig
 from newsclean.schemas.records import ARTICLE_SCHEMA, SPILL_SCHEMA, SPILL_SIGNATURE
 

@@ -3,8 +3,8 @@
 One pipeline run (module-scoped fixture) over a small crawl written with warcio: 2 sites,
 3 (site, category) keys, an exact duplicate under another URL, a 404, an image, an empty body,
 broken HTML, junk bytes, a body whose Content-Encoding is not what it says, cp1252 pages without
-a charset and with a wrong one, and a gzip-encoded page. Checks the Must-hold of issue 2: every
-WARC response record ends as one article row, one reject row or one counted duplicate.
+a charset and with a wrong one, and a gzip-encoded page. Checks the accounting: every WARC response record
+ends as one article row, one reject row or one counted duplicate.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _corpus(root: Path) -> dict:
                                                           headers=[("Content-Type", "text/html"),
                                                                    ("Content-Encoding", "gzip")]), "decode_error"),
         "http://beta.test/world/junk.html": (Response("http://beta.test/world/junk.html", bytes(range(256)) * 8,
-                                                      headers=HTML_CT), "not_html"),  # sniffed binary (#13)
+                                                      headers=HTML_CT), "not_html"),  # sniffed as binary
         "http://beta.test/world/broken.html": (Response("http://beta.test/world/broken.html", broken.encode(),
                                                         headers=HTML_CT), None),
     }

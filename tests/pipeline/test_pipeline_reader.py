@@ -16,7 +16,7 @@ from warc_builder import Response, article_page, paragraph, write_warc
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from newsclean.pipeline.clean import globstar_variants, resolve_warc_patterns
-from newsclean.pipeline.dedup import pick_winner
+from newsclean.pipeline.dedup_decisions import pick_winner
 from newsclean.pipeline.errors import NoInputError
 from newsclean.pipeline.output import prepare_output
 from newsclean.pipeline.stages import (

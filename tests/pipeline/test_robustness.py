@@ -1,9 +1,8 @@
-"""Issue #13: ``newsclean clean`` loses nothing and never falls over.
+"""``newsclean clean`` loses nothing and never falls over.
 
-One test (or a few) per numbered case of the issue, each failing on the code before the fix:
-1 a page twice in its neighbour sample, 2 truncated / non-WARC files and skipped record types,
-3 deep nesting, 5 a clean exit, 6 decoder caps (brotli), 7 per-record size cap and time budget,
-8 content sniffing and chunked transfer coding, 10 site and category of foreign WARC files.
+One test (or a few) per hazard: a page twice in its neighbour sample, truncated / non-WARC files and skipped
+record types, deep nesting, a clean exit, decoder caps (brotli), the per-record size cap and time budget, content
+sniffing and chunked transfer coding, site and category of foreign WARC files.
 """
 
 from __future__ import annotations
@@ -74,7 +73,7 @@ def _article(seed: int) -> str:
     return article_page("alpha", "politics", f"Story {seed}", [paragraph(seed * 10 + j) for j in range(3)])
 
 
-# --- case 1: a page twice in its neighbour sample -------------------------------------------------
+# --- a page twice in its neighbour sample ---------------------------------------------------------
 
 
 def test_page_fetched_twice_is_not_learned_as_its_own_static_noise():
@@ -93,7 +92,7 @@ def test_near_identical_fetches_are_one_neighbour():
     assert len(learn_site_evidence([html, variant, other]).static.keys) > 0
 
 
-# --- case 2: truncated and non-WARC files, skipped record types -----------------------------------
+# --- truncated and non-WARC files, skipped record types -------------------------------------------
 
 
 def _demo_warc(tmp_path: Path) -> tuple[bytes, list[int], set[int]]:
@@ -171,7 +170,7 @@ def test_skipped_record_types_are_counted(tmp_path):
                       "skipped_resource": 1, "skipped_metadata": 1}
 
 
-# --- case 3: deep nesting ---------------------------------------------------------------------------
+# --- deep nesting -----------------------------------------------------------------------------------
 
 
 def test_deep_unclosed_tags_keep_every_paragraph():
@@ -187,7 +186,7 @@ def test_too_deep_is_a_reject_with_its_own_reason():
     assert (out.reason, out.stage) == ("too_deep", "clean")  # before: no_content, the text cut away
 
 
-# --- case 5: a clean exit ---------------------------------------------------------------------------
+# --- a clean exit -----------------------------------------------------------------------------------
 
 
 def test_time_budget_watchdog_does_not_outlive_the_interpreter():
@@ -197,7 +196,7 @@ def test_time_budget_watchdog_does_not_outlive_the_interpreter():
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
 
 
-# --- case 6: every decoder capped -------------------------------------------------------------------
+# --- every decoder capped ---------------------------------------------------------------------------
 
 
 def test_brotli_bomb_stops_at_the_cap():
@@ -230,7 +229,7 @@ def test_gzip_bomb_record_is_too_large(tmp_path):
     assert (items[0].reason, items[0].stage) == ("too_large", "decode")  # before: decode_error
 
 
-# --- case 7: per-record size cap and time budget ---------------------------------------------------
+# --- per-record size cap and time budget -----------------------------------------------------------
 
 
 def test_oversized_payload_is_too_large():
@@ -276,7 +275,7 @@ def test_time_budget_on_the_direct_runner(monkeypatch):
         assert_that(urls, equal_to(["http://alpha.test/politics/ok.html"]), label="CheckArticles")
 
 
-# --- case 8: content sniffing and chunked transfer coding -------------------------------------------
+# --- content sniffing and chunked transfer coding ---------------------------------------------------
 
 
 def test_binary_declared_html_is_not_html():
@@ -372,7 +371,7 @@ def test_decode_chunked_is_strict():
         decode_chunked(_chunked(b"x" * 3000), limit=2000)
 
 
-# --- case 10: site and category of foreign WARC files -----------------------------------------------
+# --- site and category of foreign WARC files --------------------------------------------------------
 
 
 def test_site_and_category_from_the_url():

@@ -7,10 +7,16 @@ hands back to Python)."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 import random
 
 import lxml.html
 from lxml import etree
+
+import newsclean.transforms
+from newsclean.transforms import kernel
 
 WORDS = ("the", "council", "voted", "harbour", "budget", "Members", "said", "costs", "were", "left", "out", "share",
          "related", "Read", "more", "copyright", "All", "rights", "reserved", "subscribe", "newsletter", "comments",
@@ -137,3 +143,13 @@ def altered_tree(seed: int) -> etree._Element:
     else:
         target.set("{http://example.org/ns}flag", "1")
     return root
+
+
+@functools.cache
+def all_bindings() -> tuple[kernel.Binding, ...]:
+    """Every row of the kernel's binding table, with every module of ``newsclean.transforms`` imported (each module
+    adds its own rows when imported)."""
+    for info in pkgutil.walk_packages(newsclean.transforms.__path__, "newsclean.transforms."):
+        if "._kernel" not in info.name:
+            importlib.import_module(info.name)
+    return tuple(kernel.BINDINGS)

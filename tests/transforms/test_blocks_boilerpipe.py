@@ -3,14 +3,7 @@
 import lxml.html
 import pytest
 
-from newsclean.transforms.blocks import (
-    INLINE_TAGS,
-    BlockParams,
-    extract_blocks,
-    hidden_elements,
-    text_density,
-    wrap_lines,
-)
+from newsclean.transforms.blocks import extract_blocks, hidden_elements, text_density, wrap_lines
 from newsclean.transforms.boilerpipe import (
     BoilerpipeParams,
     _Features,
@@ -20,6 +13,8 @@ from newsclean.transforms.boilerpipe import (
     classify_blocks,
 )
 from newsclean.transforms.text import count_words
+from newsclean.transforms.types import BlockParams
+from newsclean.transforms.vocab import INLINE_TAGS
 
 WORD9 = "abcdefghi"  # 9 characters: 8 of them and 7 spaces fill 79 of 80 columns
 

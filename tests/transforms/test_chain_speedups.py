@@ -15,10 +15,12 @@ import lxml.html
 import pytest
 from lxml import etree
 
+from newsclean.transforms import vocab
 from newsclean.transforms.ancestor_filter import ancestor_groups
-from newsclean.transforms.blocks import BlockParams, extract_blocks, text_density, wrap_lines
+from newsclean.transforms.blocks import extract_blocks, text_density, wrap_lines
 from newsclean.transforms.chain import KEEP_EMPTY_TAGS, _prune_empty, _text_holders
 from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, _digits, _Subtree, context_features
+from newsclean.transforms.dom import element_token
 from newsclean.transforms.dynamic_noise import (
     DynamicNoiseParams,
     TextCounts,
@@ -26,7 +28,7 @@ from newsclean.transforms.dynamic_noise import (
     is_dynamic_noise,
     mark_dynamic_noise,
 )
-from newsclean.transforms.marks import DYNAMIC, STATIC, is_element, mark, mark_of, own_text, own_texts, strip_marks
+from newsclean.transforms.marks import is_element, mark, mark_of, own_text, own_texts, strip_marks
 from newsclean.transforms.noise_removal import NoiseRemovalParams, remove_non_informative
 from newsclean.transforms.parse import (
     _RAW_TEXT_SPAN,
@@ -36,7 +38,7 @@ from newsclean.transforms.parse import (
     repair_markup,
     resolve_noscript,
 )
-from newsclean.transforms.site_profile import PathDigests, _digest, element_token
+from newsclean.transforms.site_profile import PathDigests, _digest
 from newsclean.transforms.static_noise import (
     StaticNoiseParams,
     StaticNoiseSignature,
@@ -47,6 +49,8 @@ from newsclean.transforms.static_noise import (
     page_keys,
 )
 from newsclean.transforms.text import count_words
+from newsclean.transforms.types import BlockParams
+from newsclean.transforms.vocab import DYNAMIC, STATIC
 
 
 def _tree(html: str) -> etree._Element:
@@ -597,7 +601,7 @@ def test_block_features_compute_only_the_groups_a_model_names(monkeypatch):
         "<p>First paragraph, with 3 commas, 2 digits and a phrase: read more.</p><p>Second one.</p></body></html>")
     blocks = extract_blocks(root)
     full = features.block_features(blocks)
-    names = [n for n in features.FEATURE_NAMES if n not in features.FEATURE_GROUPS["text"]]
+    names = [n for n in vocab.FEATURE_NAMES if n not in vocab.FEATURE_GROUPS["text"]]
 
     def refuse(page):
         raise AssertionError("the text group was computed for a model without it")
@@ -605,7 +609,7 @@ def test_block_features_compute_only_the_groups_a_model_names(monkeypatch):
     monkeypatch.setitem(features._GROUP_FUNCTIONS, "text", refuse)
     with kernel.python_only():  # the Python reference's group functions (the compiled kernel has its own)
         sub = features.block_features(blocks, names=names)
-        assert np.array_equal(sub, full[:, [features.FEATURE_NAMES.index(n) for n in names]])
+        assert np.array_equal(sub, full[:, [vocab.FEATURE_NAMES.index(n) for n in names]])
         with pytest.raises(AssertionError, match="text group"):
             features.block_features(blocks, names=["comma_ratio", "words_log"])
 
@@ -746,10 +750,10 @@ def test_page_group_matches_the_per_row_definition(title):
     page = features._Page(blocks, ctx, None, [b.words for b in blocks], [b.container for b in blocks],
                           sum(b.num_words for b in blocks) or 1)
     n, title_text = len(blocks), (title or "").strip().lower()
-    tokens = set(features._TOKEN_RE.findall(title_text))
+    tokens = set(vocab.TITLE_TOKEN.findall(title_text))
     rows = []
     for i, b in enumerate(blocks):
-        toks = set(features._TOKEN_RE.findall(b.text.lower()))
+        toks = set(vocab.TITLE_TOKEN.findall(b.text.lower()))
         text = b.text.strip().lower()
         rows.append([i / max(1, n - 1), b.num_words / page.page_words,
                      len(toks & tokens) / len(toks) if toks and tokens else 0.0,
@@ -779,8 +783,8 @@ def test_words_under_from_ancestors_matches_the_subtree_set(html):
 # --- marked elements: the marks' parents are the elements a predicate finds ------------------------
 
 def test_marked_elements_from_their_attributes_match_the_predicate():
-    from newsclean.transforms.marks import NOISE_ATTR
     from newsclean.transforms.noise_removal import _MARKED_DYNAMIC, _MARKED_STATIC
+    from newsclean.transforms.vocab import NOISE_ATTR
 
     root = _tree(NOISE_PAGE + "<div><a href='/x'>y</a><p><a>z</a></p></div>")
     elements = [el for el in root.iter() if is_element(el)]
@@ -833,7 +837,7 @@ def test_stage2_early_stopping_moves_only_sure_probabilities():
 def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
     np = pytest.importorskip("numpy")
     pytest.importorskip("lightgbm")
-    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES
     from newsclean.transforms.classifier.model import (
         DEFAULT_CONTEXT_MODEL,
         LearnedParams,
@@ -841,6 +845,7 @@ def test_early_stopping_calls_predict_as_booster_predict_with_its_parameters():
         load_model,
         predict_parameters,
     )
+    from newsclean.transforms.vocab import FEATURE_NAMES
 
     booster = load_model(str(DEFAULT_CONTEXT_MODEL), FEATURE_NAMES + CONTEXT_FEATURE_NAMES).boosters[0]
     X = np.random.default_rng(3).random((41, booster.num_feature())) * 3

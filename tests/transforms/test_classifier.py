@@ -123,7 +123,8 @@ def test_keep_flags_are_the_threshold_alone():
 
 def test_table_features_tell_a_data_table_in_the_article_from_the_layout_table():
     from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-    from newsclean.transforms.classifier.features import FEATURE_NAMES, TABLE_FEATURE_NAMES, block_features
+    from newsclean.transforms.classifier.features import block_features
+    from newsclean.transforms.vocab import FEATURE_NAMES, TABLE_FEATURE_NAMES
 
     html = ('<html><body><table><tr><td><div class="article">'
             "<p>The company said on Monday that sales rose again this year, as the table shows.</p>"  # 15 words
@@ -160,7 +161,9 @@ class _CountingElement(lxml.html.HtmlElement):
 def _counting_blocks(html: str):
     from lxml import etree
 
-    from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
+    from newsclean.transforms.blocks import extract_blocks
+    from newsclean.transforms.types import BlockParams
+    from newsclean.transforms.vocab import INLINE_TAGS
 
     parser = lxml.html.HTMLParser()
     parser.set_element_class_lookup(etree.ElementDefaultClassLookup(element=_CountingElement))
@@ -187,8 +190,9 @@ def test_features_of_a_flat_page_walk_each_parent_once():
 
 def test_feature_groups_name_every_column_once_and_fill_it():
     from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-    from newsclean.transforms.classifier.features import FEATURE_GROUPS, FEATURE_NAMES, block_features, feature_columns
+    from newsclean.transforms.classifier.features import block_features, feature_columns
     from newsclean.transforms.context import PageContext
+    from newsclean.transforms.vocab import FEATURE_GROUPS, FEATURE_NAMES
 
     grouped = [n for names in FEATURE_GROUPS.values() for n in names]
     assert sorted(grouped) == sorted(FEATURE_NAMES) and len(set(grouped)) == len(grouped)
@@ -215,8 +219,8 @@ def test_feature_groups_name_every_column_once_and_fill_it():
 def test_a_model_trained_on_other_features_is_refused_by_name(tmp_path):
     import lightgbm as lgb
 
-    from newsclean.transforms.classifier.features import FEATURE_NAMES
     from newsclean.transforms.classifier.model import load_model
+    from newsclean.transforms.vocab import FEATURE_NAMES
 
     rng = np.random.default_rng(1)
     names = [*FEATURE_NAMES[:-1], "old_feature"]  # one feature renamed since the model was trained
@@ -235,9 +239,10 @@ def test_a_model_on_a_subset_of_features_gets_exactly_its_columns(tmp_path):
     import lightgbm as lgb
 
     from newsclean.transforms.blocks import extract_blocks
-    from newsclean.transforms.classifier.features import FEATURE_NAMES, block_features, group_feature_names
+    from newsclean.transforms.classifier.features import block_features, group_feature_names
     from newsclean.transforms.classifier.model import load_model
     from newsclean.transforms.parse import parse_html
+    from newsclean.transforms.vocab import FEATURE_NAMES
 
     names = ["link_density", "words_log"]  # reversed against FEATURE_NAMES
     rng = np.random.default_rng(2)
@@ -263,8 +268,9 @@ def test_a_model_on_a_subset_of_features_gets_exactly_its_columns(tmp_path):
 
 
 def test_shipped_models_record_the_features_the_code_computes():
-    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES
     from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_MODEL, load_model
+    from newsclean.transforms.vocab import FEATURE_NAMES
 
     # the shipped models may predate a new feature group (trained again by the coordinator: make models), but
     # every feature they record is one the code computes, in FEATURE_NAMES order

@@ -6,11 +6,10 @@ from newsclean.transforms.dynamic_noise import (
     DynamicNoiseParams,
     candidate_nodes,
     is_dynamic_noise,
-    least_common_ancestor,
     mark_dynamic_noise,
-    path_string,
 )
-from newsclean.transforms.marks import DYNAMIC, NOISE_ATTR, STATIC, mark
+from newsclean.transforms.marks import mark
+from newsclean.transforms.vocab import DYNAMIC, NOISE_ATTR, STATIC
 
 LONG = "This sentence is plain article prose without any link in it at all, long enough. " * 3
 
@@ -23,17 +22,9 @@ def dynamic(root):
     return [el for el in root.iter() if el.get(NOISE_ATTR) == DYNAMIC]
 
 
-def test_path_string_matches_the_papers_example():
-    body = "<div></div>" * 12 + "<div><div><i></i><i></i><i></i><p id='target'>x</p></div></div>"
-    root = doc(body)
-    target = root.get_element_by_id("target")
-    assert path_string(target) == "0(html)-1(body)-12(div)-0(div)-3(p)"
-
-
 def test_lca_of_two_links_in_one_list_is_the_list():
     root = doc("<div><ul id='u'><li><a>a</a></li><li><a>b</a></li></ul></div>")
-    a, b = root.iter("a")
-    assert least_common_ancestor(a, b).get("id") == "u"
+    assert [el.get("id") for el in candidate_nodes(root)] == ["u"]
 
 
 def test_related_links_list_is_dynamic_noise_and_article_is_not():

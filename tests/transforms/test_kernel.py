@@ -13,16 +13,18 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import types
+from collections import Counter
 
 import lxml.html
 import numpy as np
 import pytest
-from kernel_pages import altered_tree, hostile_page, site_pages
+from kernel_pages import all_bindings, altered_tree, hostile_page, site_pages
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import nth_ancestor, under_any_named, under_element
-from newsclean.transforms.blocks import BlockParams, extract_blocks
+from newsclean.transforms.ancestor_filter import under_any_named, under_element
+from newsclean.transforms.blocks import extract_blocks
 from newsclean.transforms.byline import BylineParams, _byline_boxes
 from newsclean.transforms.chain import CONFIGS, _prune_empty, extract_article, prepare_blocks
 from newsclean.transforms.classifier.features import (
@@ -34,6 +36,7 @@ from newsclean.transforms.classifier.features import (
 )
 from newsclean.transforms.classifier.lexicon import load_lexicon
 from newsclean.transforms.classifier.model import DEFAULT_LEXICON, content_probabilities
+from newsclean.transforms.dom import nth_ancestor
 from newsclean.transforms.dynamic_noise import DynamicNoiseParams, mark_dynamic_noise
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.marks import strip_marks
@@ -48,6 +51,7 @@ from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.site_profile import content_supports, summarise_page
 from newsclean.transforms.static_noise import StaticNoiseSignature, mark_static_noise, page_keys
 from newsclean.transforms.text import count_words, words
+from newsclean.transforms.types import BlockParams
 
 needs_kernel = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built here")
 CHAINS = ("default", "paper", "heuristic", "precision")
@@ -335,7 +339,7 @@ def test_site_and_structure_feature_groups_identical(seed):
 
 def _element_words(blocks, min_link_words, min_link_density):
     """``element_words`` with its memo of the last page cleared (each path computes its own answer)."""
-    teaser_cards._page_element_words.forget()
+    teaser_cards._page_element_words.forget(blocks)
     return teaser_cards.element_words(blocks, min_link_words, min_link_density)
 
 
@@ -349,12 +353,12 @@ def _path(tree, el):
 
 
 def _text_containers(blocks):
-    region.text_containers.forget()
+    region.text_containers.forget(blocks)
     return region.text_containers(blocks)
 
 
 def in_card_groups(blocks, nodes, params, stop):
-    teaser_cards._page_element_words.forget()
+    teaser_cards._page_element_words.forget(blocks)
     return teaser_cards.in_card_groups(blocks, nodes, params, stop)
 
 
@@ -405,6 +409,101 @@ def test_dynamic_marks_and_their_order_on_nested_lists():
     assert reference == compiled and reference[0] > 0
 
 
+# --- every row of the binding table ------------------------------------------------------------------------------
+
+def _comparable(value):
+    """``value`` as the comparison reads it: an array by shape, dtype and bits, an iterator by its items, a dict by
+    its items in order."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.dtype.str, value.tobytes())
+    if isinstance(value, types.GeneratorType | list | tuple):
+        return [_comparable(v) for v in value]
+    if isinstance(value, dict):
+        return [(k, _comparable(v)) for k, v in value.items()]
+    return value
+
+
+class _Comparing:
+    """Inside the ``with`` block, each row's compiled callable is replaced by one that counts the calls the twin
+    answers (without :class:`~newsclean.transforms.kernel.Unsupported`) and runs the reference, on the Python path, on
+    the same arguments (``compare`` result) or on a copy of the tree it changes (``compare`` tree, where its first
+    argument is an element): a different answer is recorded in ``differences``."""
+
+    def __init__(self, rows):
+        self.rows, self.calls, self.differences, self.saved = rows, Counter(), [], {}
+
+    def __enter__(self):
+        for b in self.rows:
+            self.saved[b] = compiled = b.resolve()
+            b.compiled = lambda *args, b=b, compiled=compiled: self.call(b, compiled, args)
+        return self
+
+    def __exit__(self, *exc):
+        for b, compiled in self.saved.items():
+            b.compiled = compiled
+
+    def call(self, b, compiled, args):
+        tree = b.compare == kernel.TREE and isinstance(args[0], etree._Element)
+        before = copy.deepcopy(args[0]) if tree else None
+        result = compiled(*args)
+        self.calls[b.name] += 1
+        if b.compare == kernel.RESULT:
+            with kernel.python_only():
+                expected = b.reference(*args)
+            if _comparable(expected) != _comparable(result):
+                self.differences.append((b.name, "result"))
+        elif tree:
+            with kernel.python_only():
+                expected = b.reference(before, *args[1:])
+            if (expected, etree.tostring(before)) != (result, etree.tostring(args[0])):
+                self.differences.append((b.name, "tree"))
+        return result
+
+
+def _sample_compared() -> None:
+    """The identity comparisons of this file on a sample: whole pages of every chain, without and with a site's
+    evidence; the prepared blocks, features and scores; the page-level reads; the tree steps; the site and structure
+    feature groups; a page of hidden text, scripts and ``<noscript>``."""
+    for seed in range(0, 120, 10):
+        html = hostile_page(seed)
+        for name in CHAINS:
+            assert _equal(lambda h=html, n=name: _extraction(h, None, CONFIGS[n])), (seed, name)
+        assert _equal(lambda h=html: _prepared(h, None, CONFIGS["default"])), seed
+        assert _equal(lambda h=html: _page_level_reads(h)), seed
+    for seed in range(2):
+        pages = site_pages(seed)
+        evidence = learn_site_evidence(pages)
+        assert _equal(lambda p=pages: learn_site_evidence(p)), seed
+        for html in pages[:2]:
+            assert _equal(lambda h=html, e=evidence: _extraction(h, e, CONFIGS["default"])), seed
+        blocks = prepare_blocks(pages[0], None, CONFIGS["default"]).blocks
+        body = " ".join(b.text for b in blocks[::2])
+        assert _equal(lambda blocks=blocks, profile=evidence.profile, body=body: [
+            site_features(blocks, profile).tobytes(), structure_features(blocks, body).tobytes()]), seed
+    for seed in range(0, 24, 5):
+        root = altered_tree(seed)
+        assert _equal(lambda r=root: _tree_steps(r)), seed
+    story = "<p>The council voted on the harbour budget, and members said the costs were left out of it.</p>" * 4
+    assert _equal(lambda: _extraction(f"<html><body>{HIDDEN}{story}</body></html>", None, CONFIGS["default"]))
+
+
+def _equal(fn) -> bool:
+    reference, compiled = _both(fn)
+    return reference == compiled
+
+
+@needs_kernel
+def test_every_binding_is_compared_with_its_reference():
+    """Each row of the binding table (``kernel.BINDINGS``) answers calls of the sample's comparisons with the kernel
+    on, and gives the reference's answer: per call where its twin returns what the reference returns or changes the
+    tree as it does, and in the compared whole pages for every row. A row no comparison calls fails here."""
+    rows = all_bindings()
+    with _Comparing(rows) as seen:
+        _sample_compared()
+    assert seen.differences == []
+    assert [b.name for b in rows if not seen.calls[b.name]] == []
+
+
 # --- the tree-ensemble evaluator --------------------------------------------------------------------------------
 
 def _rows(rng: np.random.Generator, n: int, columns: int) -> np.ndarray:
@@ -421,9 +520,10 @@ def _rows(rng: np.random.Generator, n: int, columns: int) -> np.ndarray:
 @pytest.mark.parametrize("stage", [1, 2])
 def test_compiled_forest_equals_lightgbm_bit_for_bit(stage):
     pytest.importorskip("lightgbm")
-    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES, FEATURE_NAMES
+    from newsclean.transforms.classifier.features import CONTEXT_FEATURE_NAMES
     from newsclean.transforms.classifier.forest import parse_model
     from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_MODEL, booster_predict, load_model
+    from newsclean.transforms.vocab import FEATURE_NAMES
 
     path, known = (DEFAULT_MODEL, FEATURE_NAMES) if stage == 1 else (DEFAULT_CONTEXT_MODEL, FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
     booster = load_model(str(path), known).boosters[0]
@@ -474,7 +574,7 @@ def _chain_tree(leaves: int):
 
 @needs_kernel
 def test_compiled_forest_walks_the_largest_tree_it_takes_and_leaves_a_larger_one_to_lightgbm():
-    from newsclean.transforms.classifier.forest import UnsupportedModel
+    from newsclean.transforms.errors import UnsupportedModel
 
     forest = kernel.trees().CompiledForest(_chain_tree(32768))  # 65,535 nodes and leaves: the most it takes
     values = np.array([0.0, 1.0, 20000.5, 32766.0, 32766.5, 1e9])

@@ -151,17 +151,21 @@ def test_absolute_url():
 
 
 def test_article_row_carries_the_metadata():
-    from newsclean.pipeline.stages import build_article
+    from newsclean.pipeline.stages import build_article, page_facts
     from newsclean.transforms.chain import Extraction
+    from newsclean.transforms.finish import finish_fields
 
     url = "https://courier.example.co.uk/news/2024/05/01/council-bridge-budget?utm_source=feed"
     meta = _meta("news-jsonld.html")
     text = "The town council approved the budget for a new bridge over the river on Wednesday evening."
-    extraction = Extraction(meta.title, text, f"<p>{text}</p>", meta.published_at, meta.language, 16, StageCounts(),
-                            meta)
+
+    def extraction(page):  # as the chain finishes it for the page (clean_page)
+        return Extraction(text=text, html=f"<p>{text}</p>", word_count=16, counts=StageCounts(), metadata=meta,
+                          **finish_fields(text, meta, "article", page_facts(page))._asdict())
+
     page = Page(url=url, site="courier", category="news", fetched_at=_utc(2024, 5, 3, 12), status=200,
                 content_type="text/html", charset="utf-8", html=b"", provenance=Provenance("/w/c.warc.gz", "<urn:1>", 0))
-    row = build_article(page, extraction)
+    row = build_article(page, extraction(page))
     assert row.authors == ("Ann Lee", "Bo Chen") and row.tags == ("bridge", "council", "budget")
     assert row.image_url == "https://courier.example.co.uk/img/bridge.jpg"
     assert row.canonical_url == "https://courier.example.co.uk/news/2024/05/01/council-bridge-budget"
@@ -170,7 +174,7 @@ def test_article_row_carries_the_metadata():
     assert row.language == "en" and row.language_score > 0.9 and row.declared_language == "en-gb"
     # A publication date after the fetch (+1 day) is implausible for this row.
     early = Page(**{**page.__dict__, "fetched_at": _utc(2024, 4, 1)})
-    assert build_article(early, extraction).published_at is None
+    assert build_article(early, extraction(early)).published_at is None
 
 
 def test_the_chain_hands_its_metadata_on():

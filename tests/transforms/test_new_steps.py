@@ -1,17 +1,25 @@
 """The page-level steps for today's news pages: paragraph lines, teaser cards, consent regions, the empty-page
 fallback, and the side-content step's protections (transforms/refine/*.py)."""
 
+import gc
+import weakref
+
 import lxml.html
 import pytest
 
-from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
-from newsclean.transforms.refine import region
+from newsclean.transforms import dom
+from newsclean.transforms.blocks import extract_blocks
+from newsclean.transforms.chain import CONFIGS, LEARNED_CONFIG
+from newsclean.transforms.context import PageContext
+from newsclean.transforms.refine import refine_keep
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams, article_fallback_keep
-from newsclean.transforms.refine.consent import consent_keep, consent_regions
+from newsclean.transforms.refine.consent import CONSENT_WORDS, ConsentParams, consent_keep, consent_regions
 from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams, line_runs, paragraph_lines_keep
 from newsclean.transforms.refine.region import text_containers
 from newsclean.transforms.refine.side_content import SideContentParams, side_content_keep
 from newsclean.transforms.refine.teaser_cards import TeaserCardsParams, element_words, teaser_cards_keep
+from newsclean.transforms.types import BlockParams
+from newsclean.transforms.vocab import INLINE_TAGS
 
 PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
          "two of its supports. ")
@@ -89,6 +97,19 @@ def test_element_words_memo_answers_only_the_same_list_and_settings():
     assert element_words(list(blocks))[body][0] == total  # an equal list that is not the same object: counted again
 
 
+def test_the_page_memos_keep_no_finished_page_alive():
+    """The answers the page-level steps share (text containers, element words) live as long as the page's blocks:
+    once a page is done and dropped, its blocks and tree are freed, not kept until the next page asks."""
+    blocks = _blocks(f"<div id='a'><p>{PROSE}</p><p><a href='/x'>a link of four words</a></p></div>")
+    containers = text_containers(blocks)
+    assert element_words(blocks)[containers[0]][0] == sum(b.num_words for b in blocks)
+    assert text_containers(blocks) is containers  # kept for the page
+    alive = [weakref.ref(blocks[0]), weakref.ref(containers[0])]
+    del blocks, containers
+    gc.collect()
+    assert [ref() for ref in alive] == [None, None]
+
+
 def test_text_containers_memo_answers_only_the_same_list():
     blocks = _blocks(f"<div id='a'><p>{PROSE}</p><p>{PROSE}</p></div><section><div>{PROSE}</div></section>")
     first = text_containers(blocks)
@@ -101,13 +122,13 @@ def test_text_containers_memo_answers_only_the_same_list():
 def test_class_tokens_of_long_class_names_are_not_kept():
     """A page's class names are tokenised once each, but a hostile page's huge ones are not kept (bounded memory)."""
     el = lxml.html.fragment_fromstring(f"<div class='RelatedCoverage-box {'x' * 5000}' id='main'></div>")
-    before = region._cached_tokens.cache_info().currsize
-    assert region.class_tokens(el) == {"related", "coverage", "box", "x" * 5000, "main"}
-    assert region.hinted_class_tokens(el, region.word_hint(frozenset({"related"}))) == region.class_tokens(el)
-    assert region._cached_tokens.cache_info().currsize == before
+    before = dom._cached_tokens.cache_info().currsize
+    assert dom.class_tokens(el) == {"related", "coverage", "box", "x" * 5000, "main"}
+    assert dom.hinted_class_tokens(el, dom.word_hint(frozenset({"related"}))) == dom.class_tokens(el)
+    assert dom._cached_tokens.cache_info().currsize == before
     short = lxml.html.fragment_fromstring("<div class='RelatedCoverage-boxOnlyHere'></div>")
-    assert region.class_tokens(short) == {"related", "coverage", "box", "only", "here"}
-    assert region._cached_tokens.cache_info().currsize == before + 1
+    assert dom.class_tokens(short) == {"related", "coverage", "box", "only", "here"}
+    assert dom._cached_tokens.cache_info().currsize == before + 1
 
 
 # ------------------------------------------------------------------------------------------------- consent
@@ -143,6 +164,35 @@ def test_without_a_body_the_marked_article_element_gives_its_prose():
     blocks = _blocks(f"<div class='nav'><p>{PROSE}</p></div><div itemprop='articleBody'><p>{PROSE}</p>"
                      f"<p>Short line</p><p>{PROSE * 2}</p></div>")
     assert article_fallback_keep(blocks, [False] * len(blocks), None) == [False, True, False, True]
+
+
+TRUENDO = ConsentParams(words=CONSENT_WORDS + ("truendo",))
+"""A chain's consent settings that also name the TRUENDO consent manager, which the default words do not."""
+
+
+def _truendo_page():
+    return _blocks(f"<div itemprop='articleBody'><p>{PROSE}</p><div class='truendo-panel'><p>We and our partners "
+                   f"store data. {PROSE}</p></div><p>{PROSE * 2}</p></div>")
+
+
+def test_the_fallback_never_selects_blocks_in_the_consent_regions_it_is_given():
+    blocks = _truendo_page()
+    nothing = [False] * len(blocks)
+    assert consent_regions(blocks) == [False, False, False] and consent_regions(blocks, TRUENDO)[1]
+    assert article_fallback_keep(blocks, nothing, None) == [True, True, True]  # the default words: not consent
+    assert article_fallback_keep(blocks, nothing, None, ArticleFallbackParams(consent=TRUENDO)) == [True, False, True]
+
+
+def test_a_chains_fallback_reads_the_consent_regions_of_its_consent_step():
+    blocks = _truendo_page()
+    nothing = [False] * len(blocks)
+    chain = LEARNED_CONFIG.with_(refine=(TRUENDO, ArticleFallbackParams(consent=TRUENDO)))
+    assert refine_keep(blocks, [0.1] * len(blocks), nothing, PageContext(), chain.refine) == [True, False, True]
+    with pytest.raises(ValueError, match="consent regions differ"):  # the default consent words in the fallback
+        LEARNED_CONFIG.with_(refine=(TRUENDO, ArticleFallbackParams()))
+    for config in CONFIGS.values():  # every shipped chain's fallback reads its own consent step's regions
+        fallback = config.step(ArticleFallbackParams)
+        assert fallback is None or fallback.consent == config.step(ConsentParams)
 
 
 # ------------------------------------------------------------------------------- side content, protections

@@ -3,12 +3,14 @@
 import lxml.html
 import pytest
 
-from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
+from newsclean.transforms.blocks import extract_blocks
 from newsclean.transforms.chain import DEFAULT_CONFIG, extract_article
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine import peer_rescue, refine_keep
 from newsclean.transforms.refine.peer_rescue import PeerRescueParams, rescue_keep
 from newsclean.transforms.text import scoring_tokens
+from newsclean.transforms.types import BlockParams
+from newsclean.transforms.vocab import INLINE_TAGS
 
 STORY = [
     "The council voted on Tuesday to close the old bridge for repairs after engineers found deep cracks in two "

@@ -8,11 +8,11 @@ from array import array
 import pytest
 from lxml import etree
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine import refine_keep
 from newsclean.transforms.refine.recurring import RecurringTextParams, is_title_like, recurring_text_keep
 from newsclean.transforms.site_profile import SiteProfile, text_digest
+from newsclean.transforms.types import TextBlock
 
 
 def block(text: str) -> TextBlock:

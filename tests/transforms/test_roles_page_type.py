@@ -4,10 +4,12 @@ chain's text holds (ChainConfig.text_includes)."""
 import lxml.html
 import pytest
 
-from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
+from newsclean.transforms.blocks import extract_blocks
 from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, extract_article
 from newsclean.transforms.page_type import listing_lines, page_type
 from newsclean.transforms.roles import BODY, CAPTION, LEAD, block_roles
+from newsclean.transforms.types import BlockParams
+from newsclean.transforms.vocab import INLINE_TAGS
 
 PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
          "two of its supports. ")

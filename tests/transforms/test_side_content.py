@@ -4,9 +4,11 @@ import lxml.html
 import pytest
 
 from newsclean.transforms import kernel
-from newsclean.transforms.blocks import INLINE_TAGS, BlockParams, extract_blocks
-from newsclean.transforms.refine.region import class_tokens
+from newsclean.transforms.blocks import extract_blocks
+from newsclean.transforms.dom import class_tokens
 from newsclean.transforms.refine.side_content import SideContentParams, side_content_keep
+from newsclean.transforms.types import BlockParams
+from newsclean.transforms.vocab import INLINE_TAGS
 
 PROSE = ("The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks in "
          "two of its supports. ")

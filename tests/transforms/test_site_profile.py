@@ -8,24 +8,15 @@ import numpy as np
 import pytest
 
 from newsclean.transforms.blocks import extract_blocks
-from newsclean.transforms.classifier.features import (
-    FEATURE_GROUPS,
-    FEATURE_NAMES,
-    SITE_FEATURE_NAMES,
-    block_features,
-    site_features,
-)
+from newsclean.transforms.classifier.features import block_features, site_features
 from newsclean.transforms.context import PageContext
+from newsclean.transforms.dom import element_token
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine.site_check import SiteCheckParams, site_recheck
 from newsclean.transforms.site_evidence import learn_site_evidence
-from newsclean.transforms.site_profile import (
-    SITE_BLOCKS,
-    SiteProfileParams,
-    element_token,
-    learn_site_profile,
-    summarise_page,
-)
+from newsclean.transforms.site_profile import SiteProfileParams, learn_site_profile, summarise_page
+from newsclean.transforms.types import SITE_BLOCKS
+from newsclean.transforms.vocab import FEATURE_GROUPS, FEATURE_NAMES, SITE_FEATURE_NAMES
 
 STORIES = [
     ("Harbour wall repaired", "The council finished repairs to the harbour wall on Monday, after storms, floods and a long winter "

@@ -3,10 +3,10 @@
 import lxml.html
 import pytest
 
-from newsclean.transforms.marks import NOISE_ATTR, STATIC
 from newsclean.transforms.noise_removal import remove_noise
 from newsclean.transforms.site_evidence import learn_site_evidence
 from newsclean.transforms.static_noise import StaticNoiseParams, mark_static_noise, node_key
+from newsclean.transforms.vocab import NOISE_ATTR, STATIC
 
 
 def page(article: str, extra: str = "") -> str:

@@ -6,12 +6,13 @@ import json
 import pytest
 
 from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-from newsclean.transforms.classifier.features import STRUCTURE_FEATURE_NAMES, block_features, structure_features
+from newsclean.transforms.classifier.features import block_features, structure_features
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams, body_evidence_keep
 from newsclean.transforms.refine.coherence import CoherenceParams, coherent_keep
 from newsclean.transforms.refine.region import is_prose, main_region, text_container
 from newsclean.transforms.structure import body_support
+from newsclean.transforms.vocab import STRUCTURE_FEATURE_NAMES
 
 FIRST = "The minister said on Monday that the budget would be cut by ten percent next year."
 SECOND = "Critics said the plan was unfair to families and would hurt the schools of the north."

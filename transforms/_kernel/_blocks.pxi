@@ -65,7 +65,7 @@ cdef bint aria_true(const char* s) noexcept nogil:
 
 
 cdef int node_hidden(object doc, xmlNode* node) except -1:
-    """``blocks.is_hidden`` of an element (Python's where a value is not ASCII)."""
+    """``dom.is_hidden`` of an element (Python's where a value is not ASCII)."""
     cdef xmlAttr* a = node.properties
     cdef const char* style = NULL
     cdef const char* aria = NULL
@@ -85,7 +85,7 @@ cdef int node_hidden(object doc, xmlNode* node) except -1:
     if style == NULL and aria == NULL and not hidden_attr:
         return 0
     if (style != NULL and not ascii_only(style)) or (aria != NULL and not ascii_only(aria)):
-        return _blocks.is_hidden(cetree.elementFactory(doc, node))
+        return _dom.is_hidden(cetree.elementFactory(doc, node))
     if style != NULL and style[0] and style_hides(style):
         return 1
     return hidden_attr or (aria != NULL and aria_true(aria))
@@ -94,10 +94,11 @@ cdef int node_hidden(object doc, xmlNode* node) except -1:
 # text blocks (blocks.extract_blocks)
 
 cdef double wrap_density(const unsigned char* s, Py_ssize_t n, Py_ssize_t width, Py_ssize_t num_words,
-                         Py_ssize_t chars, bint ascii) except -1:
-    """``blocks.text_density`` of a block whose tokens are all narrow (one unit of ``len`` columns each): the greedy
-    ``width``-column wrap of its tokens (``s``: the tokens joined by single spaces, ``chars`` code points), words
-    on all lines but the last over lines - 1; one line: its words."""
+                         Py_ssize_t chars, bint ascii, bint wide) except -1:
+    """``blocks.text_density`` of a block without Han/Kana (each token one wrap unit): the greedy ``width``-column
+    wrap of its tokens (``s``: the tokens joined by single spaces, ``chars`` code points), words on all lines but the
+    last over lines - 1; one line: its words. A token takes one column per character, two per East Asian Wide or
+    Fullwidth one where ``wide`` (``blocks._columns``)."""
     cdef Py_ssize_t i = 0, start, tok_len, units = 0, line_words = 0, used = 0, extra
     cdef Py_ssize_t lines = 0, before_last = 0, last = 0
     cdef Py_UCS4 cp
@@ -113,7 +114,7 @@ cdef double wrap_density(const unsigned char* s, Py_ssize_t n, Py_ssize_t width,
             cp = decode(s, &i)
             if cp == 0x20:
                 break
-            tok_len += 1
+            tok_len += 2 if wide and is_wide(cp) else 1
             if cp == 0x5F:
                 underscore = True
             else:
@@ -152,7 +153,6 @@ cdef class _Segmenter:
     cdef bint detail
     cdef Py_ssize_t width
     cdef list out
-    cdef object fallback          # blocks._Builder for blocks the kernel leaves to Python (Han/Kana text)
     # the pending block
     cdef Nodes piece_nodes
     cdef Ints piece_slots         # 0: text, 1: tail
@@ -227,44 +227,21 @@ cdef class _Segmenter:
         self.scratch.size = 0
         token_stats(<const unsigned char*>self.texts.data, self.texts.size, &st, &self.scratch)
         if st.spaceless:
-            self.flush_in_python()
-        elif st.words:
+            raise Unsupported("Han/Kana text (text.words cuts its tokens)")
+        if st.words:
             n = st.words
             text = PyUnicode_DecodeUTF8(self.scratch.data, self.scratch.size, NULL)
             if self.records:
                 self.record(text, n, min(self.linked_words, n), self.first)
             elif self.detail:
-                if st.wide:
-                    density = _blocks.text_density(text, self.width, n, text.split())
-                else:
-                    density = wrap_density(<const unsigned char*>self.scratch.data, self.scratch.size, self.width,
-                                           n, st.chars, not st.non_ascii)
-                self.out.append(_blocks.TextBlock(text, n, min(self.linked_words, n), density,
+                density = wrap_density(<const unsigned char*>self.scratch.data, self.scratch.size, self.width,
+                                       n, st.chars, not st.non_ascii, st.wide)
+                self.out.append(_types.TextBlock(text, n, min(self.linked_words, n), density,
                                                   cetree.elementFactory(self.doc, self.first), self.pieces()))
             else:
-                self.out.append(_blocks.TextBlock(text, n, min(self.linked_words, n), 0.0,
+                self.out.append(_types.TextBlock(text, n, min(self.linked_words, n), 0.0,
                                                   cetree.elementFactory(self.doc, self.first)))
         self.reset()
-        return 0
-
-    cdef int flush_in_python(self) except -1:
-        """Hand the pending block to the Python builder (its words need ``text.words``' Han/Kana cuts)."""
-        cdef Py_ssize_t k, start = 0
-        texts, linked = [], []
-        for k in range(self.piece_nodes.size):
-            piece = PyUnicode_DecodeUTF8(self.texts.data + start, self.piece_ends.data[k] - start, NULL)
-            texts.append(piece)
-            if self.piece_linked.data[k]:
-                linked.append(piece)
-            start = self.piece_ends.data[k]
-        self.fallback.flush(self.pieces(), texts, linked, cetree.elementFactory(self.doc, self.first))
-        if self.records:
-            for block in self.fallback.blocks:
-                container = block.container
-                self.record(block.text, block.num_words, block.num_linked_words, (<cetree._Element>container)._c_node)
-        else:
-            self.out.extend(self.fallback.blocks)
-        del self.fallback.blocks[:]
         return 0
 
     cdef list texts_out(self):
@@ -296,7 +273,6 @@ cdef _Segmenter new_segmenter(cetree._Element body, object params, bint detail, 
     seg.records = records
     seg.width = params.wrap_width
     seg.out = []
-    seg.fallback = _blocks._Builder(params, detail)
     return seg
 
 
@@ -315,7 +291,7 @@ cdef int walk_blocks(_Segmenter seg, cetree._Element body, bint skip_hidden, lis
     cdef bint separate_marked = params.separate_marked
     cdef cetree._Element el
     non_separators = frozenset(params.non_separator_tags)
-    skip_tags = frozenset(_blocks.SKIP_TAGS)
+    skip_tags = frozenset(_vocab.SKIP_TAGS)
     tag_kinds = {}
     containers.data = NULL
     containers.size = containers.cap = 0
@@ -338,7 +314,7 @@ cdef int walk_blocks(_Segmenter seg, cetree._Element body, bint skip_hidden, lis
                     hidden.append(cetree.elementFactory(seg.doc, node))
                     kind.skip = True
                 hidden_depth += kind.hidden
-                if not kind.separator and separate_marked and find_attr(node, b"data-newsclean-noise") != NULL:
+                if not kind.separator and separate_marked and find_attr(node, _NOISE_ATTR) != NULL:
                     kind.separator = True
                 if depth == cap:
                     cap = max(64, 2 * cap)
@@ -410,7 +386,7 @@ cdef int walk_blocks(_Segmenter seg, cetree._Element body, bint skip_hidden, lis
         free(kinds)
 
 
-_SKIP_NAMES = tuple(tag.encode("ascii") for tag in _blocks.SKIP_TAGS)
+_SKIP_NAMES = tuple(tag.encode("ascii") for tag in _vocab.SKIP_TAGS)
 
 
 cdef bint _is_skipped(xmlNode* node) except -1:
@@ -487,7 +463,8 @@ cdef bint _hides_most(list hidden, list shown_texts, max_share) except -1:
 
 
 def extract_blocks(root, params, bint detail=True):
-    """``blocks.extract_blocks(root, params, detail)``. Raises :class:`Unsupported` (the tree is not changed)."""
+    """``blocks.extract_blocks(root, params, detail)``. Raises :class:`Unsupported` (the tree is not changed), also for
+    a block holding Han/Kana text (``text.words`` cuts its tokens)."""
     return walked_segmenter(root, params, detail, False).out
 
 

@@ -4,19 +4,16 @@
 # block features (classifier.features: the shallow, text, papers, dom, page, cluster, neighbours, table and
 # lexicon groups)
 
-cdef object _features_module = None
 cdef TagFacts _FACTS = None
 cdef tuple _COLUMNS = None      # (column of each feature name in FEATURE_NAMES order) by group
 
 
 cdef _load_features():
-    global _features_module, _FACTS
-    if _features_module is None:
-        from newsclean.transforms.ancestor_filter import PARAGRAPH_TAGS
-        from newsclean.transforms.classifier import features
-        _FACTS = TagFacts(PARAGRAPH_TAGS, features.SEMANTIC_TAGS, features.CONTAINER_CLASSES)
-        _features_module = features
-    return _features_module
+    """The tag facts of :mod:`~newsclean.transforms.vocab`'s paragraph tags, semantic tags and container classes
+    (built on first use)."""
+    global _FACTS
+    if _FACTS is None:
+        _FACTS = TagFacts(_vocab.PARAGRAPH_TAGS, _vocab.SEMANTIC_TAGS, _vocab.CONTAINER_CLASSES)
 
 
 KERNEL_GROUPS = ("shallow", "text", "papers", "dom", "page", "cluster", "neighbours", "table", "lexicon")
@@ -114,8 +111,8 @@ cdef int phrase_count(str lower, PhraseTable phrases) except -1:
 
 
 cdef int cue_words(xmlNode* node, object doc, int* neg, int* pos) except -1:
-    """``features._cue_words(features._class_id_words(el))``: negative and positive words in the lowercased class
-    and id (each word once); Python's where a value is not ASCII."""
+    """``dom.cue_words(dom.class_id_words(el))``: negative and positive words in the lowercased class and id (each
+    word once); Python's where a value is not ASCII."""
     cdef xmlAttr* klass = find_attr(node, b"class")
     cdef xmlAttr* ident = find_attr(node, b"id")
     cdef const char* kv = _EMPTY
@@ -129,8 +126,7 @@ cdef int cue_words(xmlNode* node, object doc, int* neg, int* pos) except -1:
         neg[0] = pos[0] = 0
         return 0
     if not ascii_only(kv) or not ascii_only(iv):
-        features = _features_module
-        n, p = features._cue_words(features._class_id_words(cetree.elementFactory(doc, node)))
+        n, p = _dom.cue_words(_dom.class_id_words(cetree.elementFactory(doc, node)))
         neg[0] = n
         pos[0] = p
         return 0
@@ -424,7 +420,7 @@ cdef bint under_dynamic(xmlNode* node, NodeMap* memo, Nodes* path) except -1:
         known = map_get(memo, node)
         if known >= 0:
             break
-        if has_attr_value(node, b"data-newsclean-noise", b"dynamic"):
+        if has_attr_value(node, _NOISE_ATTR, _DYNAMIC):
             break
         nodes_push(path, node)
         node = parent_element(node)
@@ -562,14 +558,14 @@ def block_features(list blocks, ctx, lexicon):
     :class:`Unsupported` for a tree the kernel does not read (and IndexError, as the reference, for a block
     without pieces)."""
     global _NEGATIVE, _POSITIVE, _PHRASES
-    features = _load_features()
+    _load_features()
     if _NEGATIVE is None:
-        _NEGATIVE = PhraseTable([w.encode("ascii") for w in features.NEGATIVE_WORDS])
-        _POSITIVE = PhraseTable([w.encode("ascii") for w in features.POSITIVE_WORDS])
-        _PHRASES = PhraseTable([w.encode("ascii") for w in features.BOILERPLATE_PHRASES])
-    index = features.FEATURE_INDEX
+        _NEGATIVE = PhraseTable([w.encode("ascii") for w in _vocab.NEGATIVE_WORDS])
+        _POSITIVE = PhraseTable([w.encode("ascii") for w in _vocab.POSITIVE_WORDS])
+        _PHRASES = PhraseTable([w.encode("ascii") for w in _vocab.BOILERPLATE_PHRASES])
+    index = _vocab.FEATURE_INDEX
     cdef Py_ssize_t n = len(blocks), i, j, k, page_words = 0, m, prev_i, next_i
-    X = np.zeros((n, len(features.FEATURE_NAMES)))
+    X = np.zeros((n, len(_vocab.FEATURE_NAMES)))
     if not n:
         return X
     cdef double[:, ::1] x = X
@@ -643,13 +639,11 @@ def block_features(list blocks, ctx, lexicon):
         if own == NULL:
             raise MemoryError()
         for i in range(n):
-            if f[i].python_words:
-                b = blocks[i]
-                row = features._shallow_row(b, b.words)
-                for k in range(6):
-                    own[6 * i + k] = row[k]
-                f[i].ws = len(b.words)
-                continue
+            if f[i].python_words:   # Han/Kana: the words of text.words (TextBlock.words), not whitespace tokens
+                ws = blocks[i].words
+                f[i].ws = len(ws)
+                f[i].ws_chars = sum([len(w) for w in ws])
+                f[i].caps = sum([w[0].isupper() for w in ws])
             m = f[i].ws if f[i].ws > 1 else 1
             own[6 * i] = log1p(<double>f[i].words)
             own[6 * i + 1] = f[i].link_density
@@ -738,9 +732,9 @@ def block_features(list blocks, ctx, lexicon):
 
         # ---- dom
         c_cls = index["container_class"]
-        c_sem = index["in_" + features.SEMANTIC_TAGS[0]]
+        c_sem = index["in_" + _vocab.SEMANTIC_TAGS[0]]
         c_neg = index["neg_words"]
-        n_sem = len(features.SEMANTIC_TAGS)
+        n_sem = len(_vocab.SEMANTIC_TAGS)
         for i in range(n):
             node = f[i].container
             pf = dom.path_of(node)
@@ -766,7 +760,7 @@ def block_features(list blocks, ctx, lexicon):
                                                          index["title_overlap"], index["is_title"],
                                                          index["blocks_log"], index["has_signature"])
         title_text = (ctx.title or "").strip().lower()
-        title_tokens = set(features._TOKEN_RE.findall(title_text))
+        title_tokens = set(_vocab.TITLE_TOKEN.findall(title_text))
         title_bytes = b"".join(t.encode("utf-8", "surrogatepass") for t in title_tokens)
         strset_init(&title_set, len(title_tokens))
         strset_init(&seen, 64)

@@ -6,8 +6,6 @@
 import hashlib
 
 cdef object _BLAKE8 = hashlib.blake2b(digest_size=8)  # copied per digest: cheaper than a new one's arguments
-cdef bytes _NOISE_ATTR = b"data-newsclean-noise"
-cdef bytes _OWN_PREFIX = b"data-newsclean-"
 
 
 cdef inline bint xpath_blank(const char* s) noexcept nogil:
@@ -178,6 +176,8 @@ def mark_static_noise(cetree._Element root, signature, params):
     cdef signed char* static = NULL   # per element: -1 no own text, 0 not static, 1 static
     if not signature.keys:
         return 0
+    if params.keep_embedded and root.getparent() is not None:
+        raise Unsupported("a root below another element (static_noise.is_static of its parent)")
     keys = signature.keys
     elements.data = NULL
     elements.size = elements.cap = 0
@@ -206,8 +206,7 @@ def mark_static_noise(cetree._Element root, signature, params):
             node = elements.data[k]
             if params.keep_embedded:
                 if node == root._c_node:
-                    parent_answer = None if root.getparent() is None else \
-                        _static_module().is_static(root.getparent(), signature)
+                    parent_answer = None   # a root without a parent (checked above)
                 else:
                     slot = map_get(&answers, parent_element(node))
                     parent_answer = None if slot < 0 or static[slot] < 0 else bool(static[slot])
@@ -215,7 +214,7 @@ def mark_static_noise(cetree._Element root, signature, params):
                     continue
             marked.append(cetree.elementFactory(root._doc, node))
         for el in marked:
-            cetree.setAttributeValue(el, "data-newsclean-noise", "static")
+            cetree.setAttributeValue(el, _vocab.NOISE_ATTR, _vocab.STATIC)
         return len(marked)
     finally:
         free(elements.data)
@@ -224,17 +223,6 @@ def mark_static_noise(cetree._Element root, signature, params):
         free(key.data)
         free(static)
         map_free(&answers)
-
-
-cdef object _static_noise = None
-
-
-cdef object _static_module():
-    global _static_noise
-    if _static_noise is None:
-        from newsclean.transforms import static_noise
-        _static_noise = static_noise
-    return _static_noise
 
 
 cdef struct Open:
@@ -290,10 +278,8 @@ def mark_dynamic_noise(cetree._Element root, params):
     cdef xmlAttr* a
     cdef bint is_link, is_marked
     parent = root.getparent()
-    if parent is not None:
-        from newsclean.transforms import dynamic_noise
-        if dynamic_noise._in_noise(parent):
-            return 0
+    if parent is not None and _dom.in_noise(parent):
+        return 0
     protected = frozenset(t.encode("utf-8") for t in params.protected_tags)
     never = frozenset(t.encode("utf-8") for t in params.never_noise_tags)
     slots.keys = NULL
@@ -403,7 +389,7 @@ def mark_dynamic_noise(cetree._Element root, params):
                     node = parent_element(node)
                 cands[k].link = cands[k].nonlink = 0
         for el in chosen:
-            cetree.setAttributeValue(el, "data-newsclean-noise", "dynamic")
+            cetree.setAttributeValue(el, _vocab.NOISE_ATTR, _vocab.DYNAMIC)
         return len(chosen)
     finally:
         free(starts)
@@ -643,17 +629,37 @@ def visible_text(cetree._Element el):
         free(out.data)
 
 
-cdef object _noise_removal = None
+cdef Py_ssize_t _visible_words(cetree._Element el) except -2:
+    """``count_words(parse.element_visible_text(el))`` (``noise_removal._word_count``); -1 for a text holding Han/Kana
+    (``text.words`` cuts it further)."""
+    return count_words(visible_text(el))
+
+
+cdef dict _form_words(list tagged):
+    """Per ``<form>`` of ``tagged``, its :func:`_visible_words` before anything is removed (removing comments, PIs and
+    the tagged elements before it in document order leaves its visible text as it is). Raises :class:`Unsupported`
+    for a form whose text holds Han/Kana."""
+    out = {}
+    for el in tagged:
+        if el.tag == "form":
+            words = _visible_words(el)
+            if words < 0:
+                raise Unsupported("a form holding Han/Kana text (text.words counts it)")
+            out[el] = words
+    return out
 
 
 def remove_non_informative(cetree._Element root, params):
-    """``noise_removal.remove_non_informative(root, params)``: elements removed."""
-    global _noise_removal
-    if _noise_removal is None:
-        from newsclean.transforms import noise_removal
-        _noise_removal = noise_removal
+    """``noise_removal.remove_non_informative(root, params)``: elements removed. A form is unwrapped where its words
+    reach ``params.form_unwrap_ratio`` of the page's (at least 1): ``noise_removal._unwrap_form``, whose page count is
+    a lower bound that decides as the whole count does. Raises :class:`Unsupported` (the tree is not changed)."""
     others, tagged, ancestors, has_form = non_informative_targets(root, params.non_informative_tags)
-    page = _noise_removal._PageWords(_noise_removal.element_visible_text(root)) if has_form else None  # before removal
+    page_words = 1   # noise_removal: no form below the root, no page count (a form at the root: 1 word)
+    if has_form:  # before removal
+        page_words = _visible_words(root)
+        if page_words < 0:
+            raise Unsupported("a page holding Han/Kana text (text.words counts it)")
+    forms = _form_words(tagged)
     for el in others:
         drop_tree(el)
     cdef Py_ssize_t n = len(tagged), i, a, removed = 0
@@ -666,7 +672,7 @@ def remove_non_informative(cetree._Element root, params):
         if a >= 0:
             continue  # under a removed element: removed with it
         el = tagged[i]
-        if el.tag == "form" and _noise_removal._unwrap_form(el, page, ratio):
+        if el.tag == "form" and forms[el] >= ratio * max(1, page_words):
             el.drop_tag()
             continue
         dropped[i] = el.getparent() is not None

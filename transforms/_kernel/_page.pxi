@@ -7,7 +7,7 @@ cdef extern from "Python.h":
     int PyUnicode_4BYTE_KIND
 
 
-_TextBlock = _blocks.TextBlock    # its link_density: linked words / words (read here from the two counts)
+_TextBlock = _types.TextBlock    # its link_density: linked words / words (read here from the two counts)
 
 
 cdef tuple tag_class_signature(xmlNode* node):

@@ -37,9 +37,6 @@ def count_words(str text):
     return words
 
 
-cdef object _site_profile = None
-
-
 cdef bint _ascii_digit_in(const char* s) noexcept nogil:
     cdef Py_ssize_t i = 0
     while s[i]:
@@ -50,7 +47,7 @@ cdef bint _ascii_digit_in(const char* s) noexcept nogil:
 
 
 cdef object element_token(object doc, xmlNode* node):
-    """``site_profile.element_token`` of an element (Python's where its class or id is not ASCII)."""
+    """``dom.element_token`` of an element (Python's where its class or id is not ASCII)."""
     cdef xmlAttr* klass = find_attr(node, b"class")
     cdef xmlAttr* ident = find_attr(node, b"id")
     cdef const char* kv = _EMPTY
@@ -61,7 +58,7 @@ cdef object element_token(object doc, xmlNode* node):
     if ident != NULL:
         iv = attr_value(ident)
     if not ascii_only(kv) or not ascii_only(iv):
-        return _site_profile.element_token(cetree.elementFactory(doc, node)).encode("utf-8", "surrogatepass")
+        return _dom.element_token(cetree.elementFactory(doc, node)).encode("utf-8", "surrogatepass")
     names = set()
     digits = _ascii_digit_in(kv)
     i = 0
@@ -158,12 +155,9 @@ cdef class _PathDigests:
 
 
 def summarise_page(cetree._Element root):
-    """``site_profile.summarise_page(root)``: the neighbour page's :class:`~site_profile.PageSummary`."""
-    global _site_profile
-    if _site_profile is None:
-        from newsclean.transforms import site_profile
-        _site_profile = site_profile
-    cdef _Segmenter blocks = block_records(root, _site_profile.SITE_BLOCKS)
+    """``site_profile.summarise_page(root)``: the neighbour page's :class:`~types.PageSummary`. Raises
+    :class:`Unsupported` (the tree is not changed), also for a block holding Han/Kana text."""
+    cdef _Segmenter blocks = block_records(root, _types.SITE_BLOCKS)
     cdef _PathDigests digests = _PathDigests()
     cdef TagCache tags = TagCache()
     cdef _Scores scores = _Scores()
@@ -209,7 +203,7 @@ def summarise_page(cetree._Element root):
     for text in blocks.out:
         if text not in own:
             own[text] = text_digest(text)
-    return _site_profile.PageSummary(
+    return _types.PageSummary(
         {k: (w, lw, own[texts[k][0]] if len(texts[k]) == 1 else text_digest(" ".join(texts[k])))
          for k, (w, lw) in paths.items()}, total,
         digests.of(best) if best != NULL else None, frozenset(own.values()))

@@ -1,7 +1,7 @@
 # Part of walks.pyx (included there): The per-site and structure feature groups (classifier.features.site_features,
 # structure_features).
 
-cdef object _BODY_NAME = None
+cdef object _BODY_NAME = _vocab.BODY_NAME
 
 
 cdef struct Marks:
@@ -103,10 +103,6 @@ def structure_columns(list blocks, support, double coverage):
     """``features.structure_features(blocks, article_body)`` given what it reads of the ``articleBody``: ``support``,
     the blocks' ``BodySupport.support`` (None: no body to judge by), and ``coverage``. Shape ``(len(blocks), 8)``.
     Raises :class:`Unsupported` for a tree the kernel does not read."""
-    global _BODY_NAME
-    if _BODY_NAME is None:
-        from newsclean.transforms.structure import BODY_NAME
-        _BODY_NAME = BODY_NAME
     cdef Py_ssize_t n = len(blocks), i, k, page_words = 0, slot
     X = np.zeros((n, 8))
     if not n:
@@ -180,10 +176,6 @@ def site_columns(list blocks, dict content, dict structures, dict texts):
     """``features.site_features(blocks, profile)`` for a profile's ``dict(profile.content)``,
     ``profile.structures()`` and ``profile.texts()``: shape ``(len(blocks), 7)``. Raises :class:`Unsupported` for a
     tree the kernel does not read."""
-    global _site_profile
-    if _site_profile is None:  # element_token's fallback for class names that are not ASCII reads it
-        from newsclean.transforms import site_profile
-        _site_profile = site_profile
     cdef Py_ssize_t n = len(blocks), i, k, slot, page_words = 0, inside = 0
     X = np.zeros((n, 7))
     if not n:

@@ -234,8 +234,8 @@ cdef struct TokenStats:
     Py_ssize_t tokens      # whitespace-separated tokens
     Py_ssize_t words       # tokens holding a letter or digit (text.is_word)
     Py_ssize_t chars       # code points of the tokens joined by single spaces
-    bint spaceless         # a Han/Kana character: text.words cuts tokens further (Python builds the block)
-    bint wide              # an East Asian Wide/Fullwidth character (Python's text_density)
+    bint spaceless         # a Han/Kana character: text.words cuts tokens further (blocks: Unsupported; count_words: -1)
+    bint wide              # an East Asian Wide/Fullwidth character (two wrap columns: blocks._columns)
     bint non_ascii
 
 

@@ -128,7 +128,7 @@ cdef class CompiledForest:
             if leaves != nodes + 1:
                 raise ValueError(f"tree {t}: {nodes} nodes and {leaves} leaves")
             if nodes + leaves > MAX_WALK_NODES:
-                from newsclean.transforms.classifier.forest import UnsupportedModel
+                from newsclean.transforms.errors import UnsupportedModel
                 raise UnsupportedModel(f"tree {t} has {nodes + leaves} nodes and leaves (at most {MAX_WALK_NODES})")
             self.tree_base[t] = walk
             self.tree_leaves[t] = nodes

@@ -13,7 +13,12 @@ tree is changed only through lxml's API. lxml's views are kept exactly:
 - ``str.split()``, ``str.isspace()``, ``str.isalnum()`` and ``\\w`` are CPython's own character tests
   (``Py_UNICODE_ISSPACE``, ``Py_UNICODE_ISALNUM``) on the decoded UTF-8;
 - a page holding a node lxml would show otherwise (an entity reference, XInclude markers, a namespaced element or
-  attribute) raises :class:`Unsupported`, and the caller runs the Python reference on it, before anything changed.
+  attribute) raises :class:`Unsupported`, and the caller runs the Python reference on it, before anything changed;
+  so does a block or a counted text holding Han/Kana (``text.words`` cuts its tokens).
+
+The walks import only the base modules the Python reference shares with them (:mod:`~newsclean.transforms.vocab`,
+:mod:`~newsclean.transforms.types`, :mod:`~newsclean.transforms.dom`, ``kernel.Unsupported``), never a paper's
+module: what they compute, they compute here.
 """
 
 cimport lxml.includes.etreepublic as cetree
@@ -41,8 +46,14 @@ import unicodedata
 
 import numpy as np
 
-from newsclean.transforms import blocks as _blocks
+from newsclean.transforms import dom as _dom
+from newsclean.transforms import types as _types
+from newsclean.transforms import vocab as _vocab
 from newsclean.transforms.kernel import Unsupported
+
+cdef bytes _NOISE_ATTR = _vocab.NOISE_ATTR.encode("ascii")
+cdef bytes _OWN_PREFIX = _vocab.OWN_ATTR_PREFIX.encode("ascii")
+cdef bytes _DYNAMIC = _vocab.DYNAMIC.encode("ascii")
 
 
 include "_text.pxi"

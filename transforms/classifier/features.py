@@ -36,115 +36,32 @@ import numpy as np
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_groups, paragraph_of, under_any
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.ancestor_filter import AncestorFilterParams, ancestor_groups
 from newsclean.transforms.boilerpipe import BoilerpipeParams, classify_blocks
-from newsclean.transforms.classifier.lexicon import LEXICON_FEATURE_NAMES, block_terms, lexicon_features
+from newsclean.transforms.classifier.lexicon import block_terms, lexicon_features
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.marks import DYNAMIC, mark_of
+from newsclean.transforms.dom import class_id_words, cue_words, paragraph_of, under_any
+from newsclean.transforms.marks import mark_of
 from newsclean.transforms.site_profile import PathDigests, SiteProfile, content_support, text_digest
 from newsclean.transforms.structure import PathMarks, blocks_body_support
+from newsclean.transforms.types import TextBlock
+from newsclean.transforms.vocab import (
+    BOILERPLATE_PHRASES,
+    CONTAINER_CLASSES,
+    DYNAMIC,
+    FEATURE_GROUPS,
+    FEATURE_INDEX,
+    FEATURE_NAMES,
+    LEXICON_FEATURE_NAMES,
+    SEMANTIC_TAGS,
+    SITE_FEATURE_NAMES,
+    STRUCTURE_FEATURE_NAMES,
+    TABLE_FEATURE_NAMES,
+    TITLE_TOKEN,
+)
 
-NEGATIVE_WORDS = (
-    "comment", "nav", "footer", "foot", "sidebar", "side", "related", "share", "social", "promo",
-    "menu", "breadcrumb", "widget", "subscribe", "newsletter", "copyright", "tag", "advert", "ad-",
-    "banner", "popular", "recommend", "more", "login", "signup", "author", "byline", "caption", "disqus",
-)
-POSITIVE_WORDS = ("article", "content", "story", "body", "post", "entry", "text", "main", "blog", "news")
-SEMANTIC_TAGS = ("nav", "footer", "header", "aside", "article", "main", "li", "table", "blockquote", "figure")
-CONTAINER_CLASSES = {
-    "p": 1, "div": 2, "li": 3, "td": 4, "th": 4, "h1": 5, "h2": 5, "h3": 5, "h4": 6, "h5": 6, "h6": 6,
-    "a": 7, "span": 8, "pre": 9, "blockquote": 9, "dd": 10, "dt": 10, "section": 2, "article": 2,
-    "font": 8, "b": 8, "strong": 8, "em": 8, "i": 8, "center": 2, "body": 11, "form": 11,
-}
-BOILERPLATE_PHRASES = (
-    "share", "related", "read more", "copyright", "all rights reserved", "sign up", "subscribe",
-    "advertisement", "follow us", "newsletter", "comments", "log in", "privacy", "terms of",
-    "cookie", "click here", "most popular", "you may also", "recommended", "tags:", "posted by",
-)
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$|[\"'”’)])")
-_TOKEN_RE = re.compile(r"[\w-]+")
 _first_char = operator.itemgetter(0)
-
-TABLE_FEATURE_NAMES = (
-    "table_cells_log", "table_nesting", "table_word_share", "table_link_density", "table_has_th",
-    "table_in_best_cluster",
-)
-SITE_FEATURE_NAMES = (
-    "site_in_content", "site_content_here",
-    "site_path_support", "site_path_word_share", "site_path_text_varies", "site_path_link_density",
-    "site_text_support",
-)
-"""Columns of :func:`site_features`, by piece of the site profile's evidence
-(:mod:`newsclean.transforms.site_profile`: content container, recurring structures, recurring texts)."""
-STRUCTURE_FEATURE_NAMES = (
-    "in_article_container", "in_article_body_prop", "body_class_id", "container_word_share",
-    "page_has_container", "ld_body_share", "ld_body_present", "ld_body_coverage",
-)
-"""Columns of :func:`structure_features` (the marks of :mod:`newsclean.transforms.structure`), all floats:
-
-- ``in_article_container``: 1 inside ``<article>``, ``<main>``, ``[role=main]`` or ``[itemprop/property=articleBody]``;
-- ``in_article_body_prop``: 1 inside an element whose ``itemprop`` or ``property`` names ``articleBody``;
-- ``body_class_id``: 1 when an ancestor-or-self's class or id is an article-body name (:data:`newsclean.transforms.structure.BODY_NAME`);
-- ``container_word_share``: share in [0, 1] of the page's words inside the block's nearest such
-  container or body-named element (0 outside one);
-- ``page_has_container``: 1 when any block of the page lies in one;
-- ``ld_body_share``: share in [0, 1] of the block's word bigrams (a one-word block: its word) that occur
-  in the page's ``articleBody`` text, lowercased (0 without one);
-- ``ld_body_present``: 1 when the page has an ``articleBody`` of at least :data:`newsclean.transforms.structure.MIN_BODY_WORDS` words;
-- ``ld_body_coverage``: the ``articleBody``'s words over the page's block words, capped at 1 (a teaser
-  ``articleBody`` covers little of a long article; 0 without one).
-"""
-_SHALLOW = ("words_log", "link_density", "text_density", "avg_word_len", "capital_ratio", "stop_ratio")
-
-FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
-    "shallow": (*_SHALLOW, *(f"prev_{n}" for n in _SHALLOW), *(f"next_{n}" for n in _SHALLOW)),
-    "text": ("comma_ratio", "digit_ratio", "chars_log", "boiler_phrases"),
-    "papers": ("dynamic_noise", "bp_alg1", "bp_alg2", "anc_group", "anc_subtree", "anc_group_share"),
-    "dom": ("container_class", *(f"in_{t}" for t in SEMANTIC_TAGS),
-            "neg_words", "pos_words", "neg_words_near", "pos_words_near", "depth"),
-    "page": ("rel_position", "page_word_share", "title_overlap", "is_title", "blocks_log", "has_signature"),
-    "cluster": ("para_siblings_log", "para_words_share", "cluster_score_parent", "cluster_score_grandparent",
-                "in_best_cluster"),
-    "neighbours": ("prev2_words_log", "prev2_link_density", "next2_words_log", "next2_link_density"),
-    "table": TABLE_FEATURE_NAMES,
-    "lexicon": LEXICON_FEATURE_NAMES,
-    "site": SITE_FEATURE_NAMES,
-    "structure": STRUCTURE_FEATURE_NAMES,
-}
-"""The block features by group (the function computing each group: :data:`_GROUP_FUNCTIONS`)."""
-
-FEATURE_NAMES = (
-    *_SHALLOW,
-    *(f"prev_{n}" for n in _SHALLOW),
-    *(f"next_{n}" for n in _SHALLOW),
-    "comma_ratio", "digit_ratio", "chars_log",
-    "dynamic_noise", "bp_alg1", "bp_alg2", "anc_group", "anc_subtree", "anc_group_share",
-    "container_class", *(f"in_{t}" for t in SEMANTIC_TAGS),
-    "neg_words", "pos_words", "neg_words_near", "pos_words_near", "depth",
-    "rel_position", "page_word_share", "title_overlap", "is_title",
-    "blocks_log", "has_signature", "para_siblings_log", "para_words_share",
-    "boiler_phrases", "cluster_score_parent", "cluster_score_grandparent", "in_best_cluster",
-    "prev2_words_log", "prev2_link_density", "next2_words_log", "next2_link_density",
-    *TABLE_FEATURE_NAMES,
-    *LEXICON_FEATURE_NAMES,
-    *SITE_FEATURE_NAMES,
-    *STRUCTURE_FEATURE_NAMES,
-)
-"""Column order of the feature matrix, as the shipped models were trained (the model files record it:
-:func:`newsclean.transforms.classifier.model.load_model` refuses a model whose names differ)."""
-
-FEATURE_INDEX = {name: k for k, name in enumerate(FEATURE_NAMES)}
-
-
-def _check_groups() -> None:
-    grouped = [n for names in FEATURE_GROUPS.values() for n in names]
-    if len(set(grouped)) != len(grouped) or set(grouped) != set(FEATURE_NAMES) or len(FEATURE_NAMES) != len(FEATURE_INDEX):
-        raise RuntimeError("FEATURE_GROUPS must name every feature of FEATURE_NAMES exactly once")
-
-
-_check_groups()
-
 
 @dataclass
 class _Page:
@@ -154,7 +71,7 @@ class _Page:
     ctx: PageContext
     lexicon: Mapping[str, float] | None
     words: list[list[str]]  # per block, newsclean.transforms.text.words
-    paragraphs: list[etree._Element]  # per block, ancestor_filter.paragraph_of its container
+    paragraphs: list[etree._Element]  # per block, dom.paragraph_of its container
     page_words: int  # words on the page, at least 1
 
     @property
@@ -191,7 +108,7 @@ class _Subtree:
 
 
 def _shallow_row(block: TextBlock, ws: Sequence[str]) -> list[float]:
-    """Shallow features (:data:`_SHALLOW`) of ``block``; ``ws`` its :func:`words`."""
+    """Shallow features (:data:`SHALLOW_FEATURE_NAMES`) of ``block``; ``ws`` its :func:`words`."""
     n = max(1, len(ws))
     return [
         math.log1p(block.num_words), block.link_density, block.text_density,
@@ -262,7 +179,7 @@ class _AncestorCache:
     def _own_words(self, el: etree._Element) -> tuple[int, int]:
         """Negative and positive words in ``el``'s own class and id."""
         if el not in self._own:
-            self._own[el] = _cue_words(_class_id_words(el))
+            self._own[el] = cue_words(class_id_words(el))
         return self._own[el]
 
     def _path_of(self, el: etree._Element) -> tuple[int, int, int, int]:
@@ -285,19 +202,6 @@ class _AncestorCache:
 def _mask_flags(mask: int) -> tuple[float, ...]:
     """0/1 per tag of :data:`SEMANTIC_TAGS`: whether ``mask`` (:attr:`_AncestorCache._SEMANTIC_BITS`) holds it."""
     return tuple(float(bool(mask & bit)) for bit in _AncestorCache._SEMANTIC_BITS.values())
-
-
-@lru_cache(maxsize=1 << 16)
-def _cue_words(names: str) -> tuple[int, int]:
-    """How many of :data:`NEGATIVE_WORDS` and of :data:`POSITIVE_WORDS` occur in ``names`` (lowercased class
-    and id; (0, 0) when blank). Cached: pages and sites repeat their class names."""
-    if not names.strip():
-        return 0, 0
-    return sum(map(names.__contains__, NEGATIVE_WORDS)), sum(map(names.__contains__, POSITIVE_WORDS))
-
-
-def _class_id_words(el: etree._Element) -> str:
-    return f"{el.get('class') or ''} {el.get('id') or ''}".lower()
 
 
 def _dom_group(page: _Page) -> np.ndarray:
@@ -347,7 +251,7 @@ def _title_features(block: TextBlock, title_tokens: set[str], title_text: str) -
     both 0 without a title."""
     if not title_text:  # no title tokens either: both features are 0
         return [0.0, 0.0]
-    toks = set(_TOKEN_RE.findall(block.text.lower())) if title_tokens else None
+    toks = set(TITLE_TOKEN.findall(block.text.lower())) if title_tokens else None
     overlap = len(toks & title_tokens) / len(toks) if toks else 0.0
     text = block.text.strip().lower()
     is_title = float(bool(text) and (text == title_text or (len(text) > 15 and text in title_text)))
@@ -360,7 +264,7 @@ def _page_group(page: _Page) -> np.ndarray:
     float64 divisions as Python's ``/``)."""
     n = page.n
     title_text = (page.ctx.title or "").strip().lower()
-    title_tokens = set(_TOKEN_RE.findall(title_text))
+    title_tokens = set(TITLE_TOKEN.findall(title_text))
     out = np.empty((n, len(FEATURE_GROUPS["page"])))
     out[:, 0] = np.arange(n) / max(1, n - 1)
     out[:, 1] = np.fromiter((b.num_words for b in page.blocks), dtype=np.int64, count=n) / page.page_words
@@ -490,14 +394,13 @@ def site_features(blocks: Sequence[TextBlock], profile: SiteProfile | None) -> n
     out = np.zeros((len(blocks), len(SITE_FEATURE_NAMES)))
     if profile is None or not blocks:
         return out
-    content = dict(profile.content)
-    structures = profile.structures()
-    texts = profile.texts()
-    if kernel.enabled():
-        try:
-            return kernel.walks().site_columns(list(blocks), content, structures, texts)
-        except kernel.Unsupported:
-            pass
+    return _site_columns(blocks, dict(profile.content), profile.structures(), profile.texts())
+
+
+@kernel.twin("site_columns", adapt=lambda columns, blocks, *profile: columns(list(blocks), *profile))
+def _site_columns(blocks: Sequence[TextBlock], content: dict, structures: dict, texts: dict) -> np.ndarray:
+    """:func:`site_features` of a page with blocks, given its profile's content containers, structures and texts."""
+    out = np.zeros((len(blocks), len(SITE_FEATURE_NAMES)))
     digests = PathDigests()
     memo: dict[etree._Element, float] = {}
     page_words = sum(b.num_words for b in blocks) or 1
@@ -520,11 +423,18 @@ def structure_features(blocks: Sequence[TextBlock], article_body: str | None = N
     page_words = sum(b.num_words for b in blocks) or 1
     body = blocks_body_support(blocks, article_body)
     coverage = min(1.0, body.body_words / page_words) if body is not None else 0.0
-    if kernel.enabled():
-        try:
-            return kernel.walks().structure_columns(list(blocks), body.support if body is not None else None, coverage)
-        except kernel.Unsupported:
-            pass
+    return _structure_columns(blocks, body, coverage, page_words)
+
+
+def _compiled_structure(columns, blocks: Sequence[TextBlock], body, coverage: float, page_words: int) -> np.ndarray:
+    return columns(list(blocks), body.support if body is not None else None, coverage)
+
+
+@kernel.twin("structure_columns", adapt=_compiled_structure)
+def _structure_columns(blocks: Sequence[TextBlock], body, coverage: float, page_words: int) -> np.ndarray:
+    """:func:`structure_features` of a page with blocks, given its ``articleBody`` support (None: none), the share
+    of the page's words that body covers and the page's words (at least 1)."""
+    out = np.zeros((len(blocks), len(STRUCTURE_FEATURE_NAMES)))
     marks = PathMarks()
     states = [marks.of(b.container) for b in blocks]
     held: dict[etree._Element, int] = {}
@@ -592,21 +502,21 @@ def block_features(blocks: Sequence[TextBlock], ctx: PageContext = PageContext()
     return X
 
 
+def _kernel_groups(block_features, kernel_groups: Sequence[str], blocks: Sequence[TextBlock], ctx: PageContext,
+                   lexicon: Mapping[str, float] | None, groups: Sequence[str]) -> tuple[np.ndarray, frozenset[str]]:
+    if not any(g in kernel_groups for g in groups):
+        raise kernel.Unsupported("none of the groups asked for")
+    matrix = block_features(list(blocks), ctx, lexicon)
+    return matrix, frozenset(n for g in kernel_groups for n in FEATURE_GROUPS[g])
+
+
+@kernel.twin("block_features", "KERNEL_GROUPS", adapt=_kernel_groups, compare=kernel.CALLER)
 def _compiled_groups(blocks: Sequence[TextBlock], ctx: PageContext, lexicon: Mapping[str, float] | None,
                      groups: Sequence[str]) -> tuple[np.ndarray | None, frozenset[str]]:
     """The compiled kernel's matrix of the groups it computes (columns in :data:`FEATURE_NAMES` order) and the
     names of its filled columns; ``(None, frozenset())`` where the kernel is off, computes none of ``groups`` or
     does not read the page (:mod:`newsclean.transforms.kernel`)."""
-    if not kernel.enabled():
-        return None, frozenset()
-    walks = kernel.walks()
-    if not any(g in walks.KERNEL_GROUPS for g in groups):
-        return None, frozenset()
-    try:
-        matrix = walks.block_features(list(blocks), ctx, lexicon)
-    except kernel.Unsupported:
-        return None, frozenset()
-    return matrix, frozenset(n for g in walks.KERNEL_GROUPS for n in FEATURE_GROUPS[g])
+    return None, frozenset()
 
 
 def group_feature_names(groups: Sequence[str]) -> tuple[str, ...]:
@@ -637,14 +547,10 @@ CONTEXT_FEATURE_NAMES = (
 )
 
 
+@kernel.twin("context_groups", adapt=lambda groups, blocks: groups(list(blocks)))
 def context_groups(blocks: Sequence[TextBlock]) -> list[tuple[int, int]]:
     """Per block, small integer ids of its paragraph's parent and grandparent (shared id = same element). The compiled
     kernel computes the same where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().context_groups(list(blocks))
-        except kernel.Unsupported:
-            pass
     ids: dict[etree._Element, int] = {}
     out = []
     for b in blocks:
@@ -676,13 +582,12 @@ def _runs(p: Sequence[float], threshold: float = 0.5) -> list[float]:
     return out
 
 
+@kernel.twin("context_features")
 def context_features(p: Sequence[float], groups: Sequence[tuple[int, int]], word_counts: Sequence[int]) -> np.ndarray:
     """Second-stage features (:data:`CONTEXT_FEATURE_NAMES`) from first-stage content probabilities
     ``p`` in [0, 1] of a page's blocks in document order, their :func:`context_groups` and word counts:
     shape ``(len(p), 10)``, float64 (neighbours beyond the ends are 0). The compiled kernel computes the same where
     :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        return kernel.walks().context_features(p, groups, word_counts)
     n = len(p)
     out = np.zeros((n, len(CONTEXT_FEATURE_NAMES)))
     if not n:

@@ -18,13 +18,10 @@ import re
 from array import array
 from dataclasses import dataclass
 
+from newsclean.transforms.errors import UnsupportedModel
+
 _SIGMOID = re.compile(r"^objective=binary(?:\s.*?)?\bsigmoid:(\S+)", re.M)
 _TREE = re.compile(r"^Tree=\d+\n(.*?)(?=^Tree=|^end of trees|\Z)", re.M | re.S)
-
-
-class UnsupportedModel(ValueError):
-    """The model uses a LightGBM feature the compiled evaluator does not read (categorical splits, linear trees,
-    another objective, several trees per iteration, average output)."""
 
 
 @dataclass(frozen=True)

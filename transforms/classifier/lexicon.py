@@ -36,8 +36,6 @@ from pathlib import Path
 MIN_SITES = 3
 """A word must occur in labelled blocks of at least this many distinct sites to enter the lexicon."""
 
-LEXICON_FEATURE_NAMES = ("lex_boiler_mean", "lex_boiler_max", "lex_coverage")
-
 _WORD = re.compile(r"\w+")
 
 

@@ -14,7 +14,7 @@ that gives the lexical features (:mod:`newsclean.transforms.classifier.lexicon`)
 revise its keep flags are :mod:`newsclean.transforms.refine`'s.
 
 Raises ``FileNotFoundError`` when a model or lexicon file is missing and ``ValueError`` when a
-model's feature names differ from :data:`newsclean.transforms.classifier.features.FEATURE_NAMES`.
+model's feature names differ from :data:`newsclean.transforms.vocab.FEATURE_NAMES`.
 """
 
 from __future__ import annotations
@@ -30,17 +30,18 @@ from pathlib import Path
 import numpy as np
 
 from newsclean.transforms import kernel
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.classifier.features import (
     CONTEXT_FEATURE_NAMES,
-    FEATURE_NAMES,
     block_features,
     context_features,
     context_groups,
 )
-from newsclean.transforms.classifier.forest import UnsupportedModel, parse_model
+from newsclean.transforms.classifier.forest import parse_model
 from newsclean.transforms.classifier.lexicon import load_lexicon
 from newsclean.transforms.context import PageContext
+from newsclean.transforms.errors import UnsupportedModel
+from newsclean.transforms.types import TextBlock
+from newsclean.transforms.vocab import FEATURE_NAMES
 
 MODELS = Path(__file__).resolve().parents[1] / "models"  # transforms/models/, beside BoilerNet's weights
 DEFAULT_MODEL = MODELS / "block_classifier.txt.gz"
@@ -88,6 +89,16 @@ ENSEMBLE_SEPARATOR = "\n\x1e\n"
 """Line (ASCII record separator) between the members of a model file holding a seed ensemble."""
 
 
+def _compiled_predict(forest: type, model: ModelEnsemble, X: np.ndarray, early_stop_margin: float | None) -> np.ndarray:
+    """:meth:`ModelEnsemble._predict` by the compiled evaluator (``forest``: its ``CompiledForest``). Raises
+    :class:`~newsclean.transforms.kernel.Unsupported` for a model it does not read (LightGBM predicts)."""
+    members = model.compiled(forest)
+    if not members:
+        raise kernel.Unsupported("a model the compiled evaluator does not read")
+    return members[0].predict(X, early_stop_margin) if len(members) == 1 else \
+        np.mean([m.predict(X, early_stop_margin) for m in members], axis=0)
+
+
 class ModelEnsemble:
     """LightGBM boosters trained alike with different seeds; predicts the mean of their probabilities.
 
@@ -116,23 +127,21 @@ class ModelEnsemble:
         return np.concatenate([self._predict(X[start:start + PREDICT_CHUNK_ROWS], early_stop_margin)
                                for start in range(0, len(X), PREDICT_CHUNK_ROWS)])
 
+    @kernel.twin("CompiledForest", module="trees", adapt=_compiled_predict)
     def _predict(self, X: np.ndarray, early_stop_margin: float | None) -> np.ndarray:
-        members = self.compiled() if kernel.enabled() else None
-        if members:
-            return members[0].predict(X, early_stop_margin) if len(members) == 1 else \
-                np.mean([m.predict(X, early_stop_margin) for m in members], axis=0)
+        """Mean probability of the members (LightGBM) for one chunk of rows."""
         if len(self.boosters) == 1:
             return booster_predict(self.boosters[0], X, early_stop_margin)
         return np.mean([booster_predict(b, X, early_stop_margin) for b in self.boosters], axis=0)
 
-    def compiled(self) -> list:
-        """The members as the kernel's compiled forests (built once); empty when a member uses what the compiled
-        evaluator does not read (:class:`~newsclean.transforms.classifier.forest.UnsupportedModel`: LightGBM
-        predicts). Call only where :func:`newsclean.transforms.kernel.enabled` holds."""
+    def compiled(self, forest: type) -> list:
+        """The members as compiled forests of class ``forest`` (the kernel's ``CompiledForest``; built once); empty
+        when a member uses what the compiled evaluator does not read
+        (:class:`~newsclean.transforms.errors.UnsupportedModel`: LightGBM predicts)."""
         if self._forests is None:
             texts = self._texts if self._texts is not None else [b.model_to_string() for b in self.boosters]
             try:
-                self._forests = [kernel.trees().CompiledForest(parse_model(text)) for text in texts]
+                self._forests = [forest(parse_model(text)) for text in texts]
             except UnsupportedModel:
                 self._forests = []
         return self._forests

@@ -4,16 +4,28 @@ The learned classifier (:mod:`newsclean.transforms.classifier`) decides per bloc
 as a whole (where its article region lies, what the site's neighbour pages share, what the JSON-LD
 ``articleBody`` says) and revise that decision. A chain configuration lists its steps in order
 (``ChainConfig.refine``, :data:`newsclean.transforms.chain.DEFAULT_CONFIG`); :func:`refine_keep` runs them one
-after the other. Every step has the one signature of :class:`RefineStep`, and no step calls another.
+after the other. Every step has the one signature of :class:`RefineStep` and reads the keep flags the steps
+before it left; no step runs another, but the empty-page fallback reads the consent regions with the consent
+step's settings (``ArticleFallbackParams.consent``).
 
-The shipped order: :mod:`~newsclean.transforms.refine.coherence` (dropped prose of the main container),
+The shipped order (:data:`newsclean.transforms.chain.LEARNED_STEPS`, every shipped chain with page-level steps):
+:mod:`~newsclean.transforms.refine.consent` (cookie banners, privacy modals, vendor lists),
+:mod:`~newsclean.transforms.refine.coherence` (dropped prose of the main container),
 :mod:`~newsclean.transforms.refine.region_recall` (dropped prose of the article region, twice),
 :mod:`~newsclean.transforms.refine.body_evidence` (the ``articleBody`` as evidence),
 :mod:`~newsclean.transforms.refine.site_check` (the site's content container),
 :mod:`~newsclean.transforms.refine.side_content` (related, share and teaser boxes),
 :mod:`~newsclean.transforms.refine.recurring` (short texts that recur on the site),
-:mod:`~newsclean.transforms.refine.peer_rescue` (trafilatura's vote on a collapsed page). What the steps share
-(the main region, prose, class tokens) is in :mod:`~newsclean.transforms.refine.region`.
+:mod:`~newsclean.transforms.refine.teaser_cards` (repeated teaser cards beside the article),
+:mod:`~newsclean.transforms.refine.paragraph_lines` (the lines of a ``<br>``-split paragraph take its decision),
+:mod:`~newsclean.transforms.refine.first_story` (one story per page),
+:mod:`~newsclean.transforms.refine.article_fallback` (where nothing was kept, the article that the ``articleBody``
+or the markup declares),
+:mod:`~newsclean.transforms.refine.peer_rescue` (trafilatura's vote on a collapsed page).
+
+What the steps share is in :mod:`~newsclean.transforms.refine.region` (the main region, prose) and
+:mod:`~newsclean.transforms.dom` (class tokens, tree helpers); a few helpers are read from a sibling step's module (``recurring.is_title_like``, ``teaser_cards.element_counts``,
+``consent.consent_regions``).
 """
 
 from __future__ import annotations
@@ -21,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
+from newsclean.transforms.types import TextBlock
 
 
 class RefineStep(Protocol):

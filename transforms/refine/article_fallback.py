@@ -10,10 +10,12 @@ evidence of its article, first found first used:
    this page's text): every block with at least ``min_words`` words and a bigram support
    (:func:`~newsclean.transforms.structure.body_support`) of at least ``min_support``;
 2. (``markup``) the element marked as the article body (an ``itemprop``/``property`` ``articleBody``, or an
-   article-body class/id name, :data:`~newsclean.transforms.structure.BODY_NAME`) holding the most words of
+   article-body class/id name, :data:`~newsclean.transforms.vocab.BODY_NAME`) holding the most words of
    prose (:func:`~newsclean.transforms.refine.region.is_prose`): its prose blocks.
 
-Blocks inside consent regions are never selected. Pages without such evidence stay empty (a section front, an
+Blocks inside consent regions (:func:`~newsclean.transforms.refine.consent.consent_regions` under ``consent``, the
+settings of the chain's consent step: :class:`~newsclean.transforms.chain.ChainConfig` refuses a chain whose two
+differ) are never selected. Pages without such evidence stay empty (a section front, an
 error page: the ``no_content`` reject is right for them); the peer rescue
 (:mod:`~newsclean.transforms.refine.peer_rescue`) may still act on a page that declares an article.
 """
@@ -25,11 +27,11 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.consent import consent_regions
+from newsclean.transforms.refine.consent import ConsentParams, consent_regions
 from newsclean.transforms.refine.region import is_prose
 from newsclean.transforms.structure import FOUND_SUPPORT, article_marks, blocks_body_support
+from newsclean.transforms.types import TextBlock
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class ArticleFallbackParams:
     min_support: in [0, 1]: a block's bigram support in the body for it to be selected.
     min_words: selected blocks have at least this many words.
     markup: whether the marked article-body element is the second source.
+    consent: the consent regions whose blocks are never selected (the chain's consent step's settings).
     """
 
     max_kept_words: int = 0
@@ -48,6 +51,7 @@ class ArticleFallbackParams:
     min_support: float = FOUND_SUPPORT
     min_words: int = 3
     markup: bool = True
+    consent: ConsentParams = ConsentParams()
 
     def __call__(self, blocks: Sequence[TextBlock], probs: Sequence[float], keep: Sequence[bool],
                  ctx: PageContext) -> list[bool]:
@@ -81,7 +85,7 @@ def article_fallback_keep(blocks: Sequence[TextBlock], keep: Sequence[bool], art
     selects (module docstring) added to it. One flag per block."""
     if sum(b.num_words for b, k in zip(blocks, keep) if k) > params.max_kept_words or not blocks:
         return list(keep)
-    allowed = [not c for c in consent_regions(blocks)]
+    allowed = [not c for c in consent_regions(blocks, params.consent)]
     body = blocks_body_support(blocks, article_body)
     chosen = [False] * len(blocks)
     if body is not None and body.found >= params.min_found * body.body_words:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.structure import blocks_body_support
 from newsclean.transforms.text import count_words
+from newsclean.transforms.types import TextBlock
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.region import is_prose, main_region, text_containers
+from newsclean.transforms.types import TextBlock
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ link. Its prose has sentence ends and few links, so the block classifier, which 
 training pages, keeps it, and on pages of ~3,000 blocks it can outweigh the body. A *consent region*
 (:func:`consent_regions`) is recognised by words and structure, never by a site list:
 
-* words: a class/id token (:func:`~newsclean.transforms.refine.region.class_tokens`, trailing digits left out:
+* words: a class/id token (:func:`~newsclean.transforms.dom.class_tokens`, trailing digits left out:
   ``qc-cmp2``) in :data:`CONSENT_WORDS` (``cookie``, ``consent``, ``gdpr``, ``cmp``, ...) on the element;
 * structure: a dialog (``role="dialog"``/``"alertdialog"`` or ``aria-modal="true"``) within ``max_depth`` levels
   of ``<body>`` (a body-level overlay), whose text has a privacy word (:data:`PRIVACY_TEXT`).
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms.ancestor_filter import under_any_named
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import hinted_class_tokens, word_hint
+from newsclean.transforms.dom import hinted_class_tokens, word_hint
+from newsclean.transforms.types import TextBlock
 
 CONSENT_WORDS = ("cookie", "cookies", "consent", "gdpr", "cmp", "onetrust", "didomi", "truste", "usercentrics",
                  "cookiebot", "quantcast", "privacymanager", "cookiebanner", "cookienotice", "sp_message")

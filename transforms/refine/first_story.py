@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.metadata import declares_article
 from newsclean.transforms.refine.recurring import is_title_like
 from newsclean.transforms.refine.region import is_prose
 from newsclean.transforms.structure import article_marks, blocks_body_support
+from newsclean.transforms.types import TextBlock
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.metadata import declares_article
 from newsclean.transforms.text import scoring_tokens
+from newsclean.transforms.types import TextBlock
 
 #: Pages longer than this (characters of decoded HTML) are not given to the peer: bounds its time on
 #: hostile or huge pages (its cost grows with the tree; the pipeline's per-record budget still applies).

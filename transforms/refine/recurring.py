@@ -28,10 +28,10 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.site_profile import SiteProfile, text_digest
 from newsclean.transforms.text import scoring_tokens
+from newsclean.transforms.types import TextBlock
 
 
 @dataclass(frozen=True)

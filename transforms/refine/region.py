@@ -1,4 +1,5 @@
-"""What the page-level steps share: a block's text container, the page's main region, prose, class tokens.
+"""What the page-level steps share: a block's text container, the page's main region, prose (the class and id
+tokens they read: :mod:`newsclean.transforms.dom`).
 
 The *main container* is the text container (the element holding a block's paragraph) with most of the kept
 words; the *main region* adds its siblings of the same tag and class (a template repeats the wrapper around
@@ -10,72 +11,71 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Callable, Sequence
 
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import paragraph_of
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.dom import paragraph_of, tag_class_signature
+from newsclean.transforms.types import TextBlock
 
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u0964](?:\s|$|[\"'\u201d\u2019)\u00bb])")
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 
 
 def text_container(block: TextBlock) -> etree._Element:
-    """The element holding the block's paragraph: the parent of :func:`~newsclean.transforms.ancestor_filter.paragraph_of`
+    """The element holding the block's paragraph: the parent of :func:`~newsclean.transforms.dom.paragraph_of`
     its container (the paragraph itself at the root)."""
     para = paragraph_of(block.container)
     parent = para.getparent()
     return para if parent is None else parent
 
 
-def last_page_memo(fn: Callable) -> Callable:
-    """Decorator for a function of one page's blocks, ``fn(blocks, *args)``: its last answer is given again for the
-    same list of blocks (the same object) and equal ``args`` (several page-level steps ask for the same page's; the
-    answer is shared: read it, do not change it). One tuple is replaced at a time, so threads never see a mixed
-    entry. ``.forget()`` drops the kept answer."""
-    last: list[tuple | None] = [None]
+def page_memo(fn: Callable) -> Callable:
+    """Decorator for a function of one page's blocks, ``fn(blocks, *args)``: its answer is given again for the same
+    list of blocks (the same object, holding the same blocks) and equal ``args`` (several page-level steps ask for the
+    same page's; the answer is shared: read it, do not change it). The answer is per-page state held on the page's
+    first block, which references its list's blocks only weakly: it lives as long as the page's blocks and no longer,
+    so no finished page's tree is kept alive. One tuple is replaced at a time, so threads never see a mixed entry.
+    ``.forget(blocks)`` drops the answer held for ``blocks``."""
+    slot = f"_page_memo_{fn.__name__}"
 
     @functools.wraps(fn)
     def memo(blocks, *args):
-        kept = last[0]
-        if kept is not None and kept[0] is blocks and kept[1] == args:
-            return kept[2]
+        if not blocks:
+            return fn(blocks, *args)
+        kept = getattr(blocks[0], slot, None)
+        if kept is not None and kept[0] == id(blocks) and kept[2] == args and _same_blocks(kept[1], blocks):
+            return kept[3]
         value = fn(blocks, *args)
-        last[0] = (blocks, args, value)
+        setattr(blocks[0], slot, (id(blocks), tuple(map(weakref.ref, blocks)), args, value))
         return value
 
-    memo.forget = lambda: last.__setitem__(0, None)
+    memo.forget = lambda blocks: blocks and vars(blocks[0]).pop(slot, None)
     return memo
 
 
-@last_page_memo
+def _same_blocks(refs: tuple[weakref.ref, ...], blocks: Sequence[TextBlock]) -> bool:
+    """Whether ``refs`` (weak references) point at ``blocks``, in order."""
+    return len(refs) == len(blocks) and all(ref() is b for ref, b in zip(refs, blocks))
+
+
+@page_memo
+@kernel.twin("text_containers", adapt=lambda containers, blocks: containers(list(blocks)))
 def text_containers(blocks: Sequence[TextBlock]) -> list[etree._Element]:
-    """:func:`text_container` of every block, in order (kept for the page: :func:`last_page_memo`); the compiled
+    """:func:`text_container` of every block, in order (kept for the page: :func:`page_memo`); the compiled
     kernel walks where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().text_containers(list(blocks))
-        except kernel.Unsupported:
-            pass
     return [text_container(b) for b in blocks]
 
 
-def tag_class_signature(el: etree._Element) -> tuple[str, str]:
-    """``(tag, class tokens sorted and space-joined)`` of ``el``: siblings with equal signatures are one
-    repeated container (``("", ...)`` for a comment or processing instruction)."""
-    tag = el.tag if isinstance(el.tag, str) else ""
-    names = (el.get("class") or "").split()
-    return (tag, names[0] if len(names) == 1 else " ".join(sorted(names)))
+def _compiled_main(main, blocks: Sequence[TextBlock], keep: Sequence[bool]) -> etree._Element | None:
+    return main(list(blocks), list(keep), text_containers(blocks))
 
 
+@kernel.twin("main_container", adapt=_compiled_main)
 def main_container(blocks: Sequence[TextBlock], keep: Sequence[bool]) -> etree._Element | None:
     """The text container (:func:`text_container`) holding most words of the kept blocks, the first in
     document order on a tie; None when no block with words is kept."""
-    if kernel.enabled():
-        return kernel.walks().main_container(list(blocks), list(keep), text_containers(blocks))
     held: dict[etree._Element, int] = {}
     for b, k, el in zip(blocks, keep, text_containers(blocks)):
         if k and b.num_words:
@@ -104,62 +104,3 @@ def is_prose(block: TextBlock, min_words: int, max_link_density: float, sentence
     when ``sentence_end``."""
     return (block.num_words >= min_words and block.link_density <= max_link_density
             and (not sentence_end or bool(_SENTENCE_END.search(block.text))))
-
-
-def class_tokens(el: etree._Element) -> frozenset[str]:
-    """Lowercased tokens of ``el``'s class and id attributes, split at non-alphanumerics and at camelCase
-    humps (``RelatedCoverage-container`` -> related, coverage, container)."""
-    raw = f"{el.get('class') or ''} {el.get('id') or ''}"
-    return _cached_tokens(raw) if len(raw) <= MAX_CACHED_CLASS_CHARS else _tokens(raw)
-
-
-MAX_CACHED_CLASS_CHARS = 256
-"""Longest ``"class id"`` string whose tokens are kept for the next element that has it (the caches hold at most
-16,384 strings: memory stays bounded whatever a page's class names)."""
-
-
-def _tokens(raw: str) -> frozenset[str]:
-    """:func:`class_tokens` of a ``"class id"`` string."""
-    return frozenset(t.lower() for part in _NON_ALNUM.split(raw) for t in _HUMP.split(part) if t)
-
-
-_cached_tokens = functools.lru_cache(maxsize=16384)(_tokens)  # a site's pages repeat their class names
-
-
-@functools.cache
-def word_hint(words: tuple[str, ...] | frozenset[str]) -> re.Pattern:
-    """A pattern that finds any of ``words`` inside a lowercased class/id string: a prefilter for
-    :func:`class_tokens` (a token equal to a word holds it as a substring), which spares tokenising class names
-    that hold none of them. Built once per word set (``words`` hashable: a tuple or a frozenset)."""
-    return re.compile("|".join(sorted(map(re.escape, words))))
-
-
-def hinted_class_tokens(el: etree._Element, hint: re.Pattern) -> frozenset[str]:
-    """:func:`class_tokens` of ``el`` when ``hint`` (:func:`word_hint`) finds one of its words in ``el``'s lowercased
-    class and id; else empty (no token could be one of those words)."""
-    cls, ident = el.get("class"), el.get("id")
-    if not cls and not ident:
-        return _NO_TOKENS
-    raw = f"{cls or ''} {ident or ''}"
-    if len(raw) > MAX_CACHED_CLASS_CHARS:
-        return _hinted_tokens.__wrapped__(raw, hint)
-    return _hinted_tokens(raw, hint)
-
-
-@functools.lru_cache(maxsize=16384)
-def _hinted_tokens(raw: str, hint: re.Pattern) -> frozenset[str]:
-    return _tokens(raw) if hint.search(raw.lower()) else _NO_TOKENS
-
-
-_NO_TOKENS: frozenset[str] = frozenset()
-
-
-def shared_elements(region: set[etree._Element]) -> set[etree._Element]:
-    """The region's containers and all their ancestors."""
-    shared: set[etree._Element] = set()
-    for el in region:
-        node = el
-        while node is not None and node not in shared:
-            shared.add(node)
-            node = node.getparent()
-    return shared

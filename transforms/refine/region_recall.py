@@ -11,7 +11,7 @@ embeds and pull quotes), under an ``<article>``, an ``itemprop="articleBody"`` e
   ancestor holds at most ``max_scope_share`` of the page's words (not the whole page);
 * ``"markup"``: every text container inside the outermost ancestor-or-self of the main container marked as
   an article (``<article>``, ``<main>``, ``role=main``, ``itemprop``/``property`` ``articleBody``, or an
-  article-body class/id name: :data:`newsclean.transforms.structure.BODY_NAME`) that holds at most
+  article-body class/id name: :data:`newsclean.transforms.vocab.BODY_NAME`) that holds at most
   ``max_scope_share`` of the page's words (a ``div.story-text`` wrapper inside ``<article>``: the article).
 
 The shipped default runs the step twice (:data:`REGION_RECALL_STEPS`). Inside the region a dropped block is kept
@@ -31,11 +31,12 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import nth_ancestor, under_element
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.ancestor_filter import under_element
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import class_tokens, is_prose, main_container, text_containers
+from newsclean.transforms.dom import class_tokens, nth_ancestor
+from newsclean.transforms.refine.region import is_prose, main_container, text_containers
 from newsclean.transforms.structure import article_marks
+from newsclean.transforms.types import TextBlock
 
 SCOPES = ("ancestor", "markup")
 
@@ -51,7 +52,7 @@ class RegionRecallParams:
     ``max_link_density`` (linked words / words), ``min_words`` and ``sentence_end``: which dropped blocks are prose
     worth keeping (:func:`~newsclean.transforms.refine.region.is_prose`); ``max_kept_share`` in [0, 1] or None: act
     only when the kept words in the region are below this share of the kept words plus the candidates' (None:
-    always); ``skip_words``: class/id tokens (:func:`~newsclean.transforms.refine.region.class_tokens`) that exclude
+    always); ``skip_words``: class/id tokens (:func:`~newsclean.transforms.dom.class_tokens`) that exclude
     a candidate when its container or one of its ``skip_levels`` nearest ancestors carries one (comment threads
     repeat the article's paragraph structure).
     Raises ValueError for a scope not in :data:`SCOPES` or negative ``levels``."""

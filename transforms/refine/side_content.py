@@ -38,19 +38,13 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from newsclean.transforms.ancestor_filter import paragraph_of, under_any, under_any_named
-from newsclean.transforms.blocks import TextBlock
+from newsclean.transforms.ancestor_filter import under_any_named
 from newsclean.transforms.context import PageContext
+from newsclean.transforms.dom import class_tokens, paragraph_of, shared_elements, tag_class_signature, under_any
 from newsclean.transforms.refine.recurring import is_title_like
-from newsclean.transforms.refine.region import (
-    class_tokens,
-    is_prose,
-    main_region,
-    shared_elements,
-    tag_class_signature,
-    text_containers,
-)
+from newsclean.transforms.refine.region import is_prose, main_region, text_containers
 from newsclean.transforms.refine.teaser_cards import element_counts
+from newsclean.transforms.types import TextBlock
 
 COMMENT_CLASS_WORDS = ("comment", "comments", "disqus", "respond", "reply", "replies")
 """Class/id tokens of a reader-comment box (WordPress ``#comments``/``#respond``, Disqus ``#disqus_thread``)."""
@@ -260,7 +254,7 @@ def comment_thread_items(blocks: Sequence[TextBlock], keep: Sequence[bool], regi
     """The elements of the page's reader-comment threads: for each block whose text matches
     :data:`COMMENT_HEADING` (at most :data:`MAX_HEADING_WORDS` words) with at least :data:`THREAD_AFTER_SHARE` of
     the kept words of the main ``region`` (its text containers) before it, and whose paragraph element
-    (:func:`~newsclean.transforms.ancestor_filter.paragraph_of`) holds at most :data:`MAX_HEADING_WORDS`
+    (:func:`~newsclean.transforms.dom.paragraph_of`) holds at most :data:`MAX_HEADING_WORDS`
     whitespace-separated words (a line of its own, not a table holding a column header), the items of
     :func:`thread_after` that paragraph; never an element of ``shared`` (the main region's containers and their
     ancestors). Empty when the page has no such heading."""
@@ -281,7 +275,7 @@ def comment_thread_items(blocks: Sequence[TextBlock], keep: Sequence[bool], regi
 def thread_after(heading: etree._Element) -> list[etree._Element]:
     """The repeated items after ``heading`` (the heading's paragraph element), climbing at most 2 ancestors while an
     element has no following sibling element: the following siblings of the most frequent tag and class
-    (:func:`~newsclean.transforms.refine.region.tag_class_signature`; at least 2), else the first following sibling
+    (:func:`~newsclean.transforms.dom.tag_class_signature`; at least 2), else the first following sibling
     when its children repeat so (through wrappers of one child), else none. None in a table cell: a cell's label
     heads a column, not a thread."""
     el, sibs = heading, []

@@ -10,7 +10,7 @@ never saw it keeps them at 0.6-0.99. Decided on structure only, never on a site 
   it) and a headline link: a block of at least ``min_link_words`` words with link density at least
   ``min_link_density`` (a paragraph with a link in it is no card);
 * a *card group* is a parent element with at least ``min_cards`` children of one tag-and-class signature
-  (:func:`~newsclean.transforms.refine.region.tag_class_signature`) of which at least ``min_card_share`` are cards;
+  (:func:`~newsclean.transforms.dom.tag_class_signature`) of which at least ``min_card_share`` are cards;
 * a kept block is dropped (below ``drop_below``) when one of its *own ancestors* (from its container up to, not
   including, the first element holding the main region,
   :func:`~newsclean.transforms.refine.region.main_region`, as in
@@ -32,16 +32,10 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.ancestor_filter import under_any
-from newsclean.transforms.blocks import TextBlock
 from newsclean.transforms.context import PageContext
-from newsclean.transforms.refine.region import (
-    last_page_memo,
-    main_container,
-    main_region,
-    shared_elements,
-    tag_class_signature,
-)
+from newsclean.transforms.dom import shared_elements, tag_class_signature, under_any
+from newsclean.transforms.refine.region import main_container, main_region, page_memo
+from newsclean.transforms.types import TextBlock
 
 CARD_TAGS = frozenset({"li", "div", "article", "section", "ul", "ol"})
 """Tags of a teaser card: list items, boxes, and lists (a "read more" list of one link repeated through the body); a
@@ -98,7 +92,7 @@ def element_words(blocks: Sequence[TextBlock], min_link_words: int = 2,
     ``min_link_words`` words, link density at least ``min_link_density``), and their ``num_linked_words``.
 
     Several steps ask for one page's (the teaser cards, the page type, the roles): the answer is kept for the page
-    (:func:`~newsclean.transforms.refine.region.last_page_memo`; shared: read it, do not change it). The compiled
+    (:func:`~newsclean.transforms.refine.region.page_memo`; shared: read it, do not change it). The compiled
     kernel counts where :func:`newsclean.transforms.kernel.enabled` holds."""
     return _page_element_words(blocks, min_link_words, min_link_density)
 
@@ -107,17 +101,13 @@ def element_counts(blocks: Sequence[TextBlock], min_link_words: int = 2,
                    min_link_density: float = 0.5) -> dict[etree._Element, tuple[int, int, int]]:
     """:func:`element_words` counted afresh (not kept: for a list of blocks of one step's own, e.g. the kept ones),
     by the compiled kernel where :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().element_words(list(blocks), min_link_words, min_link_density)
-        except kernel.Unsupported:
-            pass
     return _element_words(blocks, min_link_words, min_link_density)
 
 
-_page_element_words = last_page_memo(element_counts)
+_page_element_words = page_memo(element_counts)
 
 
+@kernel.twin("element_words", adapt=lambda counts, blocks, *link: counts(list(blocks), *link))
 def _element_words(blocks: Sequence[TextBlock], min_link_words: int,
                    min_link_density: float) -> dict[etree._Element, tuple[int, int, int]]:
     held: dict[etree._Element, tuple[int, int, int]] = {}
@@ -164,7 +154,7 @@ class CardGroups:
         return groups.get(tag_class_signature(el), False)
 
     def _judge(self, parent: etree._Element) -> dict[tuple[str, str], bool]:
-        """Per signature (:func:`~newsclean.transforms.refine.region.tag_class_signature`) of ``parent``'s children
+        """Per signature (:func:`~newsclean.transforms.dom.tag_class_signature`) of ``parent``'s children
         holding words: whether at least ``min_cards`` of them, and ``min_card_share`` of them, are cards (empty when
         fewer than ``min_cards`` children are cards: no signature has enough)."""
         if sum(map(self.is_card, parent)) < self.params.min_cards:
@@ -183,13 +173,15 @@ def in_card_groups(blocks: Sequence[TextBlock], nodes: Sequence[etree._Element |
                    stop: Container[etree._Element] = ()) -> list[bool]:
     """Per node (None: False), whether it or one of its ancestors below the first element of ``stop`` is a card of a
     card group (:class:`CardGroups` over the :func:`element_words` of ``blocks`` with ``params``' link settings:
-    :func:`~newsclean.transforms.ancestor_filter.under_any`). The compiled kernel walks where
+    :func:`~newsclean.transforms.dom.under_any`). The compiled kernel walks where
     :func:`newsclean.transforms.kernel.enabled` holds."""
-    if kernel.enabled():
-        try:
-            return kernel.walks().card_flags(list(blocks), list(nodes), params, stop)
-        except kernel.Unsupported:
-            pass
+    return _card_flags(blocks, nodes, params, stop)
+
+
+@kernel.twin("card_flags", adapt=lambda flags, blocks, nodes, *settings: flags(list(blocks), list(nodes), *settings))
+def _card_flags(blocks: Sequence[TextBlock], nodes: Sequence[etree._Element | None], params: TeaserCardsParams,
+                stop: Container[etree._Element]) -> list[bool]:
+    """:func:`in_card_groups` with its ``stop`` given."""
     groups = CardGroups(element_words(blocks, params.min_link_words, params.min_link_density), params)
     return under_any(nodes, groups, stop=stop)
 
