@@ -220,8 +220,8 @@ class CleanConfig:
 def effective_chain(chain: ChainConfig | str, text_includes: tuple[str, ...] | None = None,
                     keep_listings: bool = False) -> ChainConfig:
     """The chain a run's workers run: ``chain`` (a ``--chain`` name, looked up once, or a :class:`ChainConfig`) with
-    ``--text-includes`` (None: the chain's own ``text_includes``) and ``--keep-listings`` (its ``listing_text``: a
-    listing page's text is its items, one a line) applied; ``chain`` itself when they change nothing. The one place
+    ``--text-includes`` (None: the chain's own ``text_includes``) and ``--keep-listings`` (sets its ``listing_text``: a
+    listing page's text is its items, one a line; a chain whose ``listing_text`` is set keeps it) applied; ``chain`` itself when they change nothing. The one place
     these flags reach the chain.
 
     Raises:
@@ -229,9 +229,10 @@ def effective_chain(chain: ChainConfig | str, text_includes: tuple[str, ...] | N
     """
     base = chain if isinstance(chain, ChainConfig) else resolve_chain_config(chain)
     parts = base.text_includes if text_includes is None else tuple(text_includes)
-    if (parts, keep_listings) == (base.text_includes, base.listing_text):
+    listing_text = base.listing_text or keep_listings
+    if (parts, listing_text) == (base.text_includes, base.listing_text):
         return base
-    return base.with_(text_includes=parts, listing_text=keep_listings)
+    return base.with_(text_includes=parts, listing_text=listing_text)
 
 
 def clean_config_from_flags(flags, warc: str | None = None, out: str | None = None) -> CleanConfig:

@@ -8,7 +8,7 @@ found into the fields a reader of one page and a user of the Parquet corpus both
   ``content-language``, ``og:locale``);
 * ``title``: the headline as readers see it (:attr:`Metadata.headline`, else the metadata title) in Unicode NFC, else
   the title a sitemap gave (``news:title``);
-* ``published_at`` / ``modified_at``: the page's dates where plausible for the fetch time (in [1990, fetch + 1 day],
+* ``published_at`` / ``modified_at``: the page's dates where plausible for the fetch time (in [metadata.MIN_DATE (1995), fetch + 1 day],
   :func:`~newsclean.transforms.metadata.plausible`), else the sitemap's (``news:publication_date``, ``lastmod``; ISO
   8601 / W3C Datetime only);
 * ``image_url`` / ``canonical_url``: the page's, resolved against its URL (http(s) only); ``domain``: the URL's

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.vocab import NOISE_ATTR
+from newsclean.transforms.vocab import DYNAMIC, NOISE_ATTR, STATIC
 
 
 def is_element(node) -> bool:
@@ -77,14 +77,21 @@ _TEXT_NODES = etree.XPath("descendant-or-self::*/text()[normalize-space()]")
 def strip_marks(root: etree._Element) -> None:
     """Remove every noise mark attribute from the tree (before serialising cleaned HTML). The compiled kernel finds
     the marked elements where :func:`newsclean.transforms.kernel.enabled` holds."""
-    for el in _marked(root):
+    for el in marked_elements(root, None):
         del el.attrib[NOISE_ATTR]
 
 
-_MARKED = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR}]")
+_MARKED = {stage: etree.XPath(f"descendant-or-self::*/@{NOISE_ATTR}[. = '{stage}']/..") for stage in (DYNAMIC, STATIC)}
+_MARKED[None] = etree.XPath(f"descendant-or-self::*[@{NOISE_ATTR}]")
 
 
-@kernel.twin("marked_elements", adapt=lambda marked, root: marked(root, NOISE_ATTR))
-def _marked(root: etree._Element) -> list[etree._Element]:
-    """The elements under and including ``root`` holding a noise mark, in document order."""
-    return _MARKED(root)
+def _compiled_marked(marked, root: etree._Element, stage: str | None) -> list[etree._Element]:
+    return marked(root, NOISE_ATTR) if stage is None else marked(root, NOISE_ATTR, stage)
+
+
+@kernel.twin("marked_elements", adapt=_compiled_marked)
+def marked_elements(root: etree._Element, stage: str | None) -> list[etree._Element]:
+    """The elements under and including ``root`` holding a noise mark (``stage`` None) or the mark ``stage``
+    (:data:`~newsclean.transforms.vocab.DYNAMIC`, :data:`~newsclean.transforms.vocab.STATIC`), in document order.
+    Raises KeyError for another ``stage``."""
+    return _MARKED[stage](root)

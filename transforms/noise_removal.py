@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from lxml import etree
 
 from newsclean.transforms import kernel
-from newsclean.transforms.marks import is_element, mark_of
+from newsclean.transforms.marks import is_element, mark_of, marked_elements
 from newsclean.transforms.parse import element_visible_text, prefix_word_counts
 from newsclean.transforms.text import count_words
-from newsclean.transforms.vocab import DYNAMIC, NOISE_ATTR, STATIC
+from newsclean.transforms.vocab import DYNAMIC, STATIC
 
 NON_INFORMATIVE_TAGS = (
     "img", "link", "script", "style", "noscript", "embed", "object",
@@ -89,8 +89,6 @@ def _strip(text: str | None) -> str:
 
 # The elements marked by a stage, in document order: descendant-or-self::*[@NOISE_ATTR = stage], written as the
 # marks' parents, which libxml2 finds about a quarter faster (no predicate evaluated per element).
-_MARKED_DYNAMIC = etree.XPath(f"descendant-or-self::*/@{NOISE_ATTR}[. = '{DYNAMIC}']/..")
-_MARKED_STATIC = etree.XPath(f"descendant-or-self::*/@{NOISE_ATTR}[. = '{STATIC}']/..")
 
 
 def remove_noise(root: etree._Element, stages: tuple[str, ...] = (DYNAMIC, STATIC)) -> RemovalCounts:
@@ -99,24 +97,17 @@ def remove_noise(root: etree._Element, stages: tuple[str, ...] = (DYNAMIC, STATI
     ``stages`` limits removal to the marks of those stages (the others stay on the tree).
     """
     counts = RemovalCounts()
-    for el in _marked(root, DYNAMIC) if DYNAMIC in stages else ():
+    for el in marked_elements(root, DYNAMIC) if DYNAMIC in stages else ():
         if not _inside_removed(el):
             drop_keep_tail(el)
             counts.dynamic += 1
-    for el in _marked(root, STATIC) if STATIC in stages else ():
+    for el in marked_elements(root, STATIC) if STATIC in stages else ():
         if _has_unmarked_text(el):
             clear_own_text(el)
         else:
             drop_keep_tail(el)
         counts.static += 1
     return counts
-
-
-@kernel.twin("marked_elements", adapt=lambda marked, root, stage: marked(root, NOISE_ATTR, stage))
-def _marked(root: etree._Element, stage: str) -> list[etree._Element]:
-    """The elements under and including ``root`` marked by ``stage``, in document order (found by the compiled
-    kernel where :func:`newsclean.transforms.kernel.enabled` holds)."""
-    return (_MARKED_DYNAMIC if stage == DYNAMIC else _MARKED_STATIC)(root)
 
 
 def _inside_removed(el: etree._Element) -> bool:

@@ -152,3 +152,13 @@ def test_one_builder_makes_the_same_config_from_the_command_line_and_from_beam_o
     assert from_cli.chain == CONFIGS["precision"].with_(text_includes=("captions",), listing_text=True)
     assert (from_cli.neighbour_sample, from_cli.min_words, from_cli.batch_bytes, from_cli.partition_by) == (
         4, 3, 2 << 20, "site")
+
+
+def test_a_custom_chain_keeps_its_own_listing_text_and_text_parts_without_flags():
+    """Without ``--keep-listings``/``--text-includes`` a run runs the custom chain as given; the flags only add."""
+    custom = DEFAULT_CONFIG.with_(listing_text=True, text_includes=("captions",))
+    kept = CleanConfig(warc="in", out="out", chain=custom).chain
+    assert kept is custom
+    flagged = CleanConfig(warc="in", out="out", chain="default", keep_listings=True, text_includes=("captions",))
+    assert (flagged.chain.listing_text, flagged.chain.text_includes) == (True, ("captions",))
+    assert CleanConfig(warc="in", out="out", chain="default").chain is DEFAULT_CONFIG

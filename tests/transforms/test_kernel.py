@@ -282,8 +282,8 @@ def test_hidden_text_share_counted_as_the_reference_counts_it(share):
 @needs_kernel
 def test_neighbour_summary_identical_where_hidden_text_or_han_blocks_decide():
     """A neighbour page's summary as Python makes it, where the kernel's block records take other paths: hidden
-    elements holding most of the text (the blocks are walked again, hidden text read), and Han/Kana blocks (their
-    words counted by Python's builder) beside Latin ones, linked and not."""
+    elements holding most of the text (the blocks are walked again, hidden text read), and Han/Kana blocks (the
+    kernel raises Unsupported for them, so the whole summary is Python's) beside Latin ones, linked and not."""
     han = "<p>東京の議会は予算案を可決した。費用の一部は含まれていない。</p><p><a href='/x'>関連記事を読む</a></p>"
     totals = set()
     for shown in range(1, 81, 4):

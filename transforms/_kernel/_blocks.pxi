@@ -1,7 +1,7 @@
 # Part of walks.pyx (included there): Text blocks (blocks.extract_blocks) and hidden elements (blocks.hidden_elements).
 
 # ---------------------------------------------------------------------------------------------------------------
-# hidden elements (blocks.is_hidden, blocks.hidden_elements)
+# hidden elements (dom.is_hidden, blocks.hidden_elements)
 
 cdef bint ascii_only(const char* s) noexcept nogil:
     cdef Py_ssize_t i = 0
@@ -390,7 +390,7 @@ _SKIP_NAMES = tuple(tag.encode("ascii") for tag in _vocab.SKIP_TAGS)
 
 
 cdef bint _is_skipped(xmlNode* node) except -1:
-    """An element whose tag is one of ``blocks.SKIP_TAGS``."""
+    """An element whose tag is one of ``vocab.SKIP_TAGS``."""
     if node.type != tree.XML_ELEMENT_NODE:
         return False
     for name in _SKIP_NAMES:

@@ -11,7 +11,7 @@ _TextBlock = _types.TextBlock    # its link_density: linked words / words (read 
 
 
 cdef tuple tag_class_signature(xmlNode* node):
-    """``refine.region.tag_class_signature`` of an element: ``(tag, its class tokens sorted and space-joined)``."""
+    """``dom.tag_class_signature`` of an element: ``(tag, its class tokens sorted and space-joined)``."""
     check_node(node)
     cdef xmlAttr* klass = find_attr(node, b"class")
     names = (PyUnicode_DecodeUTF8(attr_value(klass), _strlen(attr_value(klass)), NULL) if klass != NULL else "").split()
@@ -183,7 +183,7 @@ cdef class _Hit:
 
 
 cdef list _under_any(list nodes, _Hit hitter, stop):
-    """``ancestor_filter.under_any(nodes, hit, stop)``: per node (None: False), whether it or one of its ancestors below
+    """``dom.under_any(nodes, hit, stop)``: per node (None: False), whether it or one of its ancestors below
     the first element in ``stop`` is a hit; each element's answer found once and shared by the nodes below it (a hit
     element itself asked again when reached again)."""
     cdef NodeMap stops, memo
@@ -308,7 +308,7 @@ cdef class _CardGroups(_Hit):
 
 
 def card_flags(list blocks, list nodes, params, stop):
-    """``ancestor_filter.under_any(nodes, teaser_cards.CardGroups(teaser_cards.element_words(blocks, ...), params),
+    """``dom.under_any(nodes, teaser_cards.CardGroups(teaser_cards.element_words(blocks, ...), params),
     stop)``: per node (None: False), whether it or an ancestor below the first element of ``stop`` is a card of a
     card group. Raises :class:`Unsupported` for blocks of more than one document."""
     cdef _CardGroups groups = _CardGroups()
@@ -318,7 +318,7 @@ def card_flags(list blocks, list nodes, params, stop):
 
 def text_containers(list blocks):
     """``[refine.region.text_container(b) for b in blocks]``: the parent of each block's paragraph
-    (``ancestor_filter.paragraph_of`` of its container; the paragraph itself at the root). Raises
+    (``dom.paragraph_of`` of its container; the paragraph itself at the root). Raises
     :class:`Unsupported` for a container the kernel does not read."""
     cdef TagCache tags = TagCache()
     cdef cetree._Element el
@@ -361,7 +361,7 @@ cdef bint class_id_hinted(xmlNode* node, object table, Bytes* scratch) except -1
     """Whether ``refine.region.hinted_class_tokens(el, word_hint(words))`` may hold one of ``words`` or a token
     holding one: ``table`` (:func:`hint_table` of the words) finds one of them in the element's ``"class id"``, its
     ASCII letters lowercased (True where ``table`` is None; False without class and id). Such tokens are runs of
-    ASCII letters and digits of that string, lowercased (``refine.region.class_tokens``), and UTF-8 keeps ASCII
+    ASCII letters and digits of that string, lowercased (``dom.class_tokens``), and UTF-8 keeps ASCII
     bytes as they are: any other byte is part of a character that splits tokens."""
     cdef xmlAttr* klass = find_attr(node, b"class")
     cdef xmlAttr* ident = find_attr(node, b"id")
@@ -585,7 +585,7 @@ cdef class _NamedHit(_Hit):
 
 
 def under_any_named(list nodes, hit, stop, tuple attributes, tuple tags, tuple class_words=()):
-    """``ancestor_filter.under_any(nodes, hit, stop)`` for a ``hit`` that is False for every element with none of
+    """``dom.under_any(nodes, hit, stop)`` for a ``hit`` that is False for every element with none of
     ``attributes`` (bytes names), a tag outside ``tags`` (bytes names) and a class and id holding none of
     ``class_words`` (:func:`class_id_hinted`): ``hit`` is asked only for the others."""
     cdef _NamedHit hitter = _NamedHit()

@@ -293,7 +293,7 @@ def too_deep(cetree._Element root, Py_ssize_t levels):
 
 def blocks_text(list blocks):
     """``chain.blocks_text(blocks)`` before its NFC step: the blocks' texts joined by a space inside one paragraph
-    element (``ancestor_filter.paragraph_of`` of the container) and by a newline between paragraphs."""
+    element (``dom.paragraph_of`` of the container) and by a newline between paragraphs."""
     cdef TagCache tags = TagCache()
     cdef cetree._Element el
     cdef xmlNode* para

@@ -104,7 +104,7 @@ cdef enum:
 
 cdef struct TagInfo:
     int flags
-    int semantic            # bit of features.SEMANTIC_TAGS (0: none)
+    int semantic            # bit of vocab.SEMANTIC_TAGS (0: none)
     int container_class     # features.CONTAINER_CLASSES (0: none)
 
 
@@ -183,7 +183,7 @@ cdef class TagCache:
 
 
 cdef xmlNode* paragraph_of(TagCache tags, xmlNode* el) except? NULL:
-    """``ancestor_filter.paragraph_of``: the closest ancestor-or-self with a paragraph tag, else the topmost."""
+    """``dom.paragraph_of``: the closest ancestor-or-self with a paragraph tag, else the topmost."""
     cdef xmlNode* node = el
     cdef xmlNode* parent
     while node != NULL:
