@@ -22,6 +22,7 @@ from newsclean.pipeline.dedup import WriteDuplicates, deduplicate, key_of, spill
 from newsclean.pipeline.dedup_decisions import NearDupParams, article_of
 from newsclean.pipeline.errors import NewscleanError, NoInputError
 from newsclean.pipeline.file_patterns import literal_pattern
+from newsclean.pipeline.formats import check_corpus_format
 from newsclean.pipeline.incremental import (
     ReadIndex,
     WriteIndex,
@@ -79,7 +80,8 @@ def dedup_and_write(p: beam.Pipeline, keys, spilled, rejects, counts: tuple, con
     """The graph's stages after cleaning, whichever executor runs it: exact and near dedup
     (:func:`~newsclean.pipeline.dedup.deduplicate`; incremental runs: also against the corpus already in OUT),
     then the sinks, the run's settings in each file's metadata: the corpus index, ``duplicates/``, ``articles/``
-    and ``rejects/`` (:class:`~newsclean.pipeline.stages.WriteParquet`), ``_counts/`` (the dedup counts and
+    and ``rejects/`` (:class:`~newsclean.pipeline.stages.WriteParquet`; ``config.output_format``: Parquet or JSON
+    Lines, :mod:`newsclean.pipeline.formats`), ``_counts/`` (the dedup counts and
     ``counts``, a tuple of PCollections of ``(name, int)`` pairs). ``keys``: each article's
     :class:`~newsclean.pipeline.dedup_decisions.ArticleKey`; ``spilled``: the paths of the spill files that hold
     the articles; ``rejects``: :class:`~newsclean.schemas.records.Reject` records."""
@@ -87,9 +89,10 @@ def dedup_and_write(p: beam.Pipeline, keys, spilled, rejects, counts: tuple, con
     kept = deduplicate(keys, spilled, NearDupParams(), corpus_index=corpus_index)
     settings = run_settings(config)
     _ = kept.articles | "WriteIndex" >> WriteIndex(config.out)  # each article's MinHash came with it
-    _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out, settings)
+    _ = kept.duplicates | "WriteDuplicates" >> WriteDuplicates(config.out, settings, config.output_format)
     articles = kept.articles | "Articles" >> beam.Map(article_of)
-    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out, settings)
+    _ = {"articles": articles, "rejects": rejects} | "WriteParquet" >> WriteParquet(config.out, settings,
+                                                                                    config.output_format)
     _ = (*counts, *kept.counts) | "WriteCounts" >> WriteCounts(config.out)
 
 
@@ -129,7 +132,9 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     patterns = resolve_warc_patterns(config.warc)
     check_runner(as_options(beam_args))  # fail before launching when the runner is unavailable
     with hold_output(config.out, config.wait_for_lock) as out:  # one run at a time (pipeline/output.py)
-        # pipeline/incremental.py: the manifest of cleaned files, and the corpus's settings
+        # pipeline/incremental.py: the manifest of cleaned files, and the corpus's settings and format
+        if config.incremental:
+            check_corpus_format(out, config.output_format)
         plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
         if config.incremental and not plan.files:
             summary, _ = nothing_new(out, plan, config.warc)

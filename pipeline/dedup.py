@@ -70,6 +70,7 @@ from newsclean.pipeline.dedup_decisions import (
     signed_entry,
     url_history,
 )
+from newsclean.pipeline.formats import write_rows
 from newsclean.pipeline.stages import ARTICLES_DIR, PARQUET_SUFFIX, with_settings
 from newsclean.pipeline.warc_reader import COUNTS_TAG, inc_counter
 from newsclean.schemas.records import SPILL_SCHEMA, SPILL_SIGNATURE, Article, from_row, to_row
@@ -545,18 +546,18 @@ class NearDedup(beam.PTransform):
 
 class WriteDuplicates(beam.PTransform):
     """Write ``duplicates`` row dicts to ``OUT/duplicates/part-*.parquet`` (:data:`DUPLICATE_SCHEMA`, snappy; the
-    run's ``settings`` in the files' metadata, :func:`~newsclean.pipeline.stages.with_settings`)."""
+    run's ``settings`` in the files' metadata, :func:`~newsclean.pipeline.stages.with_settings`), or with
+    ``output_format`` ``jsonl`` to ``part-*.jsonl.gz`` (:func:`~newsclean.pipeline.formats.write_rows`)."""
 
-    def __init__(self, out: str, settings: dict | None = None):
+    def __init__(self, out: str, settings: dict | None = None, output_format: str = "parquet"):
         super().__init__()
         self.out = out
         self.settings = settings
+        self.output_format = output_format
 
     def expand(self, rows):
-        return rows | "WriteDuplicates" >> beam.io.WriteToParquet(
-            FileSystems.join(self.out, DUPLICATES_DIR, "part"), with_settings(DUPLICATE_SCHEMA, self.settings),
-            codec="snappy",
-            file_name_suffix=PARQUET_SUFFIX)
+        return write_rows(rows, "WriteDuplicates", FileSystems.join(self.out, DUPLICATES_DIR, "part"),
+                          with_settings(DUPLICATE_SCHEMA, self.settings), self.output_format)
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from newsclean.pipeline.errors import NewscleanError, NoRunError
+from newsclean.pipeline.formats import check_corpus_format
 from newsclean.pipeline.incremental import (
     RunPlan,
     corpus_settings,
@@ -81,6 +82,8 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
     options = as_options(beam_args)
     check_runner(options)
     with hold_output(config.out) as out:
+        if config.incremental:
+            check_corpus_format(out, config.output_format)
         plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
         if config.incremental:
             if not plan.files:

@@ -1,6 +1,6 @@
 """Command-line options of the cleaning pipeline, shared by ``newsclean clean`` and Beam.
 
-newsclean's own flags are ``--warc GLOB --out DIR --neighbour-sample N --chain NAME --min-words N``, ...
+newsclean's own flags are ``--warc GLOB --out DIR --neighbour-sample N --chain NAME --min-words N --languages CODES``, ...
 (:func:`add_clean_arguments`); :func:`clean_config_from_flags` turns them into a :class:`CleanConfig` (the one builder,
 for ``newsclean clean`` and for Beam's options), whose ``chain`` is the run's :class:`ChainConfig`, resolved once.
 Every other flag is a Beam pipeline option (``--runner``,
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
 from newsclean.pipeline.errors import UsageError
+from newsclean.pipeline.formats import OUTPUT_FORMATS
 from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # the names ``--chain`` accepts
 from newsclean.transforms.chain import DEFAULT_TEXT_INCLUDES, MIN_ARTICLE_WORDS, ChainConfig, named_config
 from newsclean.transforms.roles import TEXT_PARTS
@@ -92,6 +93,13 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         help=f"corpus filter: a page whose cleaned text has fewer than N words becomes a 'too_short' reject "
              f"(default {MIN_ARTICLE_WORDS}; 0 keeps every non-empty extraction)")
     parser.add_argument(
+        "--languages", dest="languages", type=_language_codes, default=None, metavar="CODES",
+        help="corpus filter: keep only articles whose identified language (the 'language' column, py3langid 0.4: "
+             "ISO 639-1 two-letter codes for 114 languages, ISO 639-3 three-letter ones for 25 others, 'zxx' for "
+             "no language) is one of these comma-separated codes, e.g. en,de; the others become 'language' rejects, "
+             "and so does an article whose language could not be identified (no letters): a corpus asked for in "
+             "these languages takes no unknown ones unseen (default: no filter)")
+    parser.add_argument(
         "--text-includes", "--text_includes", dest="text_includes", type=_text_parts, default=None,
         metavar="PARTS",
         help="what the text column holds besides the article body: a comma list of 'captions' (image captions "
@@ -109,6 +117,12 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
              "cleaned in batches of files of at most N MiB, so memory follows the batch, not the corpus; the rows "
              f"are those of one run (default {DEFAULT_BATCH_MIB}; 0: always one run)")
     parser.add_argument(
+        "--format", "--output-format", "--output_format", dest="output_format", choices=OUTPUT_FORMATS,
+        default=OUTPUT_FORMATS[0],
+        help="how articles/, rejects/ and duplicates/ are stored: 'parquet' (part-*.parquet, the default) or "
+             "'jsonl' (gzip-compressed JSON Lines, part-*.jsonl.gz: one row a line, the Parquet columns' fields, "
+             "timestamps ISO 8601 UTC)")
+    parser.add_argument(
         "--partition-by", "--partition_by", dest="partition_by", choices=["crawl_date", "site"], default=None,
         help="write articles/ Hive-partitioned: articles/crawl_date=YYYY-MM-DD/ (UTC fetch day) or "
              "articles/site=NAME/ (default: not partitioned)")
@@ -122,7 +136,7 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         "--allow-mixed-settings", "--allow_mixed_settings", dest="allow_mixed_settings", type=_flag_value,
         nargs="?", const=True, default=False,
         help="with --incremental: append to a corpus made with other settings (chain, --min-words, "
-             "--neighbour-sample, model files, newsclean version); each run's files and manifest line keep its own")
+             "--neighbour-sample, --languages, model files, newsclean version); each run's files and manifest line keep its own")
     parser.add_argument(
         "--wait-for-lock", "--wait_for_lock", dest="wait_for_lock", type=_flag_value, nargs="?", const=True,
         default=False,
@@ -141,6 +155,26 @@ def _text_parts(text: str) -> tuple[str, ...]:
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown {', '.join(unknown)}; choose from {', '.join(TEXT_PARTS)}")
     return parts
+
+
+def _language_codes(text: str) -> tuple[str, ...]:
+    """argparse type of ``--languages``: a comma list of language codes, lowercased (checked by
+    :class:`CleanConfig`)."""
+    return tuple(code.strip().lower() for code in text.split(",") if code.strip())
+
+
+def _check_languages(languages: tuple[str, ...]) -> None:
+    """Raises :class:`UsageError` naming the first code of ``languages`` (``--languages``) that the language
+    identifier never returns (:func:`~newsclean.transforms.metadata.language_labels`), or when it is empty."""
+    if not languages:
+        raise UsageError("--languages is empty: give language codes, e.g. en,de")
+    from newsclean.transforms.metadata import language_labels  # loads the identifier's model: only when filtering
+
+    labels = language_labels()
+    unknown = [code for code in languages if code not in labels]
+    if unknown:
+        raise UsageError(f"--languages: {unknown[0]!r} is not a code the language identifier returns; "
+                         f"its {len(labels)} codes: {', '.join(sorted(labels))}")
 
 
 def _flag_value(text: str) -> bool:
@@ -175,14 +209,20 @@ class CleanConfig:
             ``dataclasses.replace`` keeps it and looks nothing up again).
         min_words: the corpus filter, in words: a page whose cleaned text is shorter becomes a
             ``too_short`` reject (0: none). The chain extracts; what is long enough to keep is the pipeline's call.
+        languages: the language filter (``--languages``), sorted codes of
+            :func:`~newsclean.transforms.metadata.language_labels`: an article whose identified ``language`` is
+            not one of them, or is None (not identified), becomes a ``language`` reject; None: no filter.
         batch_bytes: ``--batch-mib`` in bytes: a local run whose runner newsclean chooses and whose WARC files
             hold more goes in batches of files of at most this size (pipeline/batches.py; 0: always one graph).
             The rows do not depend on it, so it is not among the run's settings.
+        output_format: ``--format``: how ``articles/``, ``rejects/`` and ``duplicates/`` are stored, ``parquet`` or
+            ``jsonl`` (:mod:`newsclean.pipeline.formats`).
         read_from: ``(path, byte offset)`` pairs: the records of such a file are read from that offset on (the
             tail a WARC file grew by since an incremental run cleaned it: pipeline/incremental.py); others whole.
 
     Raises:
-        UsageError: a missing ``warc``/``out``, a value out of range, an unknown chain.
+        UsageError: a missing ``warc``/``out``, a value out of range, an unknown chain, a language code the
+            identifier never returns.
     """
 
     warc: str
@@ -195,8 +235,10 @@ class CleanConfig:
     wait_for_lock: bool = False  # --wait-for-lock: pipeline/output.py
     allow_mixed_settings: bool = False  # --allow-mixed-settings: pipeline/incremental.py
     text_includes: tuple[str, ...] | None = None  # --text-includes: captions, lead (None: the chain's own)
+    languages: tuple[str, ...] | None = None  # --languages: the language filter (None: none)
     keep_listings: bool = False  # --keep-listings: a foreign WARC's listing pages kept as rows
     batch_bytes: int = DEFAULT_BATCH_MIB << 20  # --batch-mib, in bytes: pipeline/batches.py
+    output_format: str = OUTPUT_FORMATS[0]  # --format: pipeline/formats.py
     read_from: tuple[tuple[str, int], ...] = ()  # set by incremental runs (pipeline/incremental.py)
 
     def __post_init__(self):
@@ -210,8 +252,13 @@ class CleanConfig:
             raise UsageError(f"--min-words must be at least 0, got {self.min_words}")
         if self.batch_bytes < 0:
             raise UsageError(f"--batch-mib must be at least 0, got {self.batch_bytes >> 20}")
+        if self.output_format not in OUTPUT_FORMATS:
+            raise UsageError(f"--format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}")
         if self.partition_by not in (None, "crawl_date", "site"):
             raise UsageError(f"--partition-by must be crawl_date or site, got {self.partition_by!r}")
+        if self.languages is not None:
+            _check_languages(tuple(self.languages))
+            object.__setattr__(self, "languages", tuple(sorted(set(self.languages))))
         if any(part not in TEXT_PARTS for part in self.text_includes or ()):
             raise UsageError(f"--text-includes takes {', '.join(TEXT_PARTS)}, got {self.text_includes!r}")
         object.__setattr__(self, "chain", effective_chain(self.chain, self.text_includes, self.keep_listings))
@@ -241,7 +288,8 @@ def clean_config_from_flags(flags, warc: str | None = None, out: str | None = No
     its default; ``warc``/``out`` (``newsclean run``: derived from its ``--out``) replace ``--warc``/``--out``.
 
     Raises:
-        UsageError: a missing ``--warc``/``--out``, a value out of range, an unknown chain (:class:`CleanConfig`).
+        UsageError: a missing ``--warc``/``--out``, a value out of range, an unknown chain, an unknown language
+            code (:class:`CleanConfig`).
     """
     def flag(name: str, default=None):
         return getattr(flags, name, default)
@@ -254,7 +302,9 @@ def clean_config_from_flags(flags, warc: str | None = None, out: str | None = No
                        wait_for_lock=bool(flag("wait_for_lock", False)),
                        allow_mixed_settings=bool(flag("allow_mixed_settings", False)),
                        text_includes=flag("text_includes"), keep_listings=bool(flag("keep_listings", False)),
-                       batch_bytes=flag("batch_mib", DEFAULT_BATCH_MIB) << 20)
+                       languages=flag("languages"),
+                       batch_bytes=flag("batch_mib", DEFAULT_BATCH_MIB) << 20,
+                       output_format=flag("output_format", OUTPUT_FORMATS[0]))
 
 
 def clean_config_from_options(options: PipelineOptions) -> CleanConfig:

@@ -243,7 +243,8 @@ def publish_output(staging: str, out: str, dirs: tuple[str, ...], files: tuple[s
 
 
 def partition_articles(articles_dir: str, key: str) -> None:
-    """Rewrite the Parquet files of ``articles_dir`` Hive-partitioned by ``key`` (``<key>=<value>/part-*.parquet``).
+    """Rewrite the Parquet files of ``articles_dir`` Hive-partitioned by ``key`` (``<key>=<value>/part-*.parquet``);
+    JSON Lines files (``--format jsonl``) by :func:`~newsclean.pipeline.formats.partition_jsonl`, every field kept.
 
     ``key``: ``crawl_date`` (UTC day of ``fetched_at``, ``YYYY-MM-DD``; a partition column added to the
     table) or ``site`` (the column moves into the folder names, as Hive partitioning does). Streams
@@ -257,8 +258,13 @@ def partition_articles(articles_dir: str, key: str) -> None:
     import pyarrow.dataset as ds
     import pyarrow.fs as pafs
 
+    from newsclean.pipeline.formats import SUFFIXES, partition_jsonl, row_files
+
     if key not in PARTITION_KEYS:
         raise UsageError(f"--partition-by must be one of {list(PARTITION_KEYS)}, got {key!r}")
+    if row_files(articles_dir, (SUFFIXES["jsonl"],)):  # --format jsonl
+        partition_jsonl(articles_dir, key)
+        return
     fs, path = pafs.FileSystem.from_uri(articles_dir) if is_url(articles_dir) else (pafs.LocalFileSystem(), articles_dir)
     source = ds.dataset(path, filesystem=fs, format="parquet")
     schema = source.schema

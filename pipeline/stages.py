@@ -43,6 +43,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.budget import RecordTimeout, measures_cpu_time, time_budget
+from newsclean.pipeline.formats import write_rows
 from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.progress import CountProgress
 from newsclean.pipeline.warc_reader import (
@@ -64,19 +65,16 @@ from newsclean.schemas.records import (
     Stage,
     to_row,
 )
-from newsclean.schemas.sniff import looks_binary
 from newsclean.transforms.chain import DEFAULT_CONFIG, MIN_ARTICLE_WORDS, ChainConfig, Extraction, extract_article
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.finish import PageFacts
 from newsclean.transforms.metadata import Metadata
-from newsclean.transforms.parse import decode_html, looks_like_json
+from newsclean.transforms.parse import decode_html, html_refusal, looks_like_html
 from newsclean.transforms.site_evidence import SiteEvidence, learn_site_evidence, pages_needed
 from newsclean.transforms.text import content_hash
 
 log = logging.getLogger(__name__)
 
-#: MIME types accepted as HTML documents.
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: Seconds of CPU time (of the thread cleaning the page; wall-clock time where the platform has no thread CPU
 #: clock) one page may take to decode, parse and clean (:func:`clean_page`) before it becomes a ``timeout`` reject
 #: (:mod:`newsclean.pipeline.budget`); pages of the shared data take well under 2 s, a flat page of 200,000
@@ -93,7 +91,7 @@ PARQUET_SUFFIX = ".parquet"
 __all__ = [
     "FindWarcFiles", "ReadWarc", "FilterResponses", "LearnSiteEvidence", "CleanPages", "WriteParquet", "WriteCounts",
     "classify_response", "looks_like_html", "evidence_for_key", "clean_page", "page_facts", "build_article", "make_reject",
-    "article_id", "read_pages_at", "read_and_clean", "Cleaned",
+    "language_reject", "article_id", "read_pages_at", "read_and_clean", "Cleaned",
 ]
 
 
@@ -193,12 +191,6 @@ def distinct_paths(pbegin, patterns: list[str]):
 # --------------------------------------------------------------------------------------------
 
 
-def looks_like_html(body: bytes) -> bool:
-    """Sniff an HTML document in the first 1024 bytes (``<!doctype html``, ``<html``, ``<head``, ``<body``)."""
-    head = body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    return any(tag in head for tag in (b"<!doctype html", b"<html", b"<head", b"<body"))
-
-
 def classify_response(page: Page) -> tuple[RejectReason, str] | None:
     """Why ``page`` cannot be an article before any parsing, or None when it may be one.
 
@@ -208,23 +200,14 @@ def classify_response(page: Page) -> tuple[RejectReason, str] | None:
     ``other`` go on to the next checks), a ``Content-Type`` that is not HTML (``not_html``; a missing one is
     accepted when the body sniffs as HTML), a body of zero bytes or only whitespace (``empty_body``), and a
     body that sniffs as binary or as a JSON document whatever its Content-Type says (``not_html``,
-    :func:`~newsclean.schemas.sniff.looks_binary`, :func:`~newsclean.transforms.parse.looks_like_json`).
+    :func:`~newsclean.schemas.sniff.looks_binary`, :func:`~newsclean.transforms.parse.looks_like_json`); the checks
+    after the page type are :func:`~newsclean.transforms.parse.html_refusal`, which ``newsclean extract`` applies too.
     """
     if page.status != 200:
         return RejectReason.HTTP_STATUS, f"HTTP status {page.status}"
     if page.page_type in NOT_ARTICLE_PAGE_TYPES:
         return RejectReason.NOT_ARTICLE, f"the crawler recorded a {page.page_type} page"
-    if page.content_type and page.content_type not in HTML_TYPES:
-        return RejectReason.NOT_HTML, f"Content-Type {page.content_type}"
-    if not page.html.strip():
-        return RejectReason.EMPTY_BODY, "payload has no bytes"
-    if not page.content_type and not looks_like_html(page.html):
-        return RejectReason.NOT_HTML, "no Content-Type and the body does not look like HTML"
-    if looks_binary(page.html):
-        return RejectReason.NOT_HTML, f"Content-Type {page.content_type or 'missing'} but the body is binary data"
-    if looks_like_json(page.html):
-        return RejectReason.NOT_HTML, f"Content-Type {page.content_type or 'missing'} but the body is a JSON document"
-    return None
+    return html_refusal(page.html, page.content_type)
 
 
 class FilterResponseFn(_RejectCountingFn):
@@ -545,6 +528,7 @@ def build_article(page: Page, extraction: Extraction) -> Article:
         lead=extraction.lead,
         page_type=extraction.page_type,
         page_title=meta.page_title,
+        is_accessible_for_free=extraction.is_accessible_for_free,
     )
 
 
@@ -554,6 +538,20 @@ def structure_reject(page: Page, extraction: Extraction, keep_listings: bool) ->
     if page.page_type or keep_listings or extraction.page_type != PageType.LISTING:
         return None
     return "no crawler page type; the page's structure is a listing (repeated cards, links, og:type, JSON-LD @type)"
+
+
+def language_reject(extraction: Extraction, languages: tuple[str, ...] | None) -> str | None:
+    """Why a cleaned page is not in the corpus's languages: the message of a ``language`` reject when ``languages``
+    (``--languages``: codes :func:`~newsclean.transforms.metadata.identify_language` returns) is given and the
+    page's identified ``language`` is not one of them (naming it and its probability), or is None (no letters to
+    identify); else None."""
+    if languages is None or extraction.language in languages:
+        return None
+    wanted = ",".join(languages)
+    if extraction.language is None:
+        return f"no language identified (no letters in the text), not one of --languages {wanted}"
+    return (f"identified language {extraction.language} (score {extraction.language_score}), "
+            f"not one of --languages {wanted}")
 
 
 #: The page :func:`warm_up` cleans: an English article with JSON-LD, OpenGraph, a date and its author in a byline
@@ -591,7 +589,8 @@ def warm_up(config: ChainConfig) -> None:
 
 
 def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
-               min_words: int = MIN_ARTICLE_WORDS, keep_listings: bool = False) -> Article | Reject:
+               min_words: int = MIN_ARTICLE_WORDS, keep_listings: bool = False,
+               languages: tuple[str, ...] | None = None) -> Article | Reject:
     """Decode, clean and extract one page: an :class:`~newsclean.schemas.records.Article`, or a :class:`~newsclean.schemas.records.Reject`.
 
     Args:
@@ -601,6 +600,8 @@ def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
         min_words: the corpus filter (``CleanConfig.min_words``): fewer kept words is a ``too_short`` reject.
         keep_listings: keep a foreign WARC's listing pages as rows (``--keep-listings``); off: ``not_article``
             rejects (:func:`structure_reject`).
+        languages: the language filter (``CleanConfig.languages``): another identified language, or none, is a
+            ``language`` reject (:func:`language_reject`); None: no filter.
 
     Never raises: :class:`~newsclean.transforms.errors.ExtractionError` becomes a reject with its reason
     (stage ``decode`` from :func:`~newsclean.transforms.parse.decode_html`, ``clean`` from the chain); any
@@ -609,11 +610,11 @@ def clean_page(page: Page, evidence: SiteEvidence | None, config: ChainConfig,
     ``timeout``. The chain's one-time work is done first, outside the budget (:func:`warm_up`).
     """
     warm_up(config)
-    return _clean_within(RECORD_TIME_BUDGET_S, page, evidence, config, min_words, keep_listings)
+    return _clean_within(RECORD_TIME_BUDGET_S, page, evidence, config, min_words, keep_listings, languages)
 
 
 def _clean_within(budget_s: float | None, page: Page, evidence: SiteEvidence | None, config: ChainConfig,
-                  min_words: int, keep_listings: bool) -> Article | Reject:
+                  min_words: int, keep_listings: bool, languages: tuple[str, ...] | None = None) -> Article | Reject:
     """:func:`clean_page` with a budget of ``budget_s`` seconds (None: none)."""
     stage = Stage.DECODE
     try:
@@ -625,6 +626,9 @@ def _clean_within(budget_s: float | None, page: Page, evidence: SiteEvidence | N
             why = structure_reject(page, extraction, keep_listings)
             if why:
                 return make_reject(page, stage, RejectReason.NOT_ARTICLE, why)
+            why = language_reject(extraction, languages)
+            if why:
+                return make_reject(page, stage, RejectReason.LANGUAGE, why)
             return build_article(page, extraction)
     except RecordTimeout:
         clock = "CPU time" if measures_cpu_time() else "wall-clock time"
@@ -639,15 +643,17 @@ def _clean_within(budget_s: float | None, page: Page, evidence: SiteEvidence | N
 class CleanPageFn(_ChainFn, _RejectCountingFn):
     """``Page`` (+ side input ``{(site, category): SiteEvidence}``) -> Article or reject (``REJECTS_TAG``)."""
 
-    def __init__(self, chain: ChainConfig, min_words: int = MIN_ARTICLE_WORDS, keep_listings: bool = False):
+    def __init__(self, chain: ChainConfig, min_words: int = MIN_ARTICLE_WORDS, keep_listings: bool = False,
+                 languages: tuple[str, ...] | None = None):
         super().__init__(chain)
-        self.min_words, self.keep_listings = min_words, keep_listings
+        self.min_words, self.keep_listings, self.languages = min_words, keep_listings, languages
 
     def setup(self):
         warm_up(self._config)  # models and libraries loaded before the first page's budget starts
 
     def process(self, page: Page, evidence):
-        out = clean_page(page, evidence.get(site_key(page)), self._config, self.min_words, self.keep_listings)
+        out = clean_page(page, evidence.get(site_key(page)), self._config, self.min_words, self.keep_listings,
+                         self.languages)
         if isinstance(out, Article):
             yield out
         else:
@@ -664,18 +670,20 @@ class CleanPages(beam.PTransform):
             ``--keep-listings`` applied), used as given.
         min_words: ``--min-words``, the corpus filter (fewer kept words: a ``too_short`` reject).
         keep_listings: ``--keep-listings``: a foreign WARC's listing pages become rows, not ``not_article`` rejects.
+        languages: ``--languages``, the language filter (another identified language, or none: a ``language``
+            reject); None: no filter.
     """
 
     def __init__(self, evidence, chain: ChainConfig = DEFAULT_CONFIG, min_words: int = MIN_ARTICLE_WORDS,
-                 keep_listings: bool = False):
+                 keep_listings: bool = False, languages: tuple[str, ...] | None = None):
         super().__init__()
         self.evidence = evidence
         self.chain = chain
-        self.min_words, self.keep_listings = min_words, keep_listings
+        self.min_words, self.keep_listings, self.languages = min_words, keep_listings, languages
 
     def expand(self, pages):
         out = pages | "Extract" >> beam.ParDo(
-            CleanPageFn(self.chain, self.min_words, self.keep_listings),
+            CleanPageFn(self.chain, self.min_words, self.keep_listings, self.languages),
             evidence=beam.pvalue.AsDict(self.evidence)
         ).with_outputs(REJECTS_TAG, main="articles")
         return {"articles": out.articles, "rejects": out[REJECTS_TAG]}
@@ -708,7 +716,7 @@ def read_and_clean(paths, sections, evidence, config: CleanConfig) -> Cleaned:
     # Keep the HTML 200 responses; clean each page into an article or a reject.
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,
-                                                             config.keep_listings)
+                                                             config.keep_listings, config.languages)
     rejects = (read["rejects"], filtered["rejects"], cleaned["rejects"]) | "CollectRejects" >> beam.Flatten()
     # Progress on stderr (pipeline/progress.py): side branches that count and output nothing (the reader counts
     # each record as read before it passes it on, so a line never shows more articles than records read). Rejects
@@ -753,27 +761,27 @@ class WriteParquet(beam.PTransform):
     An empty PCollection still
     gives one Parquet file with the schema and no rows (Beam writes an empty shard), which
     pyarrow, pandas and DuckDB read as an empty table. ``settings``: the run's, in each file's metadata
-    (:func:`with_settings`).
+    (:func:`with_settings`). ``output_format``: ``jsonl`` writes ``part-*.jsonl.gz`` JSON Lines files of the same
+    fields instead (``--format``, :func:`~newsclean.pipeline.formats.write_rows`; no metadata there).
     """
 
-    def __init__(self, out: str, settings: dict | None = None):
+    def __init__(self, out: str, settings: dict | None = None, output_format: str = "parquet"):
         super().__init__()
         self.out = out
         self.settings = settings
+        self.output_format = output_format
 
     def expand(self, pcolls):
         written = {}
         if "articles" in pcolls:
-            written["articles"] = (pcolls["articles"] | "ArticleRows" >> beam.Map(to_row)
-                                   | "WriteArticles" >> beam.io.WriteToParquet(
-                                       output_prefix(self.out, ARTICLES_DIR), with_settings(ARTICLE_SCHEMA, self.settings),
-                                       codec="snappy", file_name_suffix=PARQUET_SUFFIX,
-                                       row_group_buffer_size=ARTICLE_ROW_GROUP_BYTES,
-                                       record_batch_size=ARTICLE_RECORD_BATCH))
-        written["rejects"] = (pcolls["rejects"] | "RejectRows" >> beam.Map(to_row)
-                              | "WriteRejects" >> beam.io.WriteToParquet(
-                                  output_prefix(self.out, REJECTS_DIR), with_settings(REJECT_SCHEMA, self.settings),
-                                  codec="snappy", file_name_suffix=PARQUET_SUFFIX))
+            written["articles"] = write_rows(
+                pcolls["articles"] | "ArticleRows" >> beam.Map(to_row), "WriteArticles",
+                output_prefix(self.out, ARTICLES_DIR), with_settings(ARTICLE_SCHEMA, self.settings),
+                self.output_format, row_group_buffer_size=ARTICLE_ROW_GROUP_BYTES,
+                record_batch_size=ARTICLE_RECORD_BATCH)
+        written["rejects"] = write_rows(
+            pcolls["rejects"] | "RejectRows" >> beam.Map(to_row), "WriteRejects",
+            output_prefix(self.out, REJECTS_DIR), with_settings(REJECT_SCHEMA, self.settings), self.output_format)
         return written
 
 

@@ -2,7 +2,7 @@
 
 Runner metrics are not available on every runner (or arrive late), so the summary is read
 back from what the job wrote: row counts of ``OUT/articles/*.parquet``, reject reasons of
-``OUT/rejects/*.parquet`` and the ``records_read`` / ``duplicates_dropped`` totals of
+``OUT/rejects/*.parquet`` (or their ``*.jsonl.gz`` JSON Lines, ``--format jsonl``) and the ``records_read`` / ``duplicates_dropped`` totals of
 ``OUT/_counts/counts.jsonl``. The summary goes to ``OUT/_summary.json``: a name that Spark, pandas,
 ``pyarrow.dataset``, DuckDB and HF ``datasets`` skip (they ignore names starting with ``_`` or ``.``), so
 ``OUT`` opens as a dataset; :func:`write_dataset_card` adds ``OUT/README.md`` (YAML ``configs:`` for the
@@ -28,8 +28,9 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.errors import AccountingError, NewscleanError, NothingReadError
+from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, row_files, stored_format
 from newsclean.pipeline.output import is_url
-from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, PARQUET_SUFFIX, REJECTS_DIR
+from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
 from newsclean.pipeline.warc_reader import SKIPPED_PREFIX
 from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION, RejectReason
 
@@ -225,10 +226,10 @@ def top_sites(by_site: dict[str, int], top: int = TOP_SITES) -> str:
     return line
 
 
-def _files(out: str, name: str, suffix: str) -> list[str]:
-    """Paths of ``OUT/<name>/*<suffix>`` and of Hive partitions ``OUT/<name>/<key>=<value>/*<suffix>``, sorted."""
-    patterns = [FileSystems.join(out, name, "*" + suffix), FileSystems.join(out, name, "*=*", "*" + suffix)]
-    return sorted({m.path for r in FileSystems.match(patterns) for m in r.metadata_list})
+def _files(out: str, name: str, *suffixes: str) -> list[str]:
+    """Paths of ``OUT/<name>/*<suffix>`` and of Hive partitions ``OUT/<name>/<key>=<value>/*<suffix>`` for each of
+    ``suffixes`` (default: every ``--format``'s, :data:`~newsclean.pipeline.formats.SUFFIXES`), sorted."""
+    return row_files(FileSystems.join(out, name), suffixes or tuple(SUFFIXES.values()))
 
 
 def _open(path: str):
@@ -251,6 +252,9 @@ def _column_counts(paths: list[str], *columns: str) -> tuple[int, dict[str, coll
     in one read of each file."""
     rows, counts = 0, {column: collections.Counter() for column in columns}
     for path in paths:
+        if path.endswith(SUFFIXES["jsonl"]):
+            rows += _jsonl_column_counts(path, columns, counts)
+            continue
         with _open(path) as f:
             n = pq.read_metadata(f).num_rows
             f.seek(0)
@@ -268,6 +272,18 @@ def _column_counts(paths: list[str], *columns: str) -> tuple[int, dict[str, coll
             else:
                 counts[column][value] += n
     return rows, counts
+
+
+def _jsonl_column_counts(path: str, columns: tuple[str, ...], counts: dict[str, collections.Counter]) -> int:
+    """Add the value counts of ``columns`` in the JSON Lines file ``path`` to ``counts`` (a Hive partition's value
+    where the path holds one); returns its rows."""
+    n = 0
+    fixed = {column: _partition_value(path, column) for column in columns}
+    for row in iter_jsonl(path):
+        n += 1
+        for column in columns:
+            counts[column][fixed[column] if fixed[column] is not None else row.get(column)] += 1
+    return n
 
 
 def read_counts(out: str) -> dict[str, int]:
@@ -288,9 +304,9 @@ def summarize_output(out: str, warc: str = "") -> RunSummary:
     Raises ``OSError``/``BeamIOError`` when the outputs cannot be read, ``ValueError`` on a
     malformed counts file.
     """
-    n_articles, by = _column_counts(_files(out, ARTICLES_DIR, PARQUET_SUFFIX), "site", "language")
+    n_articles, by = _column_counts(_files(out, ARTICLES_DIR), "site", "language")
     by_site, by_language = by["site"], by["language"]
-    reasons = _column_counts(_files(out, REJECTS_DIR, PARQUET_SUFFIX), "reason")[1]["reason"]
+    reasons = _column_counts(_files(out, REJECTS_DIR), "reason")[1]["reason"]
     counts = read_counts(out)
     near = counts.get("near_duplicates_dropped", 0)
     skipped = {name.removeprefix(SKIPPED_PREFIX): n for name, n in counts.items() if name.startswith(SKIPPED_PREFIX)}
@@ -326,25 +342,37 @@ DEFAULT_LICENSE = "other"
 CARD_LANGUAGES = 50
 
 
-def dataset_card(summary: RunSummary, partition_by: str | None = None, license_id: str = DEFAULT_LICENSE) -> str:
+#: How the card says to open each ``--format``'s tables (DuckDB: ``read_parquet``, ``read_json``).
+OPEN_WITH = {
+    "parquet": "`pandas.read_parquet(\"articles\")`, `pyarrow.dataset.dataset(\"articles\")` or DuckDB "
+               "`read_parquet('articles/**/*.parquet')`",
+    "jsonl": "`pandas.read_json(\"articles/<file>.jsonl.gz\", lines=True)` or DuckDB "
+             "`read_json('articles/**/*.jsonl.gz')` (gzip-compressed JSON Lines, one row a line)",
+}
+
+
+def dataset_card(summary: RunSummary, partition_by: str | None = None, license_id: str = DEFAULT_LICENSE,
+                 output_format: str = "parquet") -> str:
     """The text of ``OUT/README.md``: a Hugging Face dataset card (``huggingface_hub.DatasetCard``) whose YAML
     header (``DatasetCardData``) declares the configs ``articles`` (default), ``rejects`` and ``duplicates``
     (Hugging Face Hub docs, "Manual configuration"), the ``license`` (``license_id``: ``other`` until the user sets
     it, said in a sentence) and the ``language`` codes of the articles, then the run's counts and settings and the
     columns of the tables with their descriptions (the Arrow field metadata). No path of the machine that ran
-    (:func:`relative_to`). Made offline: nothing is fetched from the Hub."""
+    (:func:`relative_to`). Made offline: nothing is fetched from the Hub. ``output_format``: the tables' files,
+    ``parquet`` (``*.parquet``) or ``jsonl`` (``*.jsonl.gz``)."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
     from newsclean.pipeline.dedup import DUPLICATE_SCHEMA, DUPLICATES_DIR
     from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
 
-    glob = "**/*.parquet" if partition_by else "*.parquet"
+    suffix = SUFFIXES[output_format]
+    glob = f"**/*{suffix}" if partition_by else f"*{suffix}"
     languages = [lang for lang, _ in sorted(summary.articles_by_language.items(), key=lambda kv: (-kv[1], kv[0]))
                  if lang][:CARD_LANGUAGES]
     data = DatasetCardData(configs=[
         {"config_name": "articles", "data_files": f"{ARTICLES_DIR}/{glob}", "default": True},
-        {"config_name": "rejects", "data_files": f"{REJECTS_DIR}/*.parquet"},
-        {"config_name": "duplicates", "data_files": f"{DUPLICATES_DIR}/*.parquet"},
+        {"config_name": "rejects", "data_files": f"{REJECTS_DIR}/*{suffix}"},
+        {"config_name": "duplicates", "data_files": f"{DUPLICATES_DIR}/*{suffix}"},
     ], license=license_id, language=languages or None, tags=["newsclean"])
     warc = relative_to(summary.warc, summary.out)
     lines = [
@@ -354,8 +382,7 @@ def dataset_card(summary: RunSummary, partition_by: str | None = None, license_i
         f"`{warc}`: {summary.articles_written} articles, {summary.rejects_total} rejects, "
         f"{summary.duplicates_dropped} duplicates dropped, {summary.records_read} WARC response records read.",
         "",
-        "Open it with `datasets.load_dataset(\"<this folder>\", \"articles\")`, `pandas.read_parquet(\"articles\")`, "
-        "`pyarrow.dataset.dataset(\"articles\")` or DuckDB `read_parquet('articles/**/*.parquet')`. "
+        f"Open it with `datasets.load_dataset(\"<this folder>\", \"articles\")`, {OPEN_WITH[output_format]}. "
         "Run counts are in `_summary.json`.",
         "",
         f"License: `{license_id}`. " + ("The articles' text belongs to their publishers: set `license` in the YAML "
@@ -397,9 +424,11 @@ def card_license(path: str) -> str:
 def write_dataset_card(summary: RunSummary, partition_by: str | None = None, folder: str | None = None) -> str:
     """Write :func:`dataset_card` to ``FOLDER/README.md`` (``folder``: default ``summary.out``, as for
     :func:`write_summary`), keeping the ``license`` of the card already published in ``summary.out``
-    (:func:`card_license`); returns that path."""
-    text = dataset_card(summary, partition_by, card_license(FileSystems.join(summary.out, CARD_FILE)))
+    (:func:`card_license`), for the format the tables in ``FOLDER`` are stored in
+    (:func:`~newsclean.pipeline.formats.stored_format`); returns that path."""
     path = FileSystems.join(folder or summary.out, CARD_FILE)
+    text = dataset_card(summary, partition_by, card_license(FileSystems.join(summary.out, CARD_FILE)),
+                        stored_format(folder or summary.out))
     with FileSystems.create(path, mime_type="text/markdown",
                             compression_type=CompressionTypes.UNCOMPRESSED) as f:
         f.write(text.encode("utf-8"))

@@ -90,6 +90,7 @@ from newsclean.schemas.contract import (
     UNKNOWN,
 )
 from newsclean.schemas.records import Page, Provenance, Reject, RejectReason, Stage
+from newsclean.transforms.parse import parse_content_type
 
 try:  # brotli is optional: without it a ``Content-Encoding: br`` body becomes a decode_error reject
     import brotli as _brotli
@@ -161,25 +162,6 @@ class ReadStats:
 # --------------------------------------------------------------------------------------------
 # Small pure helpers
 # --------------------------------------------------------------------------------------------
-
-
-def parse_content_type(value: str | None) -> tuple[str, str | None]:
-    """Split a ``Content-Type`` header value into ``(mime_type, charset)``.
-
-    ``mime_type`` is lower-cased without parameters (``""`` when the header is missing);
-    ``charset`` is the ``charset`` parameter with quotes stripped, or ``None``.
-    Example: ``'text/html; Charset="UTF-8"'`` -> ``('text/html', 'UTF-8')``.
-    """
-    if not value:
-        return "", None
-    parts = value.split(";")
-    mime = parts[0].strip().lower()
-    charset = None
-    for param in parts[1:]:
-        name, _, val = param.partition("=")
-        if name.strip().lower() == "charset":
-            charset = val.strip().strip("\"'").strip() or None
-    return mime, charset
 
 
 # HTTP decoding is done here, over zlib and brotli, rather than by the WARC libraries, because neither keeps what

@@ -96,6 +96,7 @@ class RejectReason(enum.StrEnum):
     PARSE_ERROR = "parse_error"  # lxml could not build a tree
     NO_CONTENT = "no_content"  # the cleaning chain kept no text block
     TOO_SHORT = "too_short"  # kept text below the minimum article length
+    LANGUAGE = "language"  # identified language not among --languages (or not identified)
     INTERNAL_ERROR = "internal_error"  # unexpected exception inside a stage (bug: report it)
     TRUNCATED_RECORD = "truncated_record"  # the WARC file ends inside a record (cut download, full disk)
     NOT_WARC = "not_warc"  # bytes that are not WARC records (a whole file, or the rest of one)

@@ -24,8 +24,9 @@ import pyarrow as pa
 # Reject reasons are part of the crawl -> clean contract; re-exported here for the records that carry them.
 from newsclean.schemas.contract import RejectReason as RejectReason
 
-SCHEMA_VERSION = "3"  # 2: article metadata columns (authors ... declared_language), column descriptions, dynamic_nodes_marked
+SCHEMA_VERSION = "4"  # 2: article metadata columns (authors ... declared_language), column descriptions, dynamic_nodes_marked
 # 3: captions, lead, page_type, page_title; title without the site-name suffix; text = the body (+ --text-includes)
+# 4: is_accessible_for_free
 PIPELINE_VERSION = "0.1.0"
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -137,6 +138,7 @@ class Article:
     lead: str | None = None
     page_type: str = "article"
     page_title: str | None = None
+    is_accessible_for_free: bool | None = None  # schema.org isAccessibleForFree; None: the page does not say
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,8 @@ DESCRIPTIONS: dict[str, str] = {
              "first <h1>, without the site name a <title> adds ('... - Los Angeles Times'; raw: page_title).",
     "published_at": "First publication time, UTC: JSON-LD datePublished or article:published_time meta "
                     "(time kept), else htmldate's original date (midnight UTC); null when none in 1995..fetch+1 day.",
-    "language": "Language of the article text identified by py3langid (ISO 639-1 code, e.g. 'en').",
+    "language": "Language of the article text identified by py3langid 0.4 (ISO 639-1 code, e.g. 'en'; ISO 639-3 "
+                "for 25 languages, e.g. 'yue'; 'zxx': no linguistic content).",
     "text": "Cleaned article text: the body's kept text blocks, one paragraph per line; image captions and the "
             "lead are in their own columns, and in text too where the run said so (--text-includes).",
     "html": "Cleaned HTML of the kept content (formatting tags kept).",
@@ -218,6 +221,9 @@ DESCRIPTIONS: dict[str, str] = {
     "page_type": "What the page is: article, listing or other; the crawler's WARC-Newsclean-Page-Type where it "
                  "recorded one, else decided from the page's structure (repeated cards, links, og:type, JSON-LD @type).",
     "page_title": "The page's raw <title> text (null when none).",
+    "is_accessible_for_free": "schema.org isAccessibleForFree of the JSON-LD/microdata article or of a hasPart "
+                              "WebPageElement: false when any says false (paywalled, in whole or in part), true "
+                              "when one says true; null when the page does not say.",
     "stage": "Pipeline stage that rejected the record: read, filter, decode or clean.",
     "reason": "Why the record is not an article (a RejectReason value, e.g. http_status, no_content).",
     "message": "Details of the reject, for a person (at most 2,000 characters).",
@@ -273,6 +279,7 @@ ARTICLE_SCHEMA = _schema(
         ("lead", pa.string(), True),
         ("page_type", pa.string(), False),
         ("page_title", pa.string(), True),
+        ("is_accessible_for_free", pa.bool_(), True),
     ],
     "article",
 )

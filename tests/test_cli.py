@@ -233,7 +233,7 @@ def test_version_and_top_level_help_import_neither_beam_nor_scrapy():
     frameworks (seconds of start-up on a loaded machine); ``clean --help`` still lists the Beam-backed flags."""
     probe = ("import io, sys, contextlib\n"
              "from newsclean.cli import main\n"
-             "for argv in (['--version'], ['--help'], ['summarize', '--help']):\n"
+             "for argv in (['--version'], ['--help'], ['summarize', '--help'], ['extract', '--help']):\n"
              "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
              "        assert main(argv) == 0, argv\n"
              "    assert out.getvalue().strip(), argv\n"

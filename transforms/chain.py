@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import lxml.html
 from lxml import etree
@@ -320,7 +321,8 @@ class Extraction:
     it (``Metadata.headline``: no site-name suffix); the raw ``<title>`` is ``metadata.page_title``.
 
     ``title``, ``published_at``, ``modified_at``, ``language`` (identified in ``text``), ``language_score``,
-    ``declared_language`` (the page's own), ``image_url``, ``canonical_url``, ``domain`` and ``page_type`` are
+    ``declared_language`` (the page's own), ``image_url``, ``canonical_url``, ``domain``, ``page_type`` and
+    ``is_accessible_for_free`` (schema.org ``isAccessibleForFree``; None: the page does not say) are
     finished by :func:`newsclean.transforms.finish.finish_fields` and mean what the Parquet article row's columns
     of the same names mean; ``metadata`` holds what the page says as it says it."""
 
@@ -341,6 +343,26 @@ class Extraction:
     image_url: str | None = None
     canonical_url: str | None = None
     domain: str | None = None
+    is_accessible_for_free: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-ready (``json.dumps`` takes it as it is): keys the dataclass fields in their order;
+        datetimes as ISO 8601 strings (``datetime.isoformat``: aware UTC, ``+00:00``), ``counts`` and ``metadata``
+        as dicts of their fields (``metadata`` None when the chain read none; ``metadata.article_body`` included, at
+        most 100,000 characters), tuples as lists; text fields are characters (Unicode, not bytes). Never raises."""
+        return {f.name: _json_ready(getattr(self, f.name)) for f in fields(self)}
+
+
+def _json_ready(value: Any) -> Any:
+    """``value`` as JSON types: a datetime as its ISO 8601 string, a dataclass as a dict of its fields, a tuple or
+    list as a list (each recursively); str, numbers, bools and None as they are."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _json_ready(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_json_ready(v) for v in value]
+    return value
 
 
 @dataclass

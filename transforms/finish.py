@@ -14,7 +14,9 @@ found into the fields a reader of one page and a user of the Parquet corpus both
 * ``image_url`` / ``canonical_url``: the page's, resolved against its URL (http(s) only); ``domain``: the URL's
   registered domain (Public Suffix List);
 * ``page_type``: the type the crawler recorded for the page (article, listing, other) where it recorded one of those,
-  else the chain's structural verdict (:mod:`newsclean.transforms.page_type`).
+  else the chain's structural verdict (:mod:`newsclean.transforms.page_type`);
+* ``is_accessible_for_free``: the page's schema.org ``isAccessibleForFree`` (False: paywalled, in whole or in part;
+  :func:`~newsclean.transforms.metadata.accessible_for_free`), None when the page does not say.
 
 What is known of a page besides its HTML (its URL, fetch time, a sitemap's facts, the crawler's page type) comes in a
 :class:`PageFacts`; the pipeline fills it from the WARC record, ``newsclean.extract`` from its ``url`` argument.
@@ -81,6 +83,7 @@ class FinishedFields(NamedTuple):
     canonical_url: str | None
     domain: str | None
     page_type: str
+    is_accessible_for_free: bool | None
 
 
 def finish_fields(text: str, meta: Metadata, page_type: str, facts: PageFacts = PageFacts()) -> FinishedFields:
@@ -99,4 +102,5 @@ def finish_fields(text: str, meta: Metadata, page_type: str, facts: PageFacts = 
         image_url=absolute_url(facts.url, meta.image_url), canonical_url=absolute_url(facts.url, meta.canonical_url),
         domain=registered_domain(facts.url),
         page_type=facts.page_type if facts.page_type in RECORDED_PAGE_TYPES else page_type,
+        is_accessible_for_free=meta.is_accessible_for_free,
     )

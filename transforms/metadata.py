@@ -7,7 +7,8 @@ canonical URL, site name, section, tags and the declared language. Sources, best
 1. Structured data read with extruct (https://github.com/scrapinghub/extruct): JSON-LD items of
    an article type (``NewsArticle``, ``Article``, ``BlogPosting``, ..., also inside ``@graph``;
    schema.org properties ``headline``, ``author``, ``datePublished``, ``dateModified``,
-   ``description``, ``image``, ``articleSection``, ``keywords``, ``publisher``, ``url``), then
+   ``description``, ``image``, ``articleSection``, ``keywords``, ``publisher``, ``url``,
+   ``isAccessibleForFree`` also in ``hasPart``: :func:`accessible_for_free`), then
    schema.org microdata of an article type, then OpenGraph (ogp.me: ``og:*``, ``article:*``).
 2. Plain ``<meta name=...>`` tags (``author``, ``description``, ``keywords``, Dublin Core, ...),
    ``<link rel=canonical>``, ``<title>`` / ``<h1>``, ``<html lang>``.
@@ -18,8 +19,9 @@ a value without zone is taken as UTC); otherwise the publication date comes from
 (midnight UTC). Every date must lie in :data:`MIN_DATE` .. now + 1 day, else it is dropped. No
 field is ever filled from today's date (dateutil's default-filling turned "2019" into 2019-<today>).
 
-Language (:func:`identify_language`): py3langid (Lui & Baldwin 2012, "langid.py", ACL demo; the
-model ships inside the wheel) on the cleaned article text, with its normalised probability; the
+Language (:func:`identify_language`): py3langid 0.4 (Lui & Baldwin 2012, "langid.py", ACL demo; its retrained
+model, which ships inside the wheel, has the 140 labels of :func:`language_labels`) on the cleaned article text,
+with its normalised probability; the
 declared ``<html lang>`` / ``content-language`` / ``og:locale`` is kept apart as
 ``declared_language`` and only when it looks like a BCP 47 tag (never a charset name).
 
@@ -108,6 +110,8 @@ class Metadata:
         page_title: the raw ``<title>`` text (whitespace collapsed), None without one.
         page_types: what the page says it is: ``og:type`` values and the ``@type`` names of its JSON-LD and
             microdata objects, lowercased, in page order without repeats (``("article", "newsarticle")``).
+        is_accessible_for_free: the schema.org ``isAccessibleForFree`` of the article (False: behind a paywall,
+            in whole or in part); None when the page does not say (:func:`accessible_for_free`).
     """
 
     title: str | None = None
@@ -125,6 +129,7 @@ class Metadata:
     headline: str | None = None
     page_title: str | None = None
     page_types: tuple[str, ...] = ()
+    is_accessible_for_free: bool | None = None
 
     @property
     def declared_language(self) -> str | None:
@@ -279,16 +284,24 @@ def declared_language(value: str | None) -> str | None:
 
 
 def identify_language(text: str) -> tuple[str | None, float | None]:
-    """``(ISO 639-1 code, probability in [0, 1])`` of ``text`` by py3langid; ``(None, None)`` without letters.
+    """``(language code, probability in [0, 1])`` of ``text`` by py3langid; ``(None, None)`` without letters.
 
-    Reads the first :data:`LANGID_CHARS` characters. The code is one of langid.py's 97 languages,
-    so it is never a charset name.
+    Reads the first :data:`LANGID_CHARS` characters. The code is one of :func:`language_labels`, so it is never a
+    charset name.
     """
     sample = text[:LANGID_CHARS] if text else ""
     if not any(ch.isalpha() for ch in sample):
         return None, None
     lang, prob = _language_identifier().classify(sample)
     return str(lang), round(float(prob), 4)
+
+
+def language_labels() -> frozenset[str]:
+    """The codes :func:`identify_language` can return: the labels of py3langid 0.4's model, 140 of them (its README,
+    "Languages"): 139 languages, 114 by their two-letter ISO 639-1 code (``en``, ``de``, ``fr``, ...) and 25 by a
+    three-letter ISO 639-3 code (``ary``, ``kik``, ``yue``, ...), and ``zxx`` (ISO 639-2: no linguistic content;
+    numbers, markup, identifiers). Loads the model once per process (about 1 s)."""
+    return frozenset(_language_identifier().labels)
 
 
 def registered_domain(url: str | None) -> str | None:
@@ -383,6 +396,41 @@ def _image(value) -> str | None:
         if isinstance(v, str) and v.strip():
             return v.strip()
     return None
+
+
+#: schema.org ``Boolean`` values of ``isAccessibleForFree`` as pages write them, case-folded: JSON ``true``/``false``
+#: aside, the strings ``"True"``/``"False"``, ``"yes"``/``"no"`` and the enumeration members ``https://schema.org/True``
+#: and ``https://schema.org/False`` (their last path segment).
+_BOOLEAN_WORDS = {"true": True, "yes": True, "false": False, "no": False}
+
+
+def _boolean(value) -> bool | None:
+    """A schema.org ``Boolean`` (https://schema.org/Boolean) as written in JSON-LD or microdata; None for anything
+    else (numbers, objects, other words)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _BOOLEAN_WORDS.get(value.strip().rsplit("/", 1)[-1].casefold())
+    return None
+
+
+def _property(obj, name: str) -> list:
+    """The values of property ``name`` of a JSON-LD object or an extruct microdata item (under ``properties``)."""
+    if not isinstance(obj, dict):
+        return []
+    return _as_list(obj.get(name, (obj.get("properties") or {}).get(name)))
+
+
+def accessible_for_free(article: dict) -> bool | None:
+    """Whether the article object (JSON-LD or microdata) says it can be read without paying: the schema.org
+    ``isAccessibleForFree`` of the object and of the parts of its ``hasPart`` (the ``WebPageElement`` that marks the
+    paywalled section in Google's "Subscription and paywalled content" markup). False when any of them says false
+    (the page is paywalled at least in part), True when one says true and none false, None when none says (or only
+    with values that are no Boolean: :func:`_boolean`)."""
+    values = [*_property(article, "isAccessibleForFree"),
+              *(v for part in _property(article, "hasPart") for v in _property(part, "isAccessibleForFree"))]
+    said = {flag for flag in map(_boolean, values) if flag is not None}
+    return (False not in said) if said else None
 
 
 _ITEM_TYPES = etree.XPath("//@itemscope/../@itemtype")  # = //*[@itemscope]/@itemtype, a third faster in libxml2
@@ -736,6 +784,7 @@ def read_metadata(root: etree._Element) -> Metadata:
         headline=reader_title(title, (site_name or "", *_domain_labels(canonical)), _headings(page.headings)),
         page_title=page_title,
         page_types=_dedupe((*(t.lower() for t in meta.get("og:type", ())), *types)),
+        is_accessible_for_free=accessible_for_free(article),
     )
 
 

@@ -63,6 +63,7 @@ from ftfy.badness import BADNESS_RE, badness
 from lxml import etree
 
 from newsclean.schemas.records import RejectReason
+from newsclean.schemas.sniff import looks_binary
 from newsclean.transforms import kernel
 from newsclean.transforms.errors import ExtractionError
 from newsclean.transforms.text import count_words
@@ -290,6 +291,55 @@ def looks_like_json(body: bytes | str) -> bool:
     except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return False
     return True
+
+
+#: The MIME types of an HTML page (WHATWG MIME Sniffing §4.6 "HTML MIME type", and XHTML's).
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+
+def parse_content_type(value: str | None) -> tuple[str, str | None]:
+    """Split a ``Content-Type`` header value into ``(mime_type, charset)``.
+
+    ``mime_type`` is lower-cased without parameters (``""`` when the header is missing);
+    ``charset`` is the ``charset`` parameter with quotes stripped, or ``None``.
+    Example: ``'text/html; Charset="UTF-8"'`` -> ``('text/html', 'UTF-8')``.
+    """
+    if not value:
+        return "", None
+    parts = value.split(";")
+    mime = parts[0].strip().lower()
+    charset = None
+    for param in parts[1:]:
+        name, _, val = param.partition("=")
+        if name.strip().lower() == "charset":
+            charset = val.strip().strip("\"'").strip() or None
+    return mime, charset
+
+
+def looks_like_html(body: bytes) -> bool:
+    """Sniff an HTML document in the first 1024 bytes (``<!doctype html``, ``<html``, ``<head``, ``<body``)."""
+    head = body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return any(tag in head for tag in (b"<!doctype html", b"<html", b"<head", b"<body"))
+
+
+def html_refusal(body: bytes, mime_type: str) -> tuple[RejectReason, str] | None:
+    """Why an HTTP payload ``body`` (bytes, content coding removed) served as ``mime_type`` (lower-cased, no
+    parameters; ``""``: no ``Content-Type``) is no HTML page, or None when it may be one. In this order: a MIME
+    type not in :data:`HTML_TYPES` (``not_html``), a body of zero bytes or only whitespace (``empty_body``), no
+    MIME type and a body that does not sniff as HTML (:func:`looks_like_html`), a body that sniffs as binary
+    (:func:`~newsclean.schemas.sniff.looks_binary`, WHATWG MIME Sniffing §7.1) or is a JSON document
+    (:func:`looks_like_json`), whatever its type says (``not_html``)."""
+    if mime_type and mime_type not in HTML_TYPES:
+        return RejectReason.NOT_HTML, f"Content-Type {mime_type}"
+    if not body.strip():
+        return RejectReason.EMPTY_BODY, "payload has no bytes"
+    if not mime_type and not looks_like_html(body):
+        return RejectReason.NOT_HTML, "no Content-Type and the body does not look like HTML"
+    if looks_binary(body):
+        return RejectReason.NOT_HTML, f"Content-Type {mime_type or 'missing'} but the body is binary data"
+    if looks_like_json(body):
+        return RejectReason.NOT_HTML, f"Content-Type {mime_type or 'missing'} but the body is a JSON document"
+    return None
 
 
 _CONTROL_CHARS = tuple(map(chr, (*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20))))  # what _CONTROL matches

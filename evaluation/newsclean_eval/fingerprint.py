@@ -98,17 +98,31 @@ def chain_fingerprints(datasets: Sequence[str], chains: Sequence[str], jobs: int
     return sorted(lines)
 
 
-def corpus_fingerprints(out: Path) -> list[str]:
-    """Sorted fingerprint lines of the rows under ``out``'s ``articles/``, ``rejects/`` and ``duplicates/``:
-    ``table, warc file, offset, digest of the row's other columns``."""
+def _table_rows(folder: Path, table: str) -> list[dict]:
+    """The rows of one table of a ``newsclean clean`` output: its ``*.jsonl.gz`` files (``--format jsonl``; timestamps
+    parsed back, so both formats give the same rows) or its Parquet files (Hive partitions read as columns)."""
     import pyarrow.dataset as ds
 
+    from newsclean.pipeline.dedup import DUPLICATE_SCHEMA
+    from newsclean.pipeline.formats import SUFFIXES, read_rows, row_files
+    from newsclean.schemas.records import ARTICLE_SCHEMA, REJECT_SCHEMA
+
+    jsonl = row_files(str(folder), (SUFFIXES["jsonl"],))
+    if jsonl:
+        schema = {"articles": ARTICLE_SCHEMA, "rejects": REJECT_SCHEMA, "duplicates": DUPLICATE_SCHEMA}[table]
+        return [row for path in jsonl for row in read_rows(path, schema)]
+    return ds.dataset(str(folder), format="parquet", partitioning="hive").to_table().to_pylist()
+
+
+def corpus_fingerprints(out: Path) -> list[str]:
+    """Sorted fingerprint lines of the rows under ``out``'s ``articles/``, ``rejects/`` and ``duplicates/``
+    (Parquet or JSON Lines): ``table, warc file, offset, digest of the row's other columns``."""
     lines = []
     for table in ("articles", "rejects", "duplicates"):
         folder = out / table
         if not folder.exists():
             continue
-        rows = ds.dataset(str(folder), format="parquet", partitioning="hive").to_table().to_pylist()
+        rows = _table_rows(folder, table)
         for row in rows:
             row = {k: v for k, v in row.items() if k not in RUN_COLUMNS}
             where = f"{row.get('warc_file', '')}\t{row.get('warc_offset', '')}"

@@ -6,6 +6,7 @@
     newsclean demo  [--out DIR] [--seed N] [beam options]
     newsclean eval  [--quick] [--datasets LIST] [--configs LIST] [--peers LIST] [--split all|tune|test] [--out MD]
     newsclean explain PAGE [--neighbours DIR] [--neighbour-sample N] [--chain NAME] [--out FILE]
+    newsclean extract PAGE|URL|- [--format text|json|markdown] [--chain NAME] [--url URL] [--min-words N]
     newsclean summarize OUT
 
 Beam options are any flags of Beam's ``PipelineOptions`` (``--runner DataflowRunner
@@ -13,7 +14,8 @@ Beam options are any flags of Beam's ``PipelineOptions`` (``--runner DataflowRun
 ...); the default runner is DirectRunner. Exit status: 0 success; 1 failure (a one-line message
 on stderr, e.g. a ``--warc`` glob that matches nothing, WARC files of which no record could be read, an output
 folder that cannot be written or a full disk, another run holding the output folder; ``--verbose`` adds the
-traceback); 2 usage error (bad flags, an unknown ``--runner``, a missing or invalid sites.toml); 130 interrupted.
+traceback); 2 usage error (bad flags, an unknown ``--runner``, a missing or invalid sites.toml); 3 (``extract``) a
+page that is no article; 130 interrupted.
 
 This module is the application layer: it is the one place that reaches the crawler
 (:mod:`newsclean.crawler`), the pipeline (:mod:`newsclean.pipeline`), the demo (:mod:`newsclean.demo`) and,
@@ -23,12 +25,15 @@ through the ``newsclean.commands`` entry point group, the evaluation harness; no
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import urlsplit
 
 from newsclean.pipeline.errors import NewscleanError, UsageError
 
@@ -106,7 +111,7 @@ def describe_product(with_chains: bool = True) -> str:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, summarize).
+    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, extract, summarize).
 
     ``command``: give only that subcommand its arguments (the others keep their name and help line), so that
     ``newsclean --help`` or ``newsclean summarize`` imports neither Scrapy nor Beam (``""``: no subcommand's);
@@ -136,7 +141,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Run the Beam cleaning pipeline: read WARC response records, learn static noise per "
                     "(site, category) from neighbour pages, clean every page with the --chain configuration, drop "
                     "exact and near duplicates (MinHash LSH), and "
-                    "write DIR/articles/*.parquet, DIR/rejects/*.parquet, DIR/_summary.json and the dataset card "
+                    "write DIR/articles/*.parquet, DIR/rejects/*.parquet (*.jsonl.gz with --format jsonl), DIR/_summary.json "
+                    "and the dataset card "
                     "DIR/README.md (the earlier output is replaced only when the run succeeds).",
         epilog=_EPILOG_BEAM)
     if wanted("clean"):
@@ -173,6 +179,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("explain"):
         add_explain_arguments(explain)
     explain.set_defaults(subparser=explain)
+
+    extract = sub.add_parser("extract", allow_abbrev=False, help="print the article of one page, URL or stdin",
+                             description=EXTRACT_DESCRIPTION, epilog=EXTRACT_EPILOG)
+    if wanted("extract"):
+        add_extract_arguments(extract)
+    extract.set_defaults(subparser=extract)
 
     summarize = sub.add_parser(
         "summarize", allow_abbrev=False, help="publish a --no-wait run's outputs and write OUT/_summary.json",
@@ -299,8 +311,10 @@ def cmd_clean(args: argparse.Namespace, beam_args: list[str]) -> int:
 def cmd_run(args: argparse.Namespace, beam_args: list[str]) -> int:
     """``newsclean run``: crawl into ``OUT/warc``, then clean it into ``OUT``."""
     from newsclean.pipeline.errors import NoInputError
+    from newsclean.pipeline.options import clean_config_from_flags
 
     warc_dir = Path(args.out) / "warc"
+    clean_config_from_flags(args, warc=str(warc_dir), out=args.out)  # the cleaning flags checked before the crawl
     _crawl(_load_sites_config(args.config, args), warc_dir, args)
     try:
         return _clean(str(warc_dir), args.out, args, beam_args)
@@ -407,6 +421,179 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- newsclean extract ---------------------------------------------------------------------------
+
+#: Exit status of ``newsclean extract`` for a page that was read but is no article (the line names the reject reason).
+EXIT_NOT_ARTICLE = 3
+#: Largest page ``newsclean extract`` reads, in bytes, after its content coding is removed: the WARC reader's bound on
+#: a payload (``newsclean.pipeline.warc_reader.MAX_BODY_BYTES``); a larger page is ``too_large``.
+MAX_PAGE_BYTES = 10 * 1024 * 1024
+#: Seconds ``newsclean extract URL`` waits to connect, for each read, and for the whole body.
+FETCH_TIMEOUT_S = 30.0
+
+EXTRACT_DESCRIPTION = (
+    "Clean one page and print its article. PAGE is an HTML file, an http(s) URL (fetched: at most 10 MiB, 30 s) or "
+    "- for standard input; its bytes are decoded as 'newsclean clean' decodes a response (BOM, the HTTP charset, "
+    "<meta charset>, sniffing). --format text (default): the article text, one paragraph a line. json: one JSON "
+    "object in UTF-8, every field of the extraction (title, text, html, published_at and modified_at in ISO 8601, "
+    "language, word_count, metadata, counts, is_accessible_for_free, ...: Extraction.to_dict()). markdown: the "
+    "title as a '# ' heading (the text's first paragraph left out where it is the title), then the text's "
+    "paragraphs separated by blank lines, as plain text: subheadings and list items are paragraphs of their own, "
+    "not marked up, and nothing is escaped.")
+EXTRACT_EPILOG = (
+    "Exit status: 0 the article printed; 1 the page could not be read or fetched (a missing file, a network error, "
+    "a timeout); 2 a usage error; 3 the page is no article, with the reject reason 'newsclean clean' would give it "
+    "(http_status, not_html, empty_body, decode_error, too_large, parse_error, no_content, too_short, not_article: "
+    "a listing page).")
+
+
+def add_extract_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``newsclean extract``."""
+    from newsclean.transforms.chain import CONFIGS, MIN_ARTICLE_WORDS
+
+    parser.add_argument("page", metavar="PAGE", help="an HTML file, an http(s) URL, or - for standard input")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                        help="what to print (default: text)")
+    parser.add_argument("--chain", choices=sorted(CONFIGS), default="default", help="chain configuration (default: default)")
+    parser.add_argument("--url", metavar="URL", help="the page's address: resolves its relative image and canonical "
+                        "URLs and gives its domain (default: the URL fetched, after redirects; none for a file or -)")
+    parser.add_argument("--min-words", type=int, default=MIN_ARTICLE_WORDS, metavar="N",
+                        help=f"fewer words is too_short (default {MIN_ARTICLE_WORDS}; 0: any text)")
+
+
+class PageBytes(NamedTuple):
+    """A page as read: ``body`` (bytes, content coding removed), its ``mime_type`` (lower-cased; a file or standard
+    input is taken as ``text/html``), the HTTP ``charset`` (None: not given) and the ``url`` it came from (None: a
+    file or standard input)."""
+
+    body: bytes
+    mime_type: str
+    charset: str | None
+    url: str | None
+
+
+def read_page(source: str) -> PageBytes:
+    """The page ``source`` names: ``-`` (standard input), an http(s) URL (:func:`fetch_page`) or a file path.
+
+    Raises :class:`NewscleanError` when it cannot be read, ``ExtractionError`` (``too_large``) over
+    :data:`MAX_PAGE_BYTES`."""
+    if source == "-":
+        return PageBytes(_read_bounded(sys.stdin.buffer, "standard input"), "text/html", None, None)
+    if urlsplit(source).scheme.lower() in ("http", "https"):
+        return fetch_page(source)
+    try:
+        with open(source, "rb") as f:
+            return PageBytes(_read_bounded(f, source), "text/html", None, None)
+    except OSError as exc:
+        raise NewscleanError(f"cannot read {source}: {exc.strerror or exc}") from None
+
+
+def _read_bounded(stream, name: str) -> bytes:
+    data = stream.read(MAX_PAGE_BYTES + 1)
+    if len(data) > MAX_PAGE_BYTES:
+        _too_large(name)
+    return data
+
+
+def _too_large(name: str):
+    from newsclean.schemas.records import RejectReason
+    from newsclean.transforms.errors import ExtractionError
+
+    raise ExtractionError(RejectReason.TOO_LARGE, f"{name} holds over {MAX_PAGE_BYTES} bytes")
+
+
+def fetch_page(url: str) -> PageBytes:
+    """GET ``url`` with requests (redirects followed, the content coding removed), bounded by
+    :data:`FETCH_TIMEOUT_S` seconds and :data:`MAX_PAGE_BYTES` bytes. Raises :class:`NewscleanError` for a network
+    error or timeout, ``ExtractionError`` for a status other than 200 (``http_status``) or a body over the bound."""
+    import requests
+
+    from newsclean.schemas.records import RejectReason
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.parse import parse_content_type
+
+    deadline = time.monotonic() + FETCH_TIMEOUT_S
+    headers = {"User-Agent": f"newsclean/{_version()} (newsclean extract)"}
+    try:
+        with requests.get(url, timeout=FETCH_TIMEOUT_S, stream=True, headers=headers) as response:
+            if response.status_code != 200:
+                raise ExtractionError(RejectReason.HTTP_STATUS, f"HTTP status {response.status_code} from {response.url}")
+            chunks, size = [], 0
+            for chunk in response.iter_content(64 * 1024):
+                size += len(chunk)
+                if size > MAX_PAGE_BYTES:
+                    _too_large(url)
+                if time.monotonic() > deadline:
+                    raise NewscleanError(f"cannot fetch {url}: no whole body within {FETCH_TIMEOUT_S:g} s")
+                chunks.append(chunk)
+            mime, charset = parse_content_type(response.headers.get("Content-Type"))
+            return PageBytes(b"".join(chunks), mime, charset, response.url)
+    except requests.RequestException as exc:
+        raise NewscleanError(f"cannot fetch {url}: {os_error_line(OSError(str(exc)))}") from None
+
+
+def extract_page(page: PageBytes, url: str | None, chain: str, min_words: int):
+    """The :class:`~newsclean.transforms.chain.Extraction` of ``page`` as the pipeline makes an article row: refused
+    as no HTML page (:func:`~newsclean.transforms.parse.html_refusal`), decoded with its HTTP charset
+    (:func:`~newsclean.transforms.parse.decode_html`), cleaned by :func:`newsclean.extract` with ``url`` (None: the
+    page's own), and refused as ``not_article`` when its structure is a listing. Raises ``ExtractionError``."""
+    import newsclean
+    from newsclean.schemas.contract import PageType
+    from newsclean.schemas.records import RejectReason
+    from newsclean.transforms.errors import ExtractionError
+    from newsclean.transforms.parse import decode_html, html_refusal
+
+    refusal = html_refusal(page.body, page.mime_type)
+    if refusal:
+        raise ExtractionError(*refusal)
+    text = decode_html(page.body, page.charset)[0]
+    extraction = newsclean.extract(text, url=url or page.url, chain=chain, min_words=min_words)
+    if extraction.page_type == PageType.LISTING:
+        raise ExtractionError(RejectReason.NOT_ARTICLE, "the page's structure is a listing (repeated cards, links, "
+                                                        "og:type, JSON-LD @type)")
+    return extraction
+
+
+def render_extraction(extraction, form: str) -> str:
+    """What ``newsclean extract --format form`` prints (``text``, ``json`` or ``markdown``: :data:`EXTRACT_DESCRIPTION`),
+    ending in a newline."""
+    if form == "json":
+        return json.dumps(extraction.to_dict(), ensure_ascii=False) + "\n"
+    if form == "markdown":
+        paragraphs = [p for p in extraction.text.splitlines() if p.strip()]
+        if not extraction.title:
+            return "\n\n".join(paragraphs) + "\n"
+        if paragraphs and paragraphs[0].split() == extraction.title.split():
+            paragraphs = paragraphs[1:]  # the headline the text starts with is the heading
+        return "\n\n".join([f"# {extraction.title}", *paragraphs]) + "\n"
+    return extraction.text + "\n"
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    """``newsclean extract PAGE``: print the article of one page (:func:`read_page`, :func:`extract_page`,
+    :func:`render_extraction`) in UTF-8 on stdout. Returns 0, or :data:`EXIT_NOT_ARTICLE` with one line on stderr
+    for a page that is no article; raises :class:`NewscleanError` for one that cannot be read, UsageError for a
+    negative ``--min-words``."""
+    from newsclean.transforms.errors import ExtractionError
+
+    if args.min_words < 0:
+        raise UsageError(f"--min-words {args.min_words}: give 0 or more")
+    try:
+        extraction = extract_page(read_page(args.page), args.url, args.chain, args.min_words)
+    except ExtractionError as exc:
+        print(f"newsclean: error: {args.page}: no article ({exc.reason.value}): {exc.message}", file=sys.stderr)
+        return EXIT_NOT_ARTICLE
+    out = render_extraction(extraction, args.format)
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # a text stream without bytes underneath (an embedding application's)
+        sys.stdout.write(out)
+        return EXIT_OK
+    sys.stdout.flush()
+    stream.write(out.encode("utf-8"))
+    stream.flush()
+    return EXIT_OK
+
+
 #: What ``newsclean eval`` says where the evaluation harness (a separate distribution) is not installed.
 EVAL_MISSING = ("newsclean eval needs the evaluation harness, which the newsclean wheel does not ship: "
                 "from a source checkout, pip install -e ./evaluation (or make eval)")
@@ -503,6 +690,8 @@ def _main(argv: list[str]) -> int:
             return cmd_eval(args, argv)
         if args.command == "explain":
             return cmd_explain(args)
+        if args.command == "extract":
+            return cmd_extract(args)
         if args.command == "summarize":
             from newsclean.pipeline.launch import summarize_out
 

@@ -96,7 +96,7 @@ def test_columns_are_described_in_the_files(fresh):
     _, out = fresh
     schema = pq.read_schema(next((out / "articles").glob("*.parquet")))
     assert schema.field("language_score").metadata[b"description"].startswith(b"py3langid")
-    assert schema.metadata[b"newsclean.schema_version"] == b"3"
+    assert schema.metadata[b"newsclean.schema_version"] == b"4"
 
 
 def test_hf_datasets_loads_both_configs(fresh, tmp_path):

@@ -45,7 +45,7 @@ def test_nullability_matches(cls, schema):
 @pytest.mark.parametrize("cls, schema", STORED, ids=["Article", "Reject"])
 def test_python_types_fit_arrow_types(cls, schema):
     expected = {str: pa.types.is_string, int: pa.types.is_integer, datetime: pa.types.is_timestamp,
-                float: pa.types.is_floating}
+                float: pa.types.is_floating, bool: pa.types.is_boolean}
     hints = typing.get_type_hints(cls)
     for name in schema.names:
         hint = hints[name]
@@ -64,10 +64,11 @@ def test_every_column_is_described_in_the_field_metadata(schema):
 
 
 def test_article_schema_has_the_news_metadata_columns():
-    assert SCHEMA_VERSION == "3"
+    assert SCHEMA_VERSION == "4"
     types = {f.name: f.type for f in ARTICLE_SCHEMA}
     assert types["captions"] == pa.list_(pa.string()) and types["lead"] == pa.string()
     assert types["page_type"] == pa.string() and types["page_title"] == pa.string()
+    assert types["is_accessible_for_free"] == pa.bool_() and ARTICLE_SCHEMA.field("is_accessible_for_free").nullable
     assert not ARTICLE_SCHEMA.field("page_type").nullable and ARTICLE_SCHEMA.field("lead").nullable
     assert types["authors"] == pa.list_(pa.string()) and types["tags"] == pa.list_(pa.string())
     for name in ("description", "image_url", "canonical_url", "domain", "site_name", "section", "declared_language"):

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 from repo import FIXTURES as REPO_FIXTURES
+from repo import ROOT
 
 from newsclean.schemas.records import Page, Provenance, StageCounts
 from newsclean.transforms.metadata import (
@@ -17,6 +18,7 @@ from newsclean.transforms.metadata import (
     absolute_url,
     declared_language,
     identify_language,
+    language_labels,
     parse_iso_date,
     read_metadata,
     registered_domain,
@@ -133,6 +135,21 @@ def test_identify_language_without_letters():
     assert identify_language("") == (None, None) and identify_language("12 34 -- !!") == (None, None)
 
 
+def test_the_installed_identifier_has_the_documented_label_set():
+    # py3langid 0.4's model (README "Languages"): 139 languages and zxx; a release with other labels must fail here.
+    labels = language_labels()
+    assert len(labels) == 140
+    two, three = {c for c in labels if len(c) == 2}, {c for c in labels if len(c) == 3}
+    assert (len(two), len(three), two | three) == (114, 26, labels)
+    assert {"en", "de", "fr", "es", "zh", "ja", "ar", "sw"} <= two
+    assert {"ary", "kik", "yue", "wuu", "zxx"} <= three
+    assert {"und", "eng", "zh-cn"}.isdisjoint(labels)  # no abstention label, no ISO 639-2 alias, no region
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "its 140 codes" in readme and "140 of them" in language_labels.__doc__
+    assert "97 languages" not in readme + identify_language.__doc__
+    assert '"py3langid>=0.4,<0.5"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("url, domain", [
     ("https://www.bbc.co.uk/news/world-1", "bbc.co.uk"),
     ("http://news.example.com.au:8080/a", "example.com.au"),
@@ -216,3 +233,52 @@ def test_author_names_are_cleaned_and_found_in_the_byline():
     meta = read_metadata(parse_html(html))
     assert meta.authors == () and meta.page_types == ("article",) and meta.page_title == "T"
     assert extract_article(html).metadata.authors == ("Jane Doe", "John Roe")  # the byline beside the article
+
+
+def _paywall_page(jsonld: str) -> str:
+    return (f"<html><head><title>T</title><script type='application/ld+json'>{jsonld}</script></head>"
+            "<body><p>Text.</p></body></html>")
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("false", False), ("true", True),  # JSON booleans
+    ('"False"', False), ('"True"', True), ('"no"', False), ('"yes"', True), ('" FALSE "', False),
+    ('"https://schema.org/False"', False), ('"http://schema.org/True"', True),
+    ('"maybe"', None), ("0", None), ("null", None),  # no schema.org Boolean: the page does not say
+])
+def test_is_accessible_for_free_on_the_article_object(value, expected):
+    jsonld = f'{{"@context": "https://schema.org", "@type": "NewsArticle", "headline": "H", "isAccessibleForFree": {value}}}'
+    assert read_metadata(parse_html(_paywall_page(jsonld))).is_accessible_for_free is expected
+
+
+def test_is_accessible_for_free_in_a_has_part_web_page_element_and_absent():
+    part = ('{"@context": "https://schema.org", "@type": "NewsArticle", "headline": "H", '
+            '"hasPart": [{"@type": "WebPageElement", "isAccessibleForFree": "False", "cssSelector": ".paywall"}]}')
+    assert read_metadata(parse_html(_paywall_page(part))).is_accessible_for_free is False
+    mixed = part.replace('"headline": "H", ', '"headline": "H", "isAccessibleForFree": true, ')
+    assert read_metadata(parse_html(_paywall_page(mixed))).is_accessible_for_free is False  # a paywalled part
+    in_graph = ('{"@context": "https://schema.org", "@graph": [{"@type": "WebSite", "isAccessibleForFree": false}, '
+                '{"@type": "Article", "headline": "H", "isAccessibleForFree": "True"}]}')
+    assert read_metadata(parse_html(_paywall_page(in_graph))).is_accessible_for_free is True  # the article's word
+    absent = '{"@context": "https://schema.org", "@type": "NewsArticle", "headline": "H"}'
+    assert read_metadata(parse_html(_paywall_page(absent))).is_accessible_for_free is None
+    assert read_metadata(parse_html("<html><body><p>No structured data.</p></body></html>")).is_accessible_for_free is None
+
+
+def test_is_accessible_for_free_in_microdata():
+    html = ("<html><body><article itemscope itemtype='https://schema.org/NewsArticle'>"
+            "<h1 itemprop='headline'>H</h1><meta itemprop='isAccessibleForFree' content='False'>"
+            "<p>Text.</p></article></body></html>")
+    assert read_metadata(parse_html(html)).is_accessible_for_free is False
+
+
+def test_extraction_carries_is_accessible_for_free_from_the_page():
+    from newsclean.transforms.chain import extract_article
+
+    prose = "The council voted on Tuesday to close the old bridge for repairs, after engineers found cracks. " * 4
+    body = f"<article><h1>Bridge to close</h1><p>{prose}</p><p>{prose}</p></article>"
+    paywalled = ('<html><head><script type="application/ld+json">{"@context": "https://schema.org", '
+                 '"@type": "NewsArticle", "headline": "Bridge to close", "isAccessibleForFree": "False"}</script>'
+                 f"</head><body>{body}</body></html>")
+    assert extract_article(paywalled).is_accessible_for_free is False
+    assert extract_article(f"<html><body>{body}</body></html>").is_accessible_for_free is None
