@@ -20,6 +20,15 @@ than ``--batch-mib`` (:attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes
    graph's own dedup stages and sinks (:func:`~newsclean.pipeline.clean.dedup_and_write`) write ``articles/``,
    ``rejects/``, ``duplicates/``, ``_index/`` and ``_counts/``.
 
+**Resuming.** Steps 1 and 2 each leave a completion marker (:data:`DONE_FILE`, written atomically once the step's
+Beam run has finished, :func:`~newsclean.pipeline.output.write_marker`) in their folder, and the staging folder
+holds the run's resume key (:func:`resume_key`: its settings, the batch size and each input file's path, size and
+modification time). A batched run that was killed, failed or interrupted keeps its staging folder; the next run into the same
+local ``OUT`` with the same key adopts it (:func:`adopt_staging`) and runs only the steps without a marker (a
+batch's folder without one is deleted first), then step 3 again, so its rows are those of an uninterrupted run.
+A different key (other settings, files or batch size) deletes the folder, as does any one-graph run: a run below
+the batch size starts over.
+
 One batch's run holds what its batch needs and no dedup shuffle; the last run holds the dedup shuffles of the
 corpus's small keys (~3.5 KB an article: docs/runners.md) and streams the articles from the spill, in one process
 (its input is the spill, not WARC files: :func:`~newsclean.pipeline.runner.with_local_mode` starts no workers).
@@ -30,7 +39,9 @@ Publishing, the lock, the summary, incremental runs and the accounting check are
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import os
 import pickle
 from typing import NamedTuple
 
@@ -41,8 +52,15 @@ from apache_beam.io.filesystems import FileSystems
 from newsclean.pipeline.dedup import KEYS_DIR, SPILL_DIR, SpillKeys, key_of_row, spill_articles
 from newsclean.pipeline.dedup_decisions import NearDupParams
 from newsclean.pipeline.file_patterns import literal_pattern
-from newsclean.pipeline.incremental import run_settings
+from newsclean.pipeline.incremental import matched_files, run_settings
 from newsclean.pipeline.options import CleanConfig
+from newsclean.pipeline.output import (
+    RESUME_FILE,
+    discard_staging,
+    read_marker,
+    resumable_staging,
+    write_marker,
+)
 from newsclean.pipeline.progress import PROGRESS
 from newsclean.pipeline.runner import BeamArgs, chooses_local_mode, run_graph
 from newsclean.pipeline.stages import (
@@ -64,6 +82,8 @@ log = logging.getLogger(__name__)
 EVIDENCE_DIR, BATCHES_DIR = "_evidence", "_batches"
 #: The two outputs of :class:`~newsclean.pipeline.stages.LearnSiteEvidence`, as folders of ``_evidence/``.
 EVIDENCE, SECTIONS = "evidence", "sections"
+#: The completion marker of step 1's folder and of each batch's folder (JSON: the files the step read).
+DONE_FILE = "_done.json"
 #: One pickled value (:class:`WritePickled`): internal to one run, read back by the same code.
 VALUE_SCHEMA = pa.schema([pa.field("value", pa.binary(), nullable=False)])
 
@@ -87,6 +107,92 @@ def runs_in_batches(beam_args: BeamArgs, files: list[tuple[str, int]], batch_byt
     batch size, :attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes`) is not 0, newsclean chooses its local
     mode (:func:`~newsclean.pipeline.runner.chooses_local_mode`) and the files hold more than ``batch_bytes``."""
     return batch_bytes > 0 and chooses_local_mode(beam_args) and sum(n for _, n in files) > batch_bytes
+
+
+# --------------------------------------------------------------------------------------------
+# Resuming a killed run
+# --------------------------------------------------------------------------------------------
+
+
+def modified_at(path: str) -> float:
+    """When the file ``path`` was last modified, in seconds since the epoch, as Beam's filesystems report it (local
+    files, ``gs://``, ``s3://``). Raises ``OSError`` when it cannot be listed."""
+    found = FileSystems.match([literal_pattern(path)])[0].metadata_list
+    if not found:
+        raise FileNotFoundError(f"{path}: not found")
+    return found[0].last_updated_in_seconds
+
+
+def resume_key(config: CleanConfig, files: list[tuple[str, int]]) -> dict:
+    """The resume key of a batched run of ``config`` over ``files`` (``(path, size in bytes)``): what its staged
+    rows depend on, as JSON values: :func:`~newsclean.pipeline.incremental.run_settings`, ``--format``, the batch
+    size, the incremental flag, the offsets files are read from, and each file's path, size and modification time
+    (:func:`modified_at`: a file rewritten since is another file, as make and rsync take it; no extra read of the
+    files). Raises ``OSError`` when a file cannot be listed."""
+    key = {"settings": run_settings(config), "output_format": config.output_format,
+           "batch_bytes": config.batch_bytes, "incremental": config.incremental,
+           "read_from": sorted(config.read_from),
+           "files": [[path, size, modified_at(path)] for path, size in files]}
+    return json.loads(json.dumps(key, sort_keys=True))
+
+
+def batched_resume_key(config: CleanConfig, patterns: list[str], beam_args: BeamArgs) -> dict | None:
+    """:func:`resume_key` of the run of ``config`` over the files of ``patterns`` when it runs in batches
+    (:func:`runs_in_batches`), else None (a one-graph run is not resumed); None too, with a warning, when a file
+    cannot be listed (the run goes on, and its reader reports the file)."""
+    files = matched_files(patterns)
+    if not runs_in_batches(beam_args, files, config.batch_bytes):
+        return None
+    try:
+        return resume_key(config, files)
+    except OSError as exc:
+        log.warning("this run cannot be resumed if it is interrupted: %s", exc)
+        return None
+
+
+def adopt_staging(out: str, key: dict | None) -> str | None:
+    """The staging folder in ``out`` (:func:`~newsclean.pipeline.output.resumable_staging`) whose resume key is
+    ``key``, made ready to resume: everything in it but the key, step 1's folder and the batches' folders deleted
+    (step 3 runs again). Every other resumable staging folder in ``out`` is deleted. Returns None when none has
+    ``key`` (or ``key`` is None). Call it under the output's lock."""
+    adopted = None
+    for staging in resumable_staging(out):
+        if adopted is None and key is not None and read_marker(FileSystems.join(staging, RESUME_FILE)) == key:
+            adopted = staging
+            continue
+        log.info("deleting %s, left by an interrupted run with other settings or input files", staging)
+        discard_staging(staging)
+    if adopted is not None:
+        for name in os.listdir(adopted):  # resumable staging folders are local
+            if name not in (RESUME_FILE, EVIDENCE_DIR, BATCHES_DIR):
+                path = os.path.join(adopted, name)
+                if os.path.isdir(path):
+                    discard_staging(path)
+                else:
+                    os.remove(path)
+        log.info("resuming the interrupted run in %s", adopted)
+    return adopted
+
+
+def start_resumable(staging: str, key: dict) -> None:
+    """Record ``key`` (:func:`resume_key`) in the new staging folder ``staging``, so that the run can resume."""
+    write_marker(FileSystems.join(staging, RESUME_FILE), key)
+
+
+def _completed(folder: str, files: list[str]) -> bool:
+    """Whether ``folder`` holds the completion marker of a step over ``files``."""
+    return read_marker(FileSystems.join(folder, DONE_FILE)) == {"files": files}
+
+
+def _run_step(folder: str, files: list[str], run) -> bool:
+    """Run one step into ``folder`` with ``run()`` unless an earlier run completed it; then mark it completed.
+    Returns whether it ran. A folder without the marker is deleted first (what a killed run left of it)."""
+    if _completed(folder, files):
+        return False
+    discard_staging(folder)
+    run()
+    write_marker(FileSystems.join(folder, DONE_FILE), {"files": files})
+    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,7 +262,8 @@ def clean_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_arg
     """Steps 1 and 2 of the module docstring over ``files`` (``(path, size)``) into ``config.out`` (the run's
     staging folder), in batches of at most ``config.batch_bytes`` of WARC bytes (:func:`file_batches`), each Beam
     run with ``beam_args`` (the local mode of :func:`~newsclean.pipeline.runner.runner_options` over its own
-    files). Returns the batches' folders (``STAGING/_batches/bNNNNN``, deleted with the staging folder), for
+    files). Steps an earlier run completed into the same staging folder are not run again (the module docstring's
+    "Resuming"). Returns the batches' folders (``STAGING/_batches/bNNNNN``, deleted with the staging folder), for
     :func:`spilled_batches`. Raises what :func:`~newsclean.pipeline.runner.run_to_completion` raises."""
     staging = config.out
     paths = [literal_pattern(path) for path, _ in files]  # Beam file patterns, each matching its path only
@@ -165,14 +272,21 @@ def clean_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_arg
     batches = [[literal_pattern(path) for path in batch] for batch in file_batches(files, batch_bytes)]
     PROGRESS.note(f"{len(files):,} WARC files ({sum(n for _, n in files) / 2**20:,.0f} MiB): site evidence from all "
                   f"of them, then cleaning in {len(batches)} batches of at most {batch_bytes / 2**20:,.0f} MiB")
-    run_graph(lambda p: build_evidence_pipeline(p, paths, config, evidence), beam_args, paths)
+    if not _run_step(evidence, paths, lambda: run_graph(
+            lambda p: build_evidence_pipeline(p, paths, config, evidence), beam_args, paths)):
+        PROGRESS.note("site evidence: learnt by an earlier run (resumed)")
     folders = []
+    read_from = dict(config.read_from)
+    to_read = {literal_pattern(path): max(n - read_from.get(path, 0), 0) for path, n in files}  # bytes, by pattern
     for i, batch in enumerate(batches):
         folder = FileSystems.join(staging, BATCHES_DIR, f"b{i:05d}")
         PROGRESS.note(f"batch {i + 1} of {len(batches)}: {len(batch):,} WARC files")
         log.info("batch %d of %d: %d WARC files into %s", i + 1, len(batches), len(batch), folder)
         batch_config = dataclasses.replace(config, out=folder)
-        run_graph(lambda p, b=batch, c=batch_config: build_batch_pipeline(p, b, c, evidence, params), beam_args, batch)
+        if not _run_step(folder, batch, lambda b=batch, c=batch_config: run_graph(
+                lambda p: build_batch_pipeline(p, b, c, evidence, params), beam_args, b)):
+            PROGRESS.note(f"batch {i + 1} of {len(batches)}: cleaned by an earlier run (resumed)")
+            PROGRESS.skip_bytes(sum(to_read[pattern] for pattern in batch))
         folders.append(folder)
     PROGRESS.note("deduplicating the batches' articles")
     return folders

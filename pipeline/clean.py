@@ -17,7 +17,14 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from newsclean.pipeline.batches import clean_in_batches, runs_in_batches, spilled_batches
+from newsclean.pipeline.batches import (
+    adopt_staging,
+    batched_resume_key,
+    clean_in_batches,
+    runs_in_batches,
+    spilled_batches,
+    start_resumable,
+)
 from newsclean.pipeline.dedup import WriteDuplicates, deduplicate, key_of, spill_articles
 from newsclean.pipeline.dedup_decisions import NearDupParams, article_of
 from newsclean.pipeline.errors import NewscleanError, NoInputError
@@ -106,7 +113,9 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     ``duplicates/``, ``_counts/``, ``_index/``, ``_summary.json`` and the dataset card ``README.md`` replaced
     (``--partition-by``: articles rewritten Hive-partitioned first), or, with ``--incremental``, the new rows
     appended (:func:`~newsclean.pipeline.incremental.finish_run`). A failed, cancelled or interrupted run leaves
-    the earlier output as it was. ``progress``: print progress lines on stderr.
+    the earlier output as it was; a batched one (pipeline/batches.py) also leaves its staging folder, which the
+    next run with the same settings and input files resumes (a one-graph run starts over).
+    ``progress``: print progress lines on stderr.
 
     Args:
         config: ``--warc``, ``--out``, ``--neighbour-sample``, ``--chain``, ...; ``config.chain`` is the chain every
@@ -131,21 +140,25 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     """
     patterns = resolve_warc_patterns(config.warc)
     check_runner(as_options(beam_args))  # fail before launching when the runner is unavailable
-    with hold_output(config.out, config.wait_for_lock) as out:  # one run at a time (pipeline/output.py)
+    with hold_output(config.out, config.wait_for_lock, keep_resumable=True) as out:  # one run at a time
         # pipeline/incremental.py: the manifest of cleaned files, and the corpus's settings and format
         if config.incremental:
             check_corpus_format(out, config.output_format)
         plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
         if config.incremental and not plan.files:
+            adopt_staging(out, None)  # deletes what interrupted runs left
             summary, _ = nothing_new(out, plan, config.warc)
         else:
-            staging = new_staging(out)
+            run_patterns = plan.patterns if config.incremental else patterns
+            staging, key = _staging_for(out, staged_config(config, out, plan), run_patterns, beam_args)
             try:
-                _run_staged(staged_config(config, staging, plan),
-                            plan.patterns if config.incremental else patterns, beam_args, progress)
+                _run_staged(staged_config(config, staging, plan), run_patterns, beam_args, progress)
                 summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
             except BaseException:
-                discard_staging(staging)
+                if key is None:
+                    discard_staging(staging)
+                else:
+                    log.warning("kept %s: the same command resumes the run", staging)
                 raise
             log.info("run %s: %d files cleaned, %d skipped, %d articles added", plan.run_id,
                      line["files_cleaned"], line["files_skipped"], line["articles_added"])
@@ -157,15 +170,31 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     return summary
 
 
+def _staging_for(out: str, config: CleanConfig, patterns: list[str], beam_args: BeamArgs) -> tuple[str, dict | None]:
+    """The staging folder of the run of ``config`` over ``patterns`` into ``out`` and its resume key: a batched
+    run's (:func:`~newsclean.pipeline.batches.batched_resume_key`) adopts the staging folder an interrupted run
+    with the same key left (:func:`~newsclean.pipeline.batches.adopt_staging`) or records the key in a new one; a
+    one-graph run gets a new one and None. Other runs' staging folders in ``out`` are deleted."""
+    key = batched_resume_key(config, patterns, beam_args) if not is_url(out) else None
+    staging = adopt_staging(out, key)
+    if staging is None:
+        staging = new_staging(out)
+        if key is not None:
+            start_resumable(staging, key)
+    return staging, key
+
+
 def _run_staged(config: CleanConfig, patterns: list[str], beam_args: BeamArgs, progress: bool) -> None:
     """Run the cleaning of the files of ``patterns`` into ``config.out`` (the staging folder) to completion: in
     batches (:func:`~newsclean.pipeline.batches.clean_in_batches`, then :func:`build_batches_dedup` in one more
     run) when newsclean chooses the local mode and the files hold more than ``config.batch_bytes``, else as one
-    graph (:func:`build_pipeline`)."""
-    PROGRESS.reset()
+    graph (:func:`build_pipeline`). The progress tally's total: the bytes of the files, each from the offset it is
+    read from (``config.read_from``)."""
+    files = matched_files(patterns)
+    read_from = dict(config.read_from)
+    PROGRESS.reset(sum(max(size - read_from.get(path, 0), 0) for path, size in files))
     PROGRESS.enabled = progress
     try:
-        files = matched_files(patterns)
         if runs_in_batches(beam_args, files, config.batch_bytes):
             folders = clean_in_batches(config, files, beam_args)
             run_graph(lambda p: build_batches_dedup(p, folders, config), beam_args, [])  # no WARC input: no workers

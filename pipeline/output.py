@@ -14,7 +14,9 @@ when the job succeeded replaces the published outputs with the staged ones (:fun
 local folders by ``os.replace`` (one rename per folder), other filesystems file by file. A run killed
 before that leaves the earlier output as it was; its staging folder starts with ``_`` (skipped by Spark,
 pandas, ``pyarrow.dataset``, DuckDB globs of ``articles/`` and HF ``datasets``) and the next run deletes it
-(:func:`prepare_output`).
+(:func:`prepare_output`), unless it is a batched run's that holds a resume key (:data:`RESUME_FILE`): a local run
+into ``OUT`` keeps it for :func:`~newsclean.pipeline.batches.adopt_staging`, which resumes it when the key is the
+rerun's and deletes it otherwise.
 
 One run at a time: a run holds ``OUT/.clean.lock`` (:func:`hold_output`, an exclusive ``flock``, with the
 holder's pid, host and start time written in it) from before it deletes stale staging folders until it has
@@ -37,6 +39,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.errors import NewscleanError, UsageError
@@ -50,6 +53,8 @@ LOCK_FILE = ".clean.lock"
 PENDING_FILE = "_pending.json"
 #: ``--partition-by`` values: the Hive partition column and how it is derived from an article row.
 PARTITION_KEYS = ("crawl_date", "site")
+#: A batched run's resume key in its staging folder (pipeline/batches.py: its settings and input files).
+RESUME_FILE = "_resume.json"
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 
@@ -98,18 +103,60 @@ def create_output(out: str) -> str:
     return out
 
 
-def discard_stale_staging(out: str) -> None:
+def discard_stale_staging(out: str, keep_resumable: bool = False) -> None:
     """Delete the staging folders left in ``out`` by runs that were killed (no run may be live there: the caller
-    holds the lock)."""
+    holds the lock); ``keep_resumable``: not those of a local ``out`` that hold a :data:`RESUME_FILE`
+    (:func:`resumable_staging`)."""
     if not is_url(out):
+        kept = resumable_staging(out) if keep_resumable else []
         for name in os.listdir(out):
-            if name.startswith(STAGING_PREFIX):
+            if name.startswith(STAGING_PREFIX) and os.path.join(out, name) not in kept:
                 log.info("deleting %s left by an interrupted run", name)
                 shutil.rmtree(os.path.join(out, name), ignore_errors=True)
         return
     stale = _entries(out, STAGING_PREFIX + "*/**")
     if stale:
         FileSystems.delete(stale)
+
+
+def resumable_staging(out: str) -> list[str]:
+    """The staging folders in the local folder ``out`` that hold a :data:`RESUME_FILE`, sorted (none on object
+    stores: their runs start over)."""
+    if is_url(out):
+        return []
+    return sorted(os.path.join(out, name) for name in os.listdir(out) if name.startswith(STAGING_PREFIX)
+                  and os.path.isfile(os.path.join(out, name, RESUME_FILE)))
+
+
+def write_marker(path: str, obj: dict) -> None:
+    """Write the JSON object ``obj`` to ``path`` atomically: a local file is written beside it and renamed over it
+    (``os.replace``), so a reader sees the whole object or no file; an object store's object appears when
+    written whole. Raises ``OSError`` when it cannot be written."""
+    data = (json.dumps(obj, sort_keys=True) + "\n").encode("utf-8")
+    if is_url(path):
+        with FileSystems.create(path, mime_type="application/json",
+                                compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            f.write(data)
+        return
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_marker(path: str) -> dict | None:
+    """The JSON object :func:`write_marker` wrote to ``path``; None when there is none or it is not a JSON object
+    (then it counts as absent)."""
+    try:
+        if not FileSystems.exists(path):
+            return None
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            obj = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def _holder(text: str) -> dict:
@@ -172,10 +219,11 @@ def output_lock(out: str, wait: bool = False) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def hold_output(out: str, wait: bool = False) -> Iterator[str]:
+def hold_output(out: str, wait: bool = False, keep_resumable: bool = False) -> Iterator[str]:
     """Make ``out`` ready for one run and hold it for the block: created (:func:`create_output`), locked
-    (:func:`output_lock`), no ``--no-wait`` run pending there, stale staging folders deleted. Yields the output
-    path (local paths absolute).
+    (:func:`output_lock`), no ``--no-wait`` run pending there, stale staging folders deleted (``keep_resumable``:
+    but those :func:`resumable_staging` names, for the run to adopt or delete). Yields the output path (local
+    paths absolute).
 
     Raises:
         UsageError: ``out`` cannot be created. OutputLockedError: another run holds it (and not ``wait``), or a
@@ -187,7 +235,7 @@ def hold_output(out: str, wait: bool = False) -> Iterator[str]:
         if FileSystems.exists(pending):
             raise OutputLockedError(f"a --no-wait run is pending in {out} ({pending}): run 'newsclean summarize "
                                     f"{out}' once its job finished (or delete {PENDING_FILE} if the job failed)")
-        discard_stale_staging(out)
+        discard_stale_staging(out, keep_resumable)
         yield out
 
 

@@ -1,11 +1,15 @@
-"""Progress of a long cleaning run: records read, articles, rejects and pages/s on stderr.
+"""Progress of a long cleaning run: records read, articles, rejects, pages/s, and the share of the WARC bytes read
+with an estimate of the time left, on stderr.
 
 Counting DoFns (:class:`CountProgress`) sit on side branches of the graph and add to a per-process
 tally (:data:`PROGRESS`), which prints a line at most every :func:`interval_s` seconds (10, or
 ``$NEWSCLEAN_PROGRESS_INTERVAL``): on a terminal one status line redrawn in place (a ``tqdm`` line), otherwise a
-log line per interval (CI logs, ``nohup``).
+log line per interval (CI logs, ``nohup``), both with the same figures. The driver knows the WARC files' total size
+after listing them (:meth:`ProgressTally.reset`), the reader advances the bytes read as it reaches each record
+(:class:`~newsclean.pipeline.warc_reader.ReadWarcFileFn`), so a line also says ``42 % of 1,024.0 MiB read, ETA
+0:03:05`` (:func:`share_and_eta`).
 On the DirectRunner (in-memory) the tally is the driver's; on a cluster each worker prints its own
-share, and the ``newsclean`` Beam counters (``records_read``, ``articles``, ``rejects_<reason>``, ...)
+share (without a total, so without percent or ETA), and the ``newsclean`` Beam counters (``records_read``, ``articles``, ``rejects_<reason>``, ...)
 remain the cluster-wide figures in the runner's UI.
 """
 
@@ -53,12 +57,24 @@ def _warn_bad_interval(value: str) -> None:
     log.warning("%s=%r is not a number of seconds >= 0: progress lines every %g s", INTERVAL_ENV, value, INTERVAL_S)
 
 
+def share_and_eta(done: int, total: int, elapsed: float) -> str:
+    """``"42 % of 1,024.0 MiB read, ETA 0:03:05"``: ``done`` of ``total`` bytes read after ``elapsed`` seconds.
+
+    The percent is rounded down (100 % only once every byte is read); the ETA is the time left at the mean rate so
+    far, ``elapsed * (total - done) / done``, formatted by ``tqdm.format_interval`` (``[H:]MM:SS``), ``?`` before
+    the first byte. ``total`` 0 counts as everything read."""
+    share = 100 if total <= 0 else min(100, done * 100 // total)
+    left = "?" if done <= 0 else tqdm.format_interval(elapsed * max(total - done, 0) / done)
+    return f"{share} % of {max(total, 0) / 2**20:,.1f} MiB read, ETA {left}"
+
+
 def _is_terminal(stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
 class ProgressTally:
-    """Thread-safe counts of ``read``, ``articles`` and ``rejects`` and when they were last shown.
+    """Thread-safe counts of ``read``, ``articles``, ``rejects`` and ``bytes`` (of WARC files read, out of
+    ``total_bytes`` when the run's driver set it) and when they were last shown.
 
     ``enabled`` False (the default for library use) counts but never prints; the CLI enables it.
     """
@@ -68,19 +84,33 @@ class ProgressTally:
         self.enabled = False
         self.reset()
 
-    def reset(self) -> None:
-        """Zero the counts and start the clock (called when a run starts)."""
+    def reset(self, total_bytes: int | None = None) -> None:
+        """Zero the counts and start the clock (called when a run starts); ``total_bytes``: the bytes of WARC files
+        the run reads (None: not known here, as on a cluster's worker: no percent and no ETA)."""
         with self.lock:
-            self.counts = {"read": 0, "articles": 0, "rejects": 0}
+            self.total_bytes = total_bytes
+            self.counts = {"read": 0, "articles": 0, "rejects": 0, "bytes": 0}
             self.start = self.last = time.monotonic()
             self._status: tqdm | None = None
 
     def line(self) -> str:
-        """``"1,204 records read, 800 articles, 310 rejects, 35.1 pages/s"`` (pages/s over the wall time so far)."""
+        """``"1,204 records read, 800 articles (before duplicate removal), 310 rejects, 35.1 pages/s"`` (pages/s over
+        the wall time so far), then ``", 42 % of 1,024.0 MiB read, ETA 0:03:05"`` (:func:`share_and_eta`) when the
+        total is known."""
         c = self.counts
-        rate = c["read"] / max(time.monotonic() - self.start, 1e-9)
-        return (f"{c['read']:,} records read, {c['articles']:,} articles (before duplicate removal), "
-                f"{c['rejects']:,} rejects, {rate:.1f} pages/s")
+        elapsed = max(time.monotonic() - self.start, 1e-9)
+        line = (f"{c['read']:,} records read, {c['articles']:,} articles (before duplicate removal), "
+                f"{c['rejects']:,} rejects, {c['read'] / elapsed:.1f} pages/s")
+        if self.total_bytes is None:
+            return line
+        return f"{line}, {share_and_eta(c['bytes'], self.total_bytes, elapsed)}"
+
+    def skip_bytes(self, n: int) -> None:
+        """Take ``n`` bytes off the total: WARC bytes this run does not read (files an earlier run of a resumed
+        batched run cleaned), so that the percent and the ETA are those of the bytes left to read."""
+        with self.lock:
+            if self.total_bytes is not None:
+                self.total_bytes = max(self.total_bytes - n, 0)
 
     def add(self, what: str, n: int = 1, stream=None) -> None:
         """Count ``n`` of ``what`` and print a progress line to ``stream`` (default stderr) when :func:`interval_s`

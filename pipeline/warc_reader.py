@@ -148,6 +148,8 @@ class ReadStats:
         spans: the ``[start, end)`` byte ranges given up as damaged (one reject each), for :func:`check_read`.
         found: response records the independent count found (:func:`check_read`; None before it ran);
         missed: those of them no page or reject stands for (a reader bug; 0 when :func:`check_read` did not run).
+        position: the byte offset in the (compressed) file that reading has reached: the offset of the last record
+            begun, the file's size once it is read to its end (the progress line's bytes read).
     """
 
     records_read: int = 0
@@ -157,6 +159,7 @@ class ReadStats:
     spans: list[tuple[int, int]] = field(default_factory=list, compare=False, repr=False)
     found: int | None = field(default=None, compare=False)
     missed: int = field(default=0, compare=False)
+    position: int = field(default=0, compare=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -603,6 +606,7 @@ class _FileReading:
                 return
             self.records_seen += 1
             self.last_offset = offset = member if member is not None else int(record.stream_pos)
+            self.stats.position = max(self.stats.position, offset)
             self.last_truncated = False
             kind = _record_type_name(record.record_type)
             held = self.held
@@ -801,7 +805,9 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats |
             start, end = 0, len(stream.getbuffer())
         reading = _FileReading(path, stream, stats, sections)
         read = _read_gzip if is_gzip(stream, start, path) else _read_plain
+        stats.position = start
         yield from read(reading, start, end)
+        stats.position = end
         yield from reading.release()
     finally:
         if own:
@@ -845,6 +851,14 @@ def check_read(path: str, stats: ReadStats, rows: Counter, stream: BinaryIO | No
     return stats
 
 
+def _advance(done: int, position: int) -> int:
+    """Count the bytes from offset ``done`` to ``position`` as read in the progress tally; returns the new offset."""
+    if position > done:
+        PROGRESS.add("bytes", position - done)
+        return position
+    return done
+
+
 class ReadWarcFileFn(beam.DoFn):
     """Beam ``DoFn``: WARC file path (``str``) -> pages (main output) and rejects (``REJECTS_TAG``); ``sections``
     (a side input): the ``(site, section)`` pairs a page of another crawler may take as its category.
@@ -854,7 +868,8 @@ class ReadWarcFileFn(beam.DoFn):
     ``("records_found", n)`` and ``("records_missed", n)`` of that count, and ``("skipped_<type>", n)`` for each
     skipped WARC record type; increments the ``newsclean`` counters ``records_read``, ``pages_read`` and
     ``rejects_<reason>``, and the progress tally's ``read`` (:mod:`newsclean.pipeline.progress`) for each record
-    before passing it on.
+    before passing it on, and its ``bytes`` as reading reaches each record (:attr:`ReadStats.position`; a file's
+    every byte from its start offset once it is read to its end).
     """
 
     def __init__(self, read_from: dict[str, int] | None = None):
@@ -868,15 +883,17 @@ class ReadWarcFileFn(beam.DoFn):
     def process(self, path: str, sections=ANY_SECTION):
         stats = ReadStats()
         rows: Counter = Counter()
-        start = self.read_from.get(path, 0)
+        start = done = self.read_from.get(path, 0)
         for item in iter_warc_file(path, stats=stats, sections=sections, start=start):
             rows[item_offset(item)] += 1
+            done = _advance(done, stats.position)
             PROGRESS.add("read")  # before the record goes on to be cleaned and counted again
             if isinstance(item, Page):
                 yield item
             else:
                 inc_counter(f"rejects_{item.reason}")
                 yield beam.pvalue.TaggedOutput(REJECTS_TAG, item)
+        _advance(done, stats.position)  # the file's end
         check_read(path, stats, rows, start=start)
         read = sum(rows.values()) + stats.missed
         self._records.inc(read)

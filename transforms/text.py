@@ -57,15 +57,10 @@ def is_word(token: str) -> bool:
     return token.isalnum() or bool(_ALNUM.search(token) and token.strip("_"))
 
 
-def _compiled_count(count, text: str) -> int:
-    n = count(text)  # -1: the text holds Han/Kana, whose words the kernel does not split
-    return n if n >= 0 else len(words(text))
-
-
-@kernel.twin("count_words", adapt=_compiled_count)
+@kernel.twin("count_words")
 def count_words(text: str) -> int:
     """Number of :func:`words` in ``text`` (counted by the compiled kernel where
-    :func:`newsclean.transforms.kernel.enabled` holds and the text holds no Han/Kana)."""
+    :func:`newsclean.transforms.kernel.enabled` holds)."""
     return len(words(text))
 
 

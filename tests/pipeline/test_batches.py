@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,10 +20,11 @@ import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
 
 from newsclean.pipeline import batches, clean, dedup, incremental, stages
-from newsclean.pipeline.batches import BATCHES_DIR, file_batches, runs_in_batches
+from newsclean.pipeline.batches import BATCHES_DIR, DONE_FILE, file_batches, resume_key, runs_in_batches
 from newsclean.pipeline.clean import run_clean
 from newsclean.pipeline.incremental import INDEX_DIR
 from newsclean.pipeline.options import CleanConfig
+from newsclean.pipeline.output import RESUME_FILE, STAGING_PREFIX
 from newsclean.pipeline.summary import read_counts
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
@@ -284,3 +286,101 @@ def test_progress_of_a_run_in_batches(outputs, tmp_path, monkeypatch, capsys):
     counts = [tuple(int(n.replace(",", "")) for n in re.findall(r"([\d,]+) (?:records read|articles|rejects)", line))
               for line in lines if "records read" in line]
     assert counts[-1][0] == 16 and all(a + j <= r for r, a, j in counts)
+
+
+# --- a killed run in batches resumes where it stopped ------------------------------------------------------------
+
+
+def _staging(out: Path) -> list[Path]:
+    return sorted(p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX))
+
+
+@pytest.fixture(scope="module")
+def killed(outputs):
+    """An output folder whose batched run was killed after its third batch's Beam run, before that batch's
+    completion marker: two batches completed, the third's outputs written but not marked."""
+    out = outputs["root"] / "killed"
+    mp = pytest.MonkeyPatch()
+
+    def kill_at_the_third(path, obj, write=batches.write_marker):
+        if path.endswith(f"b00002/{DONE_FILE}"):
+            raise KeyboardInterrupt
+        write(path, obj)
+
+    mp.setattr(batches, "write_marker", kill_at_the_third)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_clean(_config(outputs["warc"], out, PER_FILE), [])
+    finally:
+        mp.undo()
+    return out
+
+
+def _copy(killed: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(killed, out)
+    return out
+
+
+def test_a_killed_run_in_batches_leaves_its_completed_batches(killed):
+    [staging] = _staging(killed)
+    done = {p.parent.name for p in (staging / BATCHES_DIR).glob(f"*/{DONE_FILE}")}
+    assert done == {"b00000", "b00001"}
+    assert (staging / BATCHES_DIR / "b00002" / "rejects").is_dir()  # written, not marked
+    assert (staging / RESUME_FILE).is_file() and not (killed / "articles").exists()
+
+
+def test_a_rerun_cleans_only_the_batches_not_completed(outputs, killed, tmp_path, monkeypatch):
+    out = _copy(killed, tmp_path)
+    graphs = []
+    _watch(monkeypatch, graphs, [])
+    summary = run_clean(_config(outputs["warc"], out, PER_FILE), [])
+    assert graphs == [1, 1, 1, 0]  # batches 3 (not marked), 4 and 5, then dedup and write; no evidence run
+    _same_rows(outputs["cut"], out)
+    assert summary.balanced and summary.records_read == 16
+    assert summary.to_dict() | {"warc": ""} == outputs["summaries"][1].to_dict() | {"warc": ""}
+    assert _staging(out) == []
+
+
+@pytest.mark.parametrize("change", ["settings", "one graph", "files"])
+def test_a_rerun_with_other_settings_or_files_starts_over(outputs, killed, tmp_path, monkeypatch, change):
+    out = _copy(killed, tmp_path)
+    config = _config(outputs["warc"], out, PER_FILE)
+    if change == "settings":
+        config = dataclasses.replace(config, min_words=config.min_words + 1)
+    elif change == "one graph":
+        config = dataclasses.replace(config, batch_bytes=ONE_GRAPH)
+    else:
+        warc = tmp_path / "warc"
+        shutil.copytree(outputs["warc"], warc)
+        (warc / "crawl" / "CC-MAIN-00001.warc.gz").unlink()
+        config = dataclasses.replace(config, warc=str(warc))
+    graphs = []
+    _watch(monkeypatch, graphs, [])
+    assert run_clean(config, []).balanced
+    assert graphs == {"settings": [5, 1, 1, 1, 1, 1, 0], "one graph": [2], "files": [4, 1, 1, 1, 1, 0]}[change]
+    assert _staging(out) == []
+    if change == "one graph":
+        _same_rows(outputs["cut"], out)
+
+
+def test_the_resume_key_tells_files_of_the_same_path_and_size_apart_by_modification_time(tmp_path):
+    a, b = tmp_path / "a.warc", tmp_path / "b.warc"
+    a.write_bytes(b"WARC/1.1 one")
+    b.write_bytes(b"WARC/1.1 two")
+    config = _config(tmp_path, tmp_path / "out", PER_FILE)
+    key = resume_key(config, [(str(a), 12)])
+    assert key == resume_key(config, [(str(a), 12)])
+    os.utime(b, (1_700_000_000, 1_700_000_000))  # another modification time than a's (written just now)
+    b.replace(a)
+    assert key["files"][0][:2] == resume_key(config, [(str(a), 12)])["files"][0][:2]
+    assert key != resume_key(config, [(str(a), 12)])
+
+
+def test_a_live_run_still_blocks_a_rerun_and_keeps_its_staging_folder(outputs, killed, tmp_path):
+    from newsclean.pipeline.output import OutputLockedError, output_lock
+
+    out = _copy(killed, tmp_path)
+    with output_lock(str(out)), pytest.raises(OutputLockedError):
+        run_clean(_config(outputs["warc"], out, PER_FILE), [])
+    assert [p.name for p in _staging(out)] == [p.name for p in _staging(killed)]

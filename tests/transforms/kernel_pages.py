@@ -117,6 +117,49 @@ def hostile_page(seed: int) -> str:
     return f"<html><head>{head}</head><body{_attrs(rng)}>{body}</body></html>"
 
 
+HAN_KANA = (
+    # Katakana runs with the prolonged sound mark and the middle dot, half-width Katakana and its sound marks
+    "コンピューター", "ニュー・ヨーク", "・・", "ー", "ｶﾀｶﾅｰ", "ﾊﾞｽ", "ｰ", "･",
+    # Han Ext. B (supplementary plane), unassigned code points inside the Han ranges, compatibility ideographs
+    "𠀋𠀍𪚲", "\U0002a6e0", "\u9fff", "豈更",
+    # Hiragana next to Latin, digits and underscores; the combining (semi-)voiced marks U+3099/U+309A
+    "ひらがなabc", "2024年10月", "東京2020", "_ひ_", "__カ", "か\u3099き\u309a", "\u3099\u309a", "_\u3099",
+    # mixed scripts within one token
+    "テストtest試験", "a東b", "東京タワーへ", "ｱｲｳ漢字", "Ωカ", "한국어漢字", "ＡＢＣ漢", "。", "、「」",
+)
+HAN_WORDS = ("東京都", "の", "議会", "は", "予算案", "を", "可決", "した。", "費用", "一部", "含まれて", "いない", "記事")
+
+
+def han_text(rng: random.Random, units: int) -> str:
+    """Chinese/Japanese-like text of ``units`` pieces: Han/Kana words, the :data:`HAN_KANA` cases and Latin words,
+    mostly without spaces between them."""
+    out = []
+    for _ in range(units):
+        r = rng.random()
+        out.append(rng.choice(HAN_KANA) if r < 0.25 else rng.choice(WORDS) if r < 0.35 else rng.choice(HAN_WORDS))
+        if rng.random() < 0.15:
+            out.append(rng.choice(SPACES))
+    return "".join(out)
+
+
+def han_page(seed: int) -> str:
+    """One generated Chinese/Japanese page (decoded HTML), the same for the same seed: paragraphs long and short
+    (the 80-column wrap of wide units), links inside and beside Han text, forms and a box of navigation."""
+    rng = random.Random(seed)
+    parts = []
+    for _ in range(rng.randint(2, 9)):
+        text = han_text(rng, rng.choice((1, 3, 20, 60, 150)))
+        if rng.random() < 0.4:
+            text = f"{han_text(rng, 4)}<a href='/x'>{han_text(rng, rng.randint(1, 30))}</a>{text}"
+        if rng.random() < 0.2:
+            text = f"<em>{text}</em>{han_text(rng, 3)}"
+        tag = rng.choice(("p", "div", "li", "h2", "form"))
+        parts.append(f"<{tag}{_attrs(rng)}>{text}</{tag}>")
+    if seed % 3 == 0:
+        parts.append(f"<form><input name='q'>{han_text(rng, 200)}</form>")
+    return f"<html><head><title>{han_text(rng, 5)}</title></head><body>{''.join(parts)}</body></html>"
+
+
 def site_pages(seed: int, n: int = 4) -> list[str]:
     """``n`` generated pages sharing a template (static boxes, a repeated related list): one neighbour group."""
     rng = random.Random(seed)

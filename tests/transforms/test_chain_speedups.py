@@ -783,7 +783,7 @@ def test_words_under_from_ancestors_matches_the_subtree_set(html):
 # --- marked elements: the marks' parents are the elements a predicate finds ------------------------
 
 def test_marked_elements_from_their_attributes_match_the_predicate():
-    from newsclean.transforms.noise_removal import _MARKED_DYNAMIC, _MARKED_STATIC
+    from newsclean.transforms.marks import _MARKED
     from newsclean.transforms.vocab import NOISE_ATTR
 
     root = _tree(NOISE_PAGE + "<div><a href='/x'>y</a><p><a>z</a></p></div>")
@@ -792,7 +792,8 @@ def test_marked_elements_from_their_attributes_match_the_predicate():
         if i % 3 == 0:
             mark(el, STATIC if i % 2 else DYNAMIC)
     elements[1].set(NOISE_ATTR, "other")
-    for stage, xpath in ((STATIC, _MARKED_STATIC), (DYNAMIC, _MARKED_DYNAMIC)):
+    assert _MARKED[None](root) == root.xpath(f"descendant-or-self::*[@{NOISE_ATTR}]")
+    for stage, xpath in ((STATIC, _MARKED[STATIC]), (DYNAMIC, _MARKED[DYNAMIC])):
         expected = root.xpath(f"descendant-or-self::*[@{NOISE_ATTR} = '{stage}']")
         assert xpath(root) == expected and expected
         assert xpath(elements[3]) == elements[3].xpath(f"descendant-or-self::*[@{NOISE_ATTR} = '{stage}']")

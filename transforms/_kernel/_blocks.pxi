@@ -93,53 +93,67 @@ cdef int node_hidden(object doc, xmlNode* node) except -1:
 # ---------------------------------------------------------------------------------------------------------------
 # text blocks (blocks.extract_blocks)
 
+cdef bint wrap_unit(const unsigned char* s, Py_ssize_t n, Py_ssize_t* i, bint wide, Py_ssize_t* cols) except -1:
+    """The wrap unit (``text.spaceless_units``) at byte ``i[0]`` of UTF-8 ``s[:n]`` (``i`` inside a token): a Han
+    ideograph or Hiragana character, a run of Katakana, or a run free of them up to the token's end (whitespace,
+    ``str.isspace``, or the end). Moves ``i`` past it, sets ``cols`` to its columns (``blocks._columns``: two per East Asian Wide or
+    Fullwidth character where ``wide``, else one per character) and returns ``text.is_word`` of it."""
+    cdef Py_ssize_t j
+    cdef Py_UCS4 cp
+    cdef int k
+    cdef WordUnits u
+    u.words = 0
+    u.alnum = u.underscore = u.other = u.katakana = False
+    cols[0] = 0
+    while i[0] < n:
+        j = i[0]
+        cp = decode(s, &j)
+        if is_space(cp):
+            break
+        k = spaceless_kind(cp)
+        if cols[0] and (k == _SPACELESS_ONE or (k == _SPACELESS_RUN) != u.katakana):
+            break   # the character opens the next unit
+        i[0] = j
+        cols[0] += 2 if wide and is_wide(cp) else 1
+        if cp < 0x80:
+            unit_ascii(&u, _ASCII_KIND[cp])
+        else:
+            unit_char(&u, cp)
+        if k == _SPACELESS_ONE:
+            break
+    unit_close(&u)
+    return u.words > 0
+
+
 cdef double wrap_density(const unsigned char* s, Py_ssize_t n, Py_ssize_t width, Py_ssize_t num_words,
                          Py_ssize_t chars, bint ascii, bint wide) except -1:
-    """``blocks.text_density`` of a block without Han/Kana (each token one wrap unit): the greedy ``width``-column
-    wrap of its tokens (``s``: the tokens joined by single spaces, ``chars`` code points), words on all lines but the
-    last over lines - 1; one line: its words. A token takes one column per character, two per East Asian Wide or
-    Fullwidth one where ``wide`` (``blocks._columns``)."""
-    cdef Py_ssize_t i = 0, start, tok_len, units = 0, line_words = 0, used = 0, extra
-    cdef Py_ssize_t lines = 0, before_last = 0, last = 0
-    cdef Py_UCS4 cp
-    cdef bint alnum, underscore, other, word
+    """``blocks.text_density`` of a block: the greedy ``width``-column wrap of its units (``blocks.wrap_lines``;
+    ``s``: the tokens joined by single spaces, ``chars`` code points; a unit opening a token follows a space on its
+    line, the other units of a token none), words on all lines but the last over lines - 1; one line: its words.
+    A unit takes one column per character, two per East Asian Wide or Fullwidth one where ``wide``."""
+    cdef Py_ssize_t i = 0, size, units = 0, line_words = 0, used = 0, extra
+    cdef Py_ssize_t lines = 0, before_last = 0
+    cdef bint word, opens_token
     if chars <= width // 2 or (chars <= width and ascii):
         return <double>num_words
     while i < n:
-        # one token (tokens are separated by single spaces)
-        tok_len = 0
-        alnum = underscore = other = False
-        while i < n:
-            start = i
-            cp = decode(s, &i)
-            if cp == 0x20:
-                break
-            tok_len += 2 if wide and is_wide(cp) else 1
-            if cp == 0x5F:
-                underscore = True
-            else:
-                other = True
-                if cp < 0x80:
-                    if (0x30 <= cp <= 0x39) or (0x41 <= cp <= 0x5A) or (0x61 <= cp <= 0x7A):
-                        alnum = True
-                elif Py_UNICODE_ISALNUM(cp):
-                    alnum = True
-        word = alnum or (underscore and other)
-        extra = tok_len + (1 if units else 0)
-        if units and used + extra > width:
-            lines += 1
-            before_last += line_words
-            units = line_words = 0
-            used = 0
-            extra = tok_len
-        units += 1
-        line_words += word
-        used += extra
+        opens_token = True
+        while i < n and s[i] != 0x20:   # the units of one token
+            word = wrap_unit(s, n, &i, wide, &size)
+            extra = size + (1 if units and opens_token else 0)
+            opens_token = False
+            if units and used + extra > width:
+                lines += 1
+                before_last += line_words
+                units = line_words = 0
+                used = 0
+                extra = size
+            units += 1
+            line_words += word
+            used += extra
+        i += 1   # the space after the token
     if units:
         lines += 1
-        last = line_words
-    else:
-        return <double>num_words
     if lines <= 1:
         return <double>num_words
     return <double>before_last / <double>(lines - 1)
@@ -160,7 +174,6 @@ cdef class _Segmenter:
     cdef Ints piece_linked
     cdef Bytes texts
     cdef Py_ssize_t linked_words
-    cdef bint linked_spaceless
     cdef xmlNode* first
     cdef bint has_text
     cdef Bytes scratch
@@ -188,7 +201,6 @@ cdef class _Segmenter:
         self.piece_linked.size = 0
         self.texts.size = 0
         self.linked_words = 0
-        self.linked_spaceless = False
         self.has_text = False
         return 0
 
@@ -204,7 +216,6 @@ cdef class _Segmenter:
         if linked:
             token_stats(s, n, &st, NULL)
             self.linked_words += st.words
-            self.linked_spaceless = self.linked_spaceless or st.spaceless
         if not self.has_text:
             self.has_text = has_non_space(s, n)
         return 0
@@ -226,8 +237,6 @@ cdef class _Segmenter:
             return 0
         self.scratch.size = 0
         token_stats(<const unsigned char*>self.texts.data, self.texts.size, &st, &self.scratch)
-        if st.spaceless:
-            raise Unsupported("Han/Kana text (text.words cuts its tokens)")
         if st.words:
             n = st.words
             text = PyUnicode_DecodeUTF8(self.scratch.data, self.scratch.size, NULL)
@@ -235,7 +244,7 @@ cdef class _Segmenter:
                 self.record(text, n, min(self.linked_words, n), self.first)
             elif self.detail:
                 density = wrap_density(<const unsigned char*>self.scratch.data, self.scratch.size, self.width,
-                                       n, st.chars, not st.non_ascii, st.wide)
+                                       n, st.chars, not st.non_ascii, st.wide or st.spaceless)
                 self.out.append(_types.TextBlock(text, n, min(self.linked_words, n), density,
                                                   cetree.elementFactory(self.doc, self.first), self.pieces()))
             else:
@@ -463,8 +472,7 @@ cdef bint _hides_most(list hidden, list shown_texts, max_share) except -1:
 
 
 def extract_blocks(root, params, bint detail=True):
-    """``blocks.extract_blocks(root, params, detail)``. Raises :class:`Unsupported` (the tree is not changed), also for
-    a block holding Han/Kana text (``text.words`` cuts its tokens)."""
+    """``blocks.extract_blocks(root, params, detail)``. Raises :class:`Unsupported` (the tree is not changed)."""
     return walked_segmenter(root, params, detail, False).out
 
 

@@ -34,7 +34,6 @@ cdef struct BlockFacts:
     Py_ssize_t ends         # features._SENTENCE_END matches in text + " "
     Py_ssize_t commas
     Py_ssize_t digits       # str.isdigit characters
-    bint python_words       # Han/Kana text: words() cuts tokens; the shallow row comes from Python
     xmlNode* para           # paragraph_of(container)
     xmlNode* parent         # para's parent or para
     xmlNode* grand          # parent's parent or parent
@@ -93,7 +92,28 @@ cdef int text_facts(str text, BlockFacts* f) except -1:
         f.ws += 1
         f.ws_chars += tok_chars
         f.caps += Py_UNICODE_ISUPPER(first)
-    f.python_words = spaceless
+    if spaceless:
+        unit_facts(s, size, f)
+    return 0
+
+
+cdef int unit_facts(const unsigned char* s, Py_ssize_t n, BlockFacts* f) except -1:
+    """``f.ws``, ``f.ws_chars`` and ``f.caps`` of a text holding Han/Kana from its ``text.words``: the word units
+    (``text.spaceless_units`` of each token, :func:`wrap_unit`), their code points and those opening with an
+    upper-case letter."""
+    cdef Py_ssize_t i = 0, j, chars
+    cdef Py_UCS4 first
+    f.ws = f.ws_chars = f.caps = 0
+    while i < n:
+        j = i
+        first = decode(s, &j)
+        if is_space(first):
+            i = j
+            continue
+        if wrap_unit(s, n, &i, False, &chars):
+            f.ws += 1
+            f.ws_chars += chars
+            f.caps += Py_UNICODE_ISUPPER(first)
     return 0
 
 
@@ -639,11 +659,6 @@ def block_features(list blocks, ctx, lexicon):
         if own == NULL:
             raise MemoryError()
         for i in range(n):
-            if f[i].python_words:   # Han/Kana: the words of text.words (TextBlock.words), not whitespace tokens
-                ws = blocks[i].words
-                f[i].ws = len(ws)
-                f[i].ws_chars = sum([len(w) for w in ws])
-                f[i].caps = sum([w[0].isupper() for w in ws])
             m = f[i].ws if f[i].ws > 1 else 1
             own[6 * i] = log1p(<double>f[i].words)
             own[6 * i + 1] = f[i].link_density

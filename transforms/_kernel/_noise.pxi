@@ -629,23 +629,18 @@ def visible_text(cetree._Element el):
         free(out.data)
 
 
-cdef Py_ssize_t _visible_words(cetree._Element el) except -2:
-    """``count_words(parse.element_visible_text(el))`` (``noise_removal._word_count``); -1 for a text holding Han/Kana
-    (``text.words`` cuts it further)."""
+cdef Py_ssize_t _visible_words(cetree._Element el) except -1:
+    """``count_words(parse.element_visible_text(el))`` (``noise_removal._word_count``)."""
     return count_words(visible_text(el))
 
 
 cdef dict _form_words(list tagged):
     """Per ``<form>`` of ``tagged``, its :func:`_visible_words` before anything is removed (removing comments, PIs and
-    the tagged elements before it in document order leaves its visible text as it is). Raises :class:`Unsupported`
-    for a form whose text holds Han/Kana."""
+    the tagged elements before it in document order leaves its visible text as it is)."""
     out = {}
     for el in tagged:
         if el.tag == "form":
-            words = _visible_words(el)
-            if words < 0:
-                raise Unsupported("a form holding Han/Kana text (text.words counts it)")
-            out[el] = words
+            out[el] = _visible_words(el)
     return out
 
 
@@ -657,8 +652,6 @@ def remove_non_informative(cetree._Element root, params):
     page_words = 1   # noise_removal: no form below the root, no page count (a form at the root: 1 word)
     if has_form:  # before removal
         page_words = _visible_words(root)
-        if page_words < 0:
-            raise Unsupported("a page holding Han/Kana text (text.words counts it)")
     forms = _form_words(tagged)
     for el in others:
         drop_tree(el)

@@ -4,37 +4,30 @@
 # words of a text (text.count_words) and the site profile's page summary (site_profile.summarise_page)
 
 def count_words(str text):
-    """``text.count_words(text)``; -1 for a text holding Han/Kana (``text.words`` cuts it further: Python counts)."""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, words = 0
+    """``text.count_words(text)``: ``len(text.words(text))``, Han/Kana tokens cut into their word units (the
+    :c:type:`WordUnits` of ``_text.pxi``)."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
     cdef Py_UCS4 cp
-    cdef bint in_token = False, alnum = False, underscore = False, other = False
+    cdef unsigned char ascii
+    cdef WordUnits u
+    u.words = 0
+    u.alnum = u.underscore = u.other = u.katakana = False
     for i in range(n):
         cp = PyUnicode_READ(kind, data, i)
-        if is_space(cp):
-            if in_token and (alnum or (underscore and other)):
-                words += 1
-            in_token = False
-            continue
-        if not in_token:
-            in_token = True
-            alnum = underscore = other = False
-        if cp == 0x5F:
-            underscore = True
-        else:
-            other = True
-            if cp < 0x80:
-                if (0x30 <= cp <= 0x39) or (0x41 <= cp <= 0x5A) or (0x61 <= cp <= 0x7A):
-                    alnum = True
+        if cp < 0x80:
+            ascii = _ASCII_KIND[cp]
+            if ascii == _ASCII_SPACE:
+                unit_close(&u)
             else:
-                if is_spaceless(cp):
-                    return -1
-                if Py_UNICODE_ISALNUM(cp):
-                    alnum = True
-    if in_token and (alnum or (underscore and other)):
-        words += 1
-    return words
+                unit_ascii(&u, ascii)
+        elif is_space(cp):
+            unit_close(&u)
+        else:
+            unit_char(&u, cp)
+    unit_close(&u)
+    return u.words
 
 
 cdef bint _ascii_digit_in(const char* s) noexcept nogil:
@@ -156,7 +149,7 @@ cdef class _PathDigests:
 
 def summarise_page(cetree._Element root):
     """``site_profile.summarise_page(root)``: the neighbour page's :class:`~types.PageSummary`. Raises
-    :class:`Unsupported` (the tree is not changed), also for a block holding Han/Kana text."""
+    :class:`Unsupported` (the tree is not changed)."""
     cdef _Segmenter blocks = block_records(root, _types.SITE_BLOCKS)
     cdef _PathDigests digests = _PathDigests()
     cdef TagCache tags = TagCache()

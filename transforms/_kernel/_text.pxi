@@ -206,11 +206,30 @@ cdef inline bint is_space(Py_UCS4 cp) noexcept nogil:
     return Py_UNICODE_ISSPACE(cp)
 
 
+cdef enum:
+    _NOT_SPACELESS = 0     # no character of text._SPACELESS_WORD
+    _SPACELESS_ONE = 1     # a Han ideograph or a Hiragana character: a word unit of its own
+    _SPACELESS_RUN = 2     # a Katakana character (phonetic extensions, half-width): a run of them is one unit
+
+
+cdef inline int spaceless_kind(Py_UCS4 cp) noexcept nogil:
+    """How ``text._SPACELESS_WORD`` reads ``cp``: :data:`_SPACELESS_ONE` (Han: URO, Ext. A, compatibility,
+    supplementary planes; Hiragana), :data:`_SPACELESS_RUN` (Katakana) or :data:`_NOT_SPACELESS`."""
+    if cp < 0x3040:
+        return _NOT_SPACELESS
+    if cp <= 0x309F:
+        return _SPACELESS_ONE
+    if cp <= 0x30FF or (0x31F0 <= cp <= 0x31FF) or (0xFF66 <= cp <= 0xFF9F):
+        return _SPACELESS_RUN
+    if (0x3400 <= cp <= 0x4DBF) or (0x4E00 <= cp <= 0x9FFF) or (0xF900 <= cp <= 0xFAFF) \
+            or (0x20000 <= cp <= 0x3134F):
+        return _SPACELESS_ONE
+    return _NOT_SPACELESS
+
+
 cdef inline bint is_spaceless(Py_UCS4 cp) noexcept nogil:
     """A character of ``text._SPACELESS_WORD`` (Han, Hiragana, Katakana): words without spaces."""
-    return ((0x3040 <= cp <= 0x309F) or (0x3400 <= cp <= 0x4DBF) or (0x4E00 <= cp <= 0x9FFF)
-            or (0xF900 <= cp <= 0xFAFF) or (0x20000 <= cp <= 0x3134F) or (0x30A0 <= cp <= 0x30FF)
-            or (0x31F0 <= cp <= 0x31FF) or (0xFF66 <= cp <= 0xFF9F))
+    return spaceless_kind(cp) != _NOT_SPACELESS
 
 
 cdef unsigned char* _WIDE = NULL  # per code point: 0 not looked up, 1 narrow, 2 East Asian Wide or Fullwidth
@@ -232,10 +251,10 @@ cdef bint is_wide(Py_UCS4 cp) except -1:
 
 cdef struct TokenStats:
     Py_ssize_t tokens      # whitespace-separated tokens
-    Py_ssize_t words       # tokens holding a letter or digit (text.is_word)
+    Py_ssize_t words       # text.words: word units (text.spaceless_units) for which text.is_word holds
     Py_ssize_t chars       # code points of the tokens joined by single spaces
-    bint spaceless         # a Han/Kana character: text.words cuts tokens further (blocks: Unsupported; count_words: -1)
-    bint wide              # an East Asian Wide/Fullwidth character (two wrap columns: blocks._columns)
+    bint spaceless         # a Han/Kana character: tokens hold several wrap units (blocks.wrap_lines)
+    bint wide              # an East Asian Wide/Fullwidth character other than Han/Kana (blocks._columns)
     bint non_ascii
 
 
@@ -265,15 +284,65 @@ cdef void _init_ascii_kinds() noexcept:
 _init_ascii_kinds()
 
 
+cdef struct WordUnits:
+    # The word units of text.spaceless_units, read one character at a time (text.words: UAX #29 WB13 and
+    # "otherwise break" for Han/Kana). A unit is a word when text.is_word holds: a letter or digit
+    # (str.isalnum of a character), or "_" and another character (\w found and not only underscores).
+    Py_ssize_t words       # units closed so far that are words
+    bint alnum             # the open unit: holds a letter or digit
+    bint underscore        # ... an "_"
+    bint other             # ... a character other than "_"
+    bint katakana          # ... is a run of Katakana (else: a run free of Han/Kana, or nothing yet)
+
+
+cdef inline void unit_close(WordUnits* u) noexcept nogil:
+    """End the open unit (at a token's end or a Han/Kana boundary), counting it when it is a word."""
+    u.words += u.alnum or (u.underscore and u.other)
+    u.alnum = u.underscore = u.other = u.katakana = False
+
+
+cdef inline void unit_ascii(WordUnits* u, unsigned char kind) noexcept nogil:
+    """Add an ASCII character of ``_ASCII_KIND`` ``kind`` (no space) to the open unit (it ends a Katakana run)."""
+    if u.katakana:
+        unit_close(u)
+    if kind == _ASCII_UNDERSCORE:
+        u.underscore = True
+    else:
+        u.other = True
+        if kind == _ASCII_ALNUM:
+            u.alnum = True
+
+
+cdef inline int unit_char(WordUnits* u, Py_UCS4 cp) noexcept nogil:
+    """Add a character outside ASCII (no space): a Han ideograph or Hiragana character is a unit of its own,
+    a Katakana one extends or opens a Katakana run, another one extends or opens a run free of them. Returns
+    ``spaceless_kind(cp)``."""
+    cdef int k = spaceless_kind(cp)
+    if k == _SPACELESS_ONE:
+        unit_close(u)
+        u.words += Py_UNICODE_ISALNUM(cp)
+        return k
+    if (k == _SPACELESS_RUN) != u.katakana:
+        unit_close(u)
+        u.katakana = k == _SPACELESS_RUN
+    u.other = True
+    if Py_UNICODE_ISALNUM(cp):
+        u.alnum = True
+    return k
+
+
 cdef int token_stats(const unsigned char* s, Py_ssize_t n, TokenStats* st, Bytes* joined) except -1:
-    """Split UTF-8 ``s[:n]`` as ``str.split()`` does and count tokens, words and characters; with ``joined``, write
-    the tokens joined by single spaces there (``" ".join(s.split())``: at most ``n`` bytes, each token copied whole
-    when it ends)."""
+    """Split UTF-8 ``s[:n]`` as ``str.split()`` does and count tokens, words (``len(text.words(s))``, Han/Kana cut
+    into their units) and characters; with ``joined``, write the tokens joined by single spaces there
+    (``" ".join(s.split())``: at most ``n`` bytes, each token copied whole when it ends)."""
     cdef Py_ssize_t i = 0, start, token_start = 0
     cdef Py_UCS4 cp
     cdef unsigned char c, kind
-    cdef bint in_token = False, alnum = False, underscore = False, other = False
-    st.tokens = st.words = st.chars = 0
+    cdef bint in_token = False
+    cdef WordUnits u
+    u.words = 0
+    u.alnum = u.underscore = u.other = u.katakana = False
+    st.tokens = st.chars = 0
     st.spaceless = st.wide = st.non_ascii = False
     if joined != NULL:
         bytes_reserve(joined, n)
@@ -288,8 +357,7 @@ cdef int token_stats(const unsigned char* s, Py_ssize_t n, TokenStats* st, Bytes
             kind = _ASCII_SPACE if is_space(cp) else 255
         if kind == _ASCII_SPACE:
             if in_token:
-                if alnum or (underscore and other):
-                    st.words += 1
+                unit_close(&u)
                 if joined != NULL:
                     memcpy(joined.data + joined.size, s + token_start, start - token_start)
                     joined.size += start - token_start
@@ -297,7 +365,6 @@ cdef int token_stats(const unsigned char* s, Py_ssize_t n, TokenStats* st, Bytes
             continue
         if not in_token:
             in_token = True
-            alnum = underscore = other = False
             token_start = start
             if st.tokens:
                 st.chars += 1
@@ -306,27 +373,20 @@ cdef int token_stats(const unsigned char* s, Py_ssize_t n, TokenStats* st, Bytes
                     joined.size += 1
             st.tokens += 1
         st.chars += 1
-        if kind == _ASCII_ALNUM:
-            alnum = other = True
-        elif kind == _ASCII_OTHER:
-            other = True
-        elif kind == _ASCII_UNDERSCORE:
-            underscore = True
+        if kind != 255:
+            unit_ascii(&u, kind)
         else:
-            other = True
             st.non_ascii = True
-            if Py_UNICODE_ISALNUM(cp):
-                alnum = True
-            if is_spaceless(cp):
+            if unit_char(&u, cp) != _NOT_SPACELESS:
                 st.spaceless = True
             elif is_wide(cp):
                 st.wide = True
     if in_token:
-        if alnum or (underscore and other):
-            st.words += 1
+        unit_close(&u)
         if joined != NULL:
             memcpy(joined.data + joined.size, s + token_start, n - token_start)
             joined.size += n - token_start
+    st.words = u.words
     return 0
 
 

@@ -23,7 +23,7 @@ KERNEL_GROUPS: tuple[str, ...]
 
 # text (characters)
 def count_words(text: str) -> int:
-    """``text.count_words(text)``; -1 for a text holding Han/Kana (the reference counts those)."""
+    """``text.count_words(text)``."""
 def has_control(text: str) -> bool:
     """Whether ``text`` holds a C0 control other than TAB, LF, CR (``parse._has_control``)."""
 def end_body_spans(text: str) -> list[tuple[int, int]]:

@@ -14,7 +14,7 @@ tree is changed only through lxml's API. lxml's views are kept exactly:
   (``Py_UNICODE_ISSPACE``, ``Py_UNICODE_ISALNUM``) on the decoded UTF-8;
 - a page holding a node lxml would show otherwise (an entity reference, XInclude markers, a namespaced element or
   attribute) raises :class:`Unsupported`, and the caller runs the Python reference on it, before anything changed;
-  so does a block or a counted text holding Han/Kana (``text.words`` cuts its tokens).
+- words are ``text.words``' units, Han/Kana tokens cut as ``text.spaceless_units`` cuts them (``WordUnits``).
 
 The walks import only the base modules the Python reference shares with them (:mod:`~newsclean.transforms.vocab`,
 :mod:`~newsclean.transforms.types`, :mod:`~newsclean.transforms.dom`, ``kernel.Unsupported``), never a paper's
