@@ -52,7 +52,7 @@ from apache_beam.io.filesystems import FileSystems
 from newsclean.pipeline.dedup import KEYS_DIR, SPILL_DIR, SpillKeys, key_of_row, spill_articles
 from newsclean.pipeline.dedup_decisions import NearDupParams
 from newsclean.pipeline.file_patterns import literal_pattern
-from newsclean.pipeline.incremental import matched_files, run_settings
+from newsclean.pipeline.incremental import matched_file_stamps, run_settings
 from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.output import (
     RESUME_FILE,
@@ -114,40 +114,25 @@ def runs_in_batches(beam_args: BeamArgs, files: list[tuple[str, int]], batch_byt
 # --------------------------------------------------------------------------------------------
 
 
-def modified_at(path: str) -> float:
-    """When the file ``path`` was last modified, in seconds since the epoch, as Beam's filesystems report it (local
-    files, ``gs://``, ``s3://``). Raises ``OSError`` when it cannot be listed."""
-    found = FileSystems.match([literal_pattern(path)])[0].metadata_list
-    if not found:
-        raise FileNotFoundError(f"{path}: not found")
-    return found[0].last_updated_in_seconds
-
-
-def resume_key(config: CleanConfig, files: list[tuple[str, int]]) -> dict:
-    """The resume key of a batched run of ``config`` over ``files`` (``(path, size in bytes)``): what its staged
-    rows depend on, as JSON values: :func:`~newsclean.pipeline.incremental.run_settings`, ``--format``, the batch
-    size, the incremental flag, the offsets files are read from, and each file's path, size and modification time
-    (:func:`modified_at`: a file rewritten since is another file, as make and rsync take it; no extra read of the
-    files). Raises ``OSError`` when a file cannot be listed."""
+def resume_key(config: CleanConfig, files: list[tuple[str, int, float]]) -> dict:
+    """The resume key of a batched run of ``config`` over ``files`` (``(path, size in bytes, modification time in
+    seconds)``, :func:`~newsclean.pipeline.incremental.matched_file_stamps`): what its staged rows depend on, as JSON
+    values: :func:`~newsclean.pipeline.incremental.run_settings`, ``--format``, the batch size, the incremental flag,
+    the offsets files are read from, and each file's path, size and modification time (a file rewritten since is
+    another file, as make and rsync take it; no extra read of the files)."""
     key = {"settings": run_settings(config), "output_format": config.output_format,
            "batch_bytes": config.batch_bytes, "incremental": config.incremental,
-           "read_from": sorted(config.read_from),
-           "files": [[path, size, modified_at(path)] for path, size in files]}
+           "read_from": sorted(config.read_from), "files": [list(stamp) for stamp in files]}
     return json.loads(json.dumps(key, sort_keys=True))
 
 
 def batched_resume_key(config: CleanConfig, patterns: list[str], beam_args: BeamArgs) -> dict | None:
-    """:func:`resume_key` of the run of ``config`` over the files of ``patterns`` when it runs in batches
-    (:func:`runs_in_batches`), else None (a one-graph run is not resumed); None too, with a warning, when a file
-    cannot be listed (the run goes on, and its reader reports the file)."""
-    files = matched_files(patterns)
-    if not runs_in_batches(beam_args, files, config.batch_bytes):
+    """:func:`resume_key` of the run of ``config`` over the files of ``patterns`` (one listing) when it runs in
+    batches (:func:`runs_in_batches`), else None (a one-graph run is not resumed)."""
+    stamps = matched_file_stamps(patterns)
+    if not runs_in_batches(beam_args, [(path, size) for path, size, _ in stamps], config.batch_bytes):
         return None
-    try:
-        return resume_key(config, files)
-    except OSError as exc:
-        log.warning("this run cannot be resumed if it is interrupted: %s", exc)
-        return None
+    return resume_key(config, stamps)
 
 
 def adopt_staging(out: str, key: dict | None) -> str | None:

@@ -276,11 +276,21 @@ def staged_config(config: CleanConfig, staging: str, plan: RunPlan) -> CleanConf
     return dataclasses.replace(config, out=staging, read_from=plan.read_from)
 
 
+def _matched(patterns: list[str]) -> dict:
+    """Beam's ``FileMetadata`` of the distinct files the Beam file patterns match, by path."""
+    return {m.path: m for r in FileSystems.match(patterns) for m in r.metadata_list
+            if not m.path.endswith(("/", "\\"))}
+
+
 def matched_files(patterns: list[str]) -> list[tuple[str, int]]:
     """``(path, size in bytes)`` of the distinct files the Beam file patterns match, sorted."""
-    found = {m.path: m.size_in_bytes for r in FileSystems.match(patterns) for m in r.metadata_list
-             if not m.path.endswith(("/", "\\"))}
-    return sorted(found.items())
+    return sorted((path, m.size_in_bytes) for path, m in _matched(patterns).items())
+
+
+def matched_file_stamps(patterns: list[str]) -> list[tuple[str, int, float]]:
+    """``(path, size in bytes, modification time in seconds since the epoch)`` of the distinct files the Beam file
+    patterns match, sorted, from one listing (local files, ``gs://``, ``s3://``)."""
+    return sorted((path, m.size_in_bytes, m.last_updated_in_seconds) for path, m in _matched(patterns).items())
 
 
 def plan_run(out: str, patterns: list[str], incremental: bool, settings: dict | None = None,

@@ -22,7 +22,7 @@ from warc_builder import Response, article_page, paragraph, write_warc
 from newsclean.pipeline import batches, clean, dedup, incremental, stages
 from newsclean.pipeline.batches import BATCHES_DIR, DONE_FILE, file_batches, resume_key, runs_in_batches
 from newsclean.pipeline.clean import run_clean
-from newsclean.pipeline.incremental import INDEX_DIR
+from newsclean.pipeline.incremental import INDEX_DIR, matched_file_stamps
 from newsclean.pipeline.options import CleanConfig
 from newsclean.pipeline.output import RESUME_FILE, STAGING_PREFIX
 from newsclean.pipeline.summary import read_counts
@@ -369,12 +369,12 @@ def test_the_resume_key_tells_files_of_the_same_path_and_size_apart_by_modificat
     a.write_bytes(b"WARC/1.1 one")
     b.write_bytes(b"WARC/1.1 two")
     config = _config(tmp_path, tmp_path / "out", PER_FILE)
-    key = resume_key(config, [(str(a), 12)])
-    assert key == resume_key(config, [(str(a), 12)])
+    key = resume_key(config, matched_file_stamps([str(a)]))
+    assert key == resume_key(config, matched_file_stamps([str(a)]))
     os.utime(b, (1_700_000_000, 1_700_000_000))  # another modification time than a's (written just now)
     b.replace(a)
-    assert key["files"][0][:2] == resume_key(config, [(str(a), 12)])["files"][0][:2]
-    assert key != resume_key(config, [(str(a), 12)])
+    assert key["files"][0][:2] == resume_key(config, matched_file_stamps([str(a)]))["files"][0][:2]
+    assert key != resume_key(config, matched_file_stamps([str(a)]))
 
 
 def test_a_live_run_still_blocks_a_rerun_and_keeps_its_staging_folder(outputs, killed, tmp_path):
