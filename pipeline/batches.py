@@ -222,7 +222,7 @@ def build_evidence_pipeline(p: beam.Pipeline, patterns: list[str], config: Clean
     """Step 1: learn the site evidence and the URL sections of all the files of ``patterns`` (labels as in one
     run's graph) and write them to ``folder/evidence/`` and ``folder/sections/``."""
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
-    learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
+    learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain, config.hosts)
     _ = learnt[EVIDENCE] | "WriteEvidence" >> WritePickled(FileSystems.join(folder, EVIDENCE))
     _ = learnt[SECTIONS] | "WriteSections" >> WritePickled(FileSystems.join(folder, SECTIONS))
 

@@ -25,9 +25,10 @@ from newsclean.pipeline.batches import (
     spilled_batches,
     start_resumable,
 )
+from newsclean.pipeline.cc_news import cc_news_files
 from newsclean.pipeline.dedup import WriteDuplicates, deduplicate, key_of, spill_articles
 from newsclean.pipeline.dedup_decisions import NearDupParams, article_of
-from newsclean.pipeline.errors import NewscleanError, NoInputError
+from newsclean.pipeline.errors import NewscleanError, NoInputError, UsageError
 from newsclean.pipeline.file_patterns import literal_pattern
 from newsclean.pipeline.formats import check_corpus_format
 from newsclean.pipeline.incremental import (
@@ -42,7 +43,7 @@ from newsclean.pipeline.incremental import (
     staged_config,
 )
 from newsclean.pipeline.options import CleanConfig, clean_config_from_options
-from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging
+from newsclean.pipeline.output import discard_staging, hold_output, is_url, new_staging, use_filesystem_options
 from newsclean.pipeline.progress import PROGRESS
 from newsclean.pipeline.runner import BeamArgs, as_options, check_runner, run_graph
 from newsclean.pipeline.stages import (
@@ -67,7 +68,7 @@ def build_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig) -
     # Learn each (site, category)'s evidence from a sample of its pages (StaDyNoT §3.1; a side input below), and
     # which URL sections of other crawlers' files have pages enough to be a category.
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
-    learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain)
+    learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain, config.hosts)
     cleaned = read_and_clean(paths, learnt["sections"], learnt["evidence"], config)
     # Each article's dedup key (its MinHash computed once); the articles wait in the spill while dedup decides.
     keyed, spilled = spill_articles(cleaned.articles, config.out, NearDupParams())
@@ -133,13 +134,15 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
     Returns the :class:`RunSummary` read back from the outputs (incremental runs: the whole corpus's).
 
     Raises:
-        NoInputError: ``--warc`` matches nothing. UsageError: bad ``--runner``.
+        NoInputError: ``--warc`` matches nothing (or ``--cc-news`` names no file). UsageError: bad ``--runner``, an
+            http(s) ``--warc``. NewscleanError: a ``--cc-news`` listing or file that cannot be fetched.
         OutputLockedError: another run holds ``OUT``.
         NewscleanError: the job did not finish (failed or cancelled), with the runner's message.
         KeyboardInterrupt: Ctrl-C (also when the runner reports it as its own error).
     """
-    patterns = resolve_warc_patterns(config.warc)
-    check_runner(as_options(beam_args))  # fail before launching when the runner is unavailable
+    use_filesystem_options(beam_args)  # s3:// and gs:// paths are listed with the run's options
+    check_runner(as_options(beam_args))  # fail before launching (or downloading) when the runner is unavailable
+    patterns = input_patterns(config)
     with hold_output(config.out, config.wait_for_lock, keep_resumable=True) as out:  # one run at a time
         # pipeline/incremental.py: the manifest of cleaned files, and the corpus's settings and format
         if config.incremental:
@@ -147,13 +150,13 @@ def run_clean(config: CleanConfig, beam_args: BeamArgs = None, *, check: bool = 
         plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
         if config.incremental and not plan.files:
             adopt_staging(out, None)  # deletes what interrupted runs left
-            summary, _ = nothing_new(out, plan, config.warc)
+            summary, _ = nothing_new(out, plan, config.source)
         else:
             run_patterns = plan.patterns if config.incremental else patterns
             staging, key = _staging_for(out, staged_config(config, out, plan), run_patterns, beam_args)
             try:
                 _run_staged(staged_config(config, staging, plan), run_patterns, beam_args, progress)
-                summary, line = finish_run(staging, out, plan, config.warc, config.partition_by)
+                summary, line = finish_run(staging, out, plan, config.source, config.partition_by)
             except BaseException:
                 if key is None:
                     discard_staging(staging)
@@ -250,6 +253,15 @@ def _is_file(path: str) -> bool:
         return False
 
 
+def input_patterns(config: CleanConfig) -> list[str]:
+    """The Beam file patterns of the run's input files: one literal pattern per ``--cc-news`` file (listed and, over
+    http(s), downloaded first: :func:`~newsclean.pipeline.cc_news.cc_news_files`), else
+    :func:`resolve_warc_patterns` of ``--warc``. Raises what those raise."""
+    if config.cc_news is None:
+        return resolve_warc_patterns(config.warc)
+    return [literal_pattern(path) for path in cc_news_files(config.cc_news)]
+
+
 def resolve_warc_patterns(warc: str) -> list[str]:
     """Turn ``--warc`` into Beam file patterns, and check that they match at least one file.
 
@@ -260,10 +272,13 @@ def resolve_warc_patterns(warc: str) -> list[str]:
     also the provenance stored in the rows).
 
     Raises:
-        NoInputError: nothing matches.
+        NoInputError: nothing matches. UsageError: an http(s) URL (Beam has no http filesystem).
     """
     if not warc:
         raise NoInputError("--warc is empty")
+    if warc.lower().startswith(("http://", "https://")):
+        raise UsageError(f"--warc {warc}: Beam reads no http(s) URL; download the WARC files first, or read Common "
+                         "Crawl's news crawl with --cc-news FROM..TO, which downloads them")
     path = warc if is_url(warc) else os.path.abspath(os.path.expanduser(warc))
     if _WILDCARD.search(path) and _is_file(path):
         patterns = [literal_pattern(path)]

@@ -146,8 +146,8 @@ def grown_file(path: str, size: int, cleaned: dict | None) -> tuple[str, int]:
 
 #: The settings two runs must share to append to one corpus (``--incremental``): all of :func:`run_settings` but the
 #: Beam version, which changes no row.
-OUTPUT_SETTINGS = ("chain", "min_words", "neighbour_sample", "text_includes", "keep_listings", "languages", "models",
-                   "newsclean")
+OUTPUT_SETTINGS = ("chain", "min_words", "neighbour_sample", "text_includes", "keep_listings", "languages", "hosts",
+                   "models", "newsclean")
 
 
 @functools.lru_cache(maxsize=16)
@@ -160,7 +160,8 @@ def run_settings(config: CleanConfig) -> dict:
     """What a run's rows depend on besides its WARC files, as JSON-ready values: ``chain`` (:func:`chain_setting`),
     ``min_words``, ``neighbour_sample``, ``text_includes`` (what ``text`` holds besides the body, the chain's own when
     ``--text-includes`` is not given), ``keep_listings``, ``languages`` (``--languages``, sorted; None: no filter, as
-    in a corpus made before the filter existed), ``models`` (file name -> :func:`model_digest` of each model and lexicon file
+    in a corpus made before the filter existed), ``hosts`` (``--hosts``, sorted; None: every host: an incremental
+    run reads each file once, so a corpus holds one host selection), ``models`` (file name -> :func:`model_digest` of each model and lexicon file
     the chain reads, :meth:`~newsclean.transforms.chain.ChainConfig.model_files`), ``newsclean`` (the version that
     writes the rows' ``pipeline_version``) and ``apache_beam`` (its version). Recorded in ``_summary.json``, the
     manifest, the dataset card and the Parquet files' metadata; :data:`OUTPUT_SETTINGS` must match to append.
@@ -172,6 +173,7 @@ def run_settings(config: CleanConfig) -> dict:
     return {"chain": chain_setting(chain), "min_words": config.min_words, "neighbour_sample": config.neighbour_sample,
             "text_includes": list(chain.text_includes), "keep_listings": config.keep_listings,
             "languages": list(config.languages) if config.languages is not None else None,
+            "hosts": list(config.hosts) or None,
             "models": {path.name: model_digest(str(path)) for path in chain.model_files()},
             "newsclean": PIPELINE_VERSION, "apache_beam": beam.__version__}
 

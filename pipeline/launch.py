@@ -34,8 +34,8 @@ from newsclean.pipeline.incremental import (
     run_settings,
     staged_config,
 )
-from newsclean.pipeline.output import PENDING_FILE, is_url, output_lock
-from newsclean.pipeline.runner import as_options, check_runner, new_pipeline
+from newsclean.pipeline.output import PENDING_FILE, is_url, output_lock, use_filesystem_options
+from newsclean.pipeline.runner import check_runner, new_pipeline
 
 log = logging.getLogger(__name__)
 
@@ -78,16 +78,16 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
     from newsclean.pipeline import clean
     from newsclean.pipeline.output import discard_staging, hold_output, new_staging
 
-    patterns = clean.resolve_warc_patterns(config.warc)
-    options = as_options(beam_args)
-    check_runner(options)
+    options = use_filesystem_options(beam_args)  # before the first listing of an s3:// or gs:// path
+    check_runner(options)  # before any --cc-news download
+    patterns = clean.input_patterns(config)
     with hold_output(config.out) as out:
         if config.incremental:
             check_corpus_format(out, config.output_format)
         plan = plan_run(out, patterns, config.incremental, run_settings(config), config.allow_mixed_settings)
         if config.incremental:
             if not plan.files:
-                nothing_new(out, plan, config.warc)
+                nothing_new(out, plan, config.source)
                 return "none (no new WARC file)"
             patterns = plan.patterns
         staging = new_staging(out)
@@ -102,15 +102,16 @@ def launch_clean(config, beam_args: Sequence[str] | PipelineOptions | None = Non
         job_id = job_id_of(result)
         _write_json(FileSystems.join(out, PENDING_FILE), {
             "job_id": job_id, "staging": staging, "partition_by": config.partition_by,
-            "warc": config.warc if is_url(config.warc) else os.path.abspath(config.warc),
+            "warc": os.path.abspath(config.warc) if config.warc and not is_url(config.warc) else config.source,
             "plan": plan.to_dict(),
         })
     return job_id
 
 
-def summarize_out(out: str, *, check: bool = True):
+def summarize_out(out: str, *, check: bool = True, beam_args: Sequence[str] | PipelineOptions | None = None):
     """Finish ``out``: publish a pending ``--no-wait`` run's staged outputs, then write and return the
-    :class:`~newsclean.pipeline.summary.RunSummary` of the published outputs.
+    :class:`~newsclean.pipeline.summary.RunSummary` of the published outputs. ``beam_args``: the Beam flags that
+    reach ``out`` (``--s3_endpoint_url ...`` for an ``s3://`` folder: :func:`use_filesystem_options`).
 
     Raises:
         NewscleanError: a pending run's job has not written its outputs yet (still running, or failed).
@@ -121,6 +122,7 @@ def summarize_out(out: str, *, check: bool = True):
     from newsclean.pipeline.stages import COUNTS_DIR
     from newsclean.pipeline.summary import SUMMARY_FILE, check_balanced, read_counts, summarize_output, write_summary
 
+    use_filesystem_options(beam_args)
     out = out.rstrip("/") or "/"
     pending = read_json(FileSystems.join(out, PENDING_FILE))
     previous = read_json(FileSystems.join(out, SUMMARY_FILE))

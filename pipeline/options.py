@@ -16,12 +16,16 @@ pipelines. :class:`CleanConfig` checks them instead.
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
+from newsclean.pipeline.cc_news import CC_NEWS_BASE, CCNewsInput, parse_date_range
 from newsclean.pipeline.errors import UsageError
 from newsclean.pipeline.formats import OUTPUT_FORMATS
+from newsclean.pipeline.warc_reader import without_www
 from newsclean.transforms.chain import CONFIGS as CHAIN_CONFIGS  # the names ``--chain`` accepts
 from newsclean.transforms.chain import DEFAULT_TEXT_INCLUDES, MIN_ARTICLE_WORDS, ChainConfig, named_config
 from newsclean.transforms.roles import TEXT_PARTS
@@ -70,15 +74,22 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
         with_out: add ``--out`` (``newsclean run`` has its own).
     """
     if with_warc:
-        parser.add_argument(
-            "--warc", dest="warc", required=require, metavar="GLOB",
+        source = parser.add_mutually_exclusive_group(required=require)
+        source.add_argument(
+            "--warc", dest="warc", metavar="GLOB",
             help="WARC files to read: a glob ('warc/**/*.warc.gz'; '**/' also matches no directory), "
                  "a single file, or a directory (= every *.warc.gz and *.warc below it). Local paths or gs://, s3://, ... URLs.")
+        add_cc_news_arguments(parser, source)
     if with_out:
         parser.add_argument(
             "--out", dest="out", required=require, metavar="DIR",
             help="output directory (local or gs://...): articles/*.parquet, rejects/*.parquet, _summary.json, "
                  "README.md (dataset card). Earlier outputs are replaced only when the run succeeds.")
+    parser.add_argument(
+        "--hosts", dest="hosts", type=_host_list, default=(), metavar="HOSTS",
+        help="read only the response records whose WARC-Target-URI host is one of these comma-separated hosts or "
+             "a subdomain of one ('bbc.co.uk' takes www.bbc.co.uk and news.bbc.co.uk; a leading 'www.' is dropped); "
+             "the others are counted as skipped 'outside_hosts' (default: every host)")
     parser.add_argument(
         "--neighbour-sample", "--neighbour_sample", dest="neighbour_sample", type=_positive_int,
         default=DEFAULT_NEIGHBOUR_SAMPLE, metavar="N",
@@ -145,6 +156,45 @@ def add_clean_arguments(parser: argparse.ArgumentParser, *, require: bool = Fals
     parser.add_argument(
         "--no-wait", "--no_wait", dest="no_wait", type=_flag_value, nargs="?", const=True, default=False,
         help="submit the job, print its id and exit; 'newsclean summarize OUT' publishes the outputs afterwards")
+
+
+def add_cc_news_arguments(parser: argparse.ArgumentParser, source) -> None:
+    """Add ``--cc-news FROM..TO`` to ``source`` (the group of ``--warc``, which it excludes) and ``--cc-news-base``,
+    ``--cc-news-cache`` to ``parser`` (:mod:`newsclean.pipeline.cc_news`)."""
+    source.add_argument(
+        "--cc-news", "--cc_news", dest="cc_news", type=_date_range, default=None, metavar="FROM..TO",
+        help="read Common Crawl's news crawl instead of --warc: the WARC files of the CC-NEWS monthly listings "
+             "(crawl-data/CC-NEWS/YYYY/MM/warc.paths.gz) whose file-name time stamp (UTC) lies in FROM..TO, each "
+             "YYYY-MM-DD or YYYY-MM, both included; over http(s) downloaded into --cc-news-cache first")
+    parser.add_argument(
+        "--cc-news-base", "--cc_news_base", dest="cc_news_base", default=None, metavar="URL",
+        help=f"where CC-NEWS's crawl-data/ lies: an http(s) URL (default {CC_NEWS_BASE}) or s3://commoncrawl/ "
+             "(read in place by Beam's S3 filesystem)")
+    parser.add_argument(
+        "--cc-news-cache", "--cc_news_cache", dest="cc_news_cache", default=None, metavar="DIR",
+        help="folder of the downloaded CC-NEWS WARC files; a file already complete there is not fetched again "
+             "(default $XDG_CACHE_HOME/newsclean-cc-news or ~/.cache/newsclean-cc-news)")
+
+
+def _date_range(text: str) -> tuple[datetime, datetime]:
+    """argparse type of ``--cc-news``: :func:`~newsclean.pipeline.cc_news.parse_date_range`."""
+    try:
+        return parse_date_range(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_HOST = re.compile(r"^[\w-]+(\.[\w-]+)*$")
+
+
+def _host_list(text: str) -> tuple[str, ...]:
+    """argparse type of ``--hosts``: comma-separated host names, lower-cased, a trailing dot and a leading ``www.``
+    dropped (:func:`~newsclean.pipeline.warc_reader.without_www`); ``ArgumentTypeError`` for a URL or an empty list."""
+    hosts = tuple(without_www(h.strip().strip(".").lower()) for h in text.split(",") if h.strip().strip("."))
+    bad = [h for h in hosts if not _HOST.match(h)]
+    if bad or not hosts:
+        raise argparse.ArgumentTypeError(f"give host names such as bbc.co.uk,example.com, got {text!r}")
+    return hosts
 
 
 def _text_parts(text: str) -> tuple[str, ...]:
@@ -219,10 +269,15 @@ class CleanConfig:
             ``jsonl`` (:mod:`newsclean.pipeline.formats`).
         read_from: ``(path, byte offset)`` pairs: the records of such a file are read from that offset on (the
             tail a WARC file grew by since an incremental run cleaned it: pipeline/incremental.py); others whole.
+        cc_news: ``--cc-news``: the CC-NEWS files to read instead of ``warc`` (:mod:`newsclean.pipeline.cc_news`;
+            ``warc`` is then empty); None: ``warc``.
+        hosts: ``--hosts``: host names (lower-case, no leading ``www.``); a response record whose
+            ``WARC-Target-URI`` host is none of them nor a subdomain of one is a counted skip (``outside_hosts``),
+            not a row; ``()``: every host. Among the run's settings (``pipeline.incremental.run_settings``).
 
     Raises:
-        UsageError: a missing ``warc``/``out``, a value out of range, an unknown chain, a language code the
-            identifier never returns.
+        UsageError: a missing ``warc``/``out`` (or both ``warc`` and ``cc_news``), a value out of range, an unknown
+            chain, a language code the identifier never returns.
     """
 
     warc: str
@@ -240,10 +295,15 @@ class CleanConfig:
     batch_bytes: int = DEFAULT_BATCH_MIB << 20  # --batch-mib, in bytes: pipeline/batches.py
     output_format: str = OUTPUT_FORMATS[0]  # --format: pipeline/formats.py
     read_from: tuple[tuple[str, int], ...] = ()  # set by incremental runs (pipeline/incremental.py)
+    cc_news: CCNewsInput | None = None  # --cc-news: pipeline/cc_news.py
+    hosts: tuple[str, ...] = ()  # --hosts: the reader's host filter (pipeline/warc_reader.py)
 
     def __post_init__(self):
-        if not self.warc:
+        if self.warc and self.cc_news is not None:
+            raise UsageError("give --warc or --cc-news, not both")
+        if not self.warc and self.cc_news is None:
             raise UsageError("--warc is empty: give a WARC file, a folder of WARC files or a glob")
+        object.__setattr__(self, "hosts", tuple(sorted({without_www(h.strip(".").lower()) for h in self.hosts})))
         if not self.out:
             raise UsageError("--out is empty: give an output folder")
         if self.neighbour_sample < 1:
@@ -262,6 +322,11 @@ class CleanConfig:
         if any(part not in TEXT_PARTS for part in self.text_includes or ()):
             raise UsageError(f"--text-includes takes {', '.join(TEXT_PARTS)}, got {self.text_includes!r}")
         object.__setattr__(self, "chain", effective_chain(self.chain, self.text_includes, self.keep_listings))
+
+    @property
+    def source(self) -> str:
+        """The run's input as the summary names it: ``warc``, or ``--cc-news``'s :attr:`CCNewsInput.label`."""
+        return self.warc or self.cc_news.label
 
 
 def effective_chain(chain: ChainConfig | str, text_includes: tuple[str, ...] | None = None,
@@ -304,7 +369,20 @@ def clean_config_from_flags(flags, warc: str | None = None, out: str | None = No
                        text_includes=flag("text_includes"), keep_listings=bool(flag("keep_listings", False)),
                        languages=flag("languages"),
                        batch_bytes=flag("batch_mib", DEFAULT_BATCH_MIB) << 20,
-                       output_format=flag("output_format", OUTPUT_FORMATS[0]))
+                       output_format=flag("output_format", OUTPUT_FORMATS[0]),
+                       cc_news=_cc_news_input(flag("cc_news"), flag("cc_news_base"), flag("cc_news_cache")),
+                       hosts=tuple(flag("hosts") or ()))
+
+
+def _cc_news_input(dates: tuple[datetime, datetime] | None, base: str | None,
+                   cache: str | None) -> CCNewsInput | None:
+    """The :class:`CCNewsInput` of ``--cc-news`` (``(start, end)``), ``--cc-news-base`` and ``--cc-news-cache``;
+    None without ``--cc-news``. Raises :class:`UsageError` for a base or cache flag without it, or a bad base."""
+    if dates is None:
+        if base or cache:
+            raise UsageError("--cc-news-base and --cc-news-cache need --cc-news FROM..TO")
+        return None
+    return CCNewsInput(dates[0], dates[1], base or CC_NEWS_BASE, cache or "")
 
 
 def clean_config_from_options(options: PipelineOptions) -> CleanConfig:

@@ -22,7 +22,13 @@ One run at a time: a run holds ``OUT/.clean.lock`` (:func:`hold_output`, an excl
 holder's pid, host and start time written in it) from before it deletes stale staging folders until it has
 published, so a second run into the same folder never deletes the first's live staging folder: it refuses,
 naming the holder, or waits. The kernel releases the lock of a killed run; the next run takes it over and says
-whose it was. Output folders on object stores (``gs://``) are not locked (they have no lock primitive).
+whose it was. An output folder on an object store (``s3://``, ``gs://``) has no ``flock``: the run writes a lock
+object ``OUT/.clean.lock`` there instead (:func:`object_lock`) and deletes it when it ends; a run that finds one
+refuses (or, with ``--wait-for-lock``, polls until it is gone). Create-if-absent is not atomic on S3: two runs that
+start within the same second can both see no lock object; the one whose object is not read back refuses, but both
+run when each reads its own object back before the other writes. A killed run's lock object stays until deleted.
+Object-store paths reach Beam's filesystems with the run's pipeline options (:func:`use_filesystem_options`:
+``--s3_endpoint_url``, ``--s3_access_key_id``, ``--project``, ...).
 """
 
 from __future__ import annotations
@@ -35,12 +41,15 @@ import os
 import re
 import shutil
 import socket
+import tempfile
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from newsclean.pipeline.errors import NewscleanError, UsageError
 
@@ -56,12 +65,55 @@ PARTITION_KEYS = ("crawl_date", "site")
 #: A batched run's resume key in its staging folder (pipeline/batches.py: its settings and input files).
 RESUME_FILE = "_resume.json"
 
+#: Seconds between two looks at an object store's lock object while ``--wait-for-lock`` waits.
+LOCK_POLL_S = 5.0
+
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 
 
 def is_url(path: str) -> bool:
     """Whether ``path`` names a filesystem URL (``gs://...``) rather than a local path."""
     return bool(_SCHEME.match(path))
+
+
+def use_filesystem_options(beam_args: Sequence[str] | PipelineOptions | None) -> PipelineOptions:
+    """Hand the run's Beam flags (a list of flags or ready ``PipelineOptions``; None: none) to Beam's filesystems
+    (``FileSystems.set_options``) and return them as options: an ``s3://`` path is then read and written with
+    ``--s3_endpoint_url``, ``--s3_access_key_id``, ``--s3_secret_access_key``, ``--s3_region_name``,
+    ``--s3_disable_ssl`` (Beam's ``S3Options``), a ``gs://`` path with ``--project`` and the GCP options. Call it
+    before the first ``FileSystems.match``/``exists``/``open`` of a command: without it Beam's S3 filesystem raises
+    ``Must provide one of client or options``. Raises ``SystemExit`` (argparse) for flags Beam cannot parse."""
+    options = beam_args if isinstance(beam_args, PipelineOptions) else PipelineOptions(list(beam_args or []))
+    FileSystems.set_options(options)
+    return options
+
+
+def upload_file(local: str, url: str) -> None:
+    """Copy the local file ``local`` to ``url`` on any Beam filesystem (``FileSystems.create``, bytes as they are).
+    Raises ``OSError`` (``BeamIOError``) when either side fails."""
+    with open(local, "rb") as src, FileSystems.create(url, mime_type="application/octet-stream",
+                                                      compression_type=CompressionTypes.UNCOMPRESSED) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def download_file(url: str, local: str) -> None:
+    """Copy ``url`` (any Beam filesystem) to the local file ``local``, bytes as they are. Raises ``OSError``."""
+    with FileSystems.open(url, compression_type=CompressionTypes.UNCOMPRESSED) as src, open(local, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def upload_tree(local_dir: str, url: str, keep: Callable[[str], bool] | None = None) -> list[str]:
+    """Copy every file under the local folder ``local_dir`` (``keep``: only those whose file name it accepts) to
+    ``url`` (an object-store folder), keeping the relative paths; returns the URLs written, sorted. Raises
+    ``OSError`` on the first file that fails."""
+    written = []
+    for root, _, names in os.walk(local_dir):
+        for name in sorted(n for n in names if keep is None or keep(n)):
+            path = os.path.join(root, name)
+            target = FileSystems.join(url, *os.path.relpath(path, local_dir).split(os.sep))
+            upload_file(path, target)
+            written.append(target)
+    return sorted(written)
 
 
 def _entries(out: str, pattern: str) -> list[str]:
@@ -181,11 +233,11 @@ def output_lock(out: str, wait: bool = False) -> Iterator[None]:
     The lock file records the holder (pid, host, start time). A held lock makes this raise
     :class:`OutputLockedError` naming the holder, or, with ``wait``, block until it is released. A lock file
     that names a holder but is not locked was left by a run that was killed (the kernel released its lock): it
-    is taken over, with a warning naming that run. Object-store folders (``gs://``) are not locked.
+    is taken over, with a warning naming that run. Object-store folders: :func:`object_lock`.
     """
     if is_url(out):
-        log.info("%s is not on a local filesystem: no lock (run one job at a time into it)", out)
-        yield
+        with object_lock(out, wait):
+            yield
         return
     path = os.path.join(out, LOCK_FILE)
     with open(path, "a+", encoding="utf-8") as fh:
@@ -216,6 +268,48 @@ def output_lock(out: str, wait: bool = False) -> Iterator[None]:
             fh.truncate()
             fh.flush()
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _holder_record() -> dict:
+    """This process as a lock's holder: pid, host, start time (UTC, ISO 8601 seconds) and a random token."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "token": uuid.uuid4().hex,
+            "started": datetime.now(UTC).isoformat(timespec="seconds")}
+
+
+@contextlib.contextmanager
+def object_lock(out: str, wait: bool = False) -> Iterator[None]:
+    """Hold the lock object ``OUT/.clean.lock`` of an object-store folder (``s3://``, ``gs://``) while the block
+    runs: written with the holder (:func:`_holder_record`), read back, deleted at the end.
+
+    A lock object already there makes this raise :class:`OutputLockedError` naming its holder (with ``wait``:
+    poll every :data:`LOCK_POLL_S` seconds until it is gone); so does one that another run overwrote between this
+    run's write and its read-back. Not atomic: check, write and read-back are three requests (the race window of
+    the module docstring). A lock object left by a killed run is never taken over: delete it by hand.
+    """
+    path = FileSystems.join(out, LOCK_FILE)
+    warned = False
+    while FileSystems.exists(path):
+        holder = describe_holder(read_marker(path) or {})
+        if not wait:
+            raise OutputLockedError(f"another newsclean run is writing into {out} ({holder}; lock object {path}): wait "
+                                    "for it to end, pass --wait-for-lock, or delete the lock object if no run is live")
+        if not warned:
+            log.warning("waiting for the newsclean run writing into %s (%s)", out, holder)
+            warned = True
+        time.sleep(LOCK_POLL_S)
+    mine = _holder_record()
+    write_marker(path, mine)
+    seen = read_marker(path) or {}
+    if seen.get("token") != mine["token"]:
+        raise OutputLockedError(f"another newsclean run took the lock object {path} at the same time "
+                                f"({describe_holder(seen)}): wait for it to end")
+    try:
+        yield
+    finally:
+        try:
+            FileSystems.delete([path])
+        except Exception as exc:  # never hide the run's own error behind a cleanup error
+            log.warning("could not delete the lock object %s: %s", path, exc)
 
 
 @contextlib.contextmanager
@@ -313,7 +407,10 @@ def partition_articles(articles_dir: str, key: str) -> None:
     if row_files(articles_dir, (SUFFIXES["jsonl"],)):  # --format jsonl
         partition_jsonl(articles_dir, key)
         return
-    fs, path = pafs.FileSystem.from_uri(articles_dir) if is_url(articles_dir) else (pafs.LocalFileSystem(), articles_dir)
+    if is_url(articles_dir):
+        _partition_in_store(articles_dir, key)
+        return
+    fs, path = pafs.LocalFileSystem(), articles_dir
     source = ds.dataset(path, filesystem=fs, format="parquet")
     schema = source.schema
     if key == "crawl_date":
@@ -336,3 +433,22 @@ def partition_articles(articles_dir: str, key: str) -> None:
         fs.create_dir(path)
     else:
         fs.move(target, path)
+
+
+def _partition_in_store(articles_dir: str, key: str) -> None:
+    """:func:`partition_articles` for an object-store folder (no directory rename there): its Parquet files are
+    copied into a local temporary folder, partitioned there, the partitions uploaded (:func:`upload_tree`) and only
+    then the unpartitioned files deleted, all through Beam's filesystems and the run's options."""
+    from newsclean.pipeline.formats import SUFFIXES, row_files
+
+    sources = row_files(articles_dir, (SUFFIXES["parquet"],))
+    if not sources:
+        return
+    with tempfile.TemporaryDirectory(prefix="newsclean-partition-") as tmp:
+        local = os.path.join(tmp, "articles")
+        os.makedirs(local)
+        for n, url in enumerate(sources):
+            download_file(url, os.path.join(local, f"source-{n}.parquet"))
+        partition_articles(local, key)
+        upload_tree(local, articles_dir)
+    FileSystems.delete(sources)

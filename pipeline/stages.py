@@ -158,18 +158,20 @@ class ReadWarc(beam.PTransform):
         sections: PCollection of ``((site, section), pages)`` (:class:`LearnSiteEvidence`'s ``sections``): the
             URL sections a page of another crawler may take as its category (a side input); None: every section.
         read_from: path -> byte offset to read that file's records from (``CleanConfig.read_from``); others whole.
+        hosts: ``CleanConfig.hosts``: response records of other hosts are counted skips (``outside_hosts``).
     """
 
-    def __init__(self, sections=None, read_from: dict[str, int] | None = None):
+    def __init__(self, sections=None, read_from: dict[str, int] | None = None, hosts: tuple[str, ...] = ()):
         super().__init__()
         self.sections = sections
         self.read_from = read_from or {}
+        self.hosts = hosts
 
     def expand(self, paths):
         sections = () if self.sections is None else (beam.pvalue.AsDict(self.sections),)
         read = (paths
                 | "SpreadFiles" >> beam.Reshuffle()
-                | "ReadRecords" >> beam.ParDo(ReadWarcFileFn(self.read_from), *sections).with_outputs(
+                | "ReadRecords" >> beam.ParDo(ReadWarcFileFn(self.read_from, self.hosts), *sections).with_outputs(
                     REJECTS_TAG, COUNTS_TAG, main="pages"))
         return {"pages": read.pages, "rejects": read[REJECTS_TAG], "counts": read[COUNTS_TAG]}
 
@@ -308,10 +310,15 @@ class SampleRefsFn(beam.DoFn):
     """WARC file path -> ``(category from the URL?, ((site, category), SampleRef))`` for each page that
     :func:`classify_response` lets through (the first of the two reads; rejects and counts are left to
     ``ReadWarc``'s read). A page of another crawler has its URL's section as category here, flagged
-    (``Page.category_from_url``), until :func:`section_key` knows the section's size."""
+    (``Page.category_from_url``), until :func:`section_key` knows the section's size. ``hosts``: as the reader's
+    (``--hosts``), so no evidence is learnt for pages that are not read."""
+
+    def __init__(self, hosts: tuple[str, ...] = ()):
+        super().__init__()
+        self.hosts = hosts
 
     def process(self, path: str):
-        for item in iter_warc_file(path):
+        for item in iter_warc_file(path, hosts=self.hosts):
             if isinstance(item, Page) and classify_response(item) is None:
                 yield item.category_from_url, sample_ref(item)
 
@@ -431,17 +438,19 @@ class LearnSiteEvidence(beam.PTransform):
     Args:
         neighbour_sample: N, pages sampled per key (>= 1), and the pages a URL section needs to be a key.
         chain: the run's chain (``CleanConfig.chain``); its static-noise parameters are used.
+        hosts: ``CleanConfig.hosts``: only pages of these hosts are sampled and counted (``()``: every host).
     """
 
-    def __init__(self, neighbour_sample: int, chain: ChainConfig = DEFAULT_CONFIG):
+    def __init__(self, neighbour_sample: int, chain: ChainConfig = DEFAULT_CONFIG, hosts: tuple[str, ...] = ()):
         super().__init__()
         self.neighbour_sample = neighbour_sample
         self.chain = chain
+        self.hosts = hosts
 
     def expand(self, paths):
         refs = (paths
                 | "SpreadFiles" >> beam.Reshuffle()  # its own, see ReadWarc
-                | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn()))
+                | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn(self.hosts)))
         sections = (refs
                     | "SectionPages" >> beam.Filter(_section_page)
                     | "OnePage" >> beam.Map(_one_page)
@@ -712,7 +721,7 @@ def read_and_clean(paths, sections, evidence, config: CleanConfig) -> Cleaned:
     SiteEvidence | None)`` (:class:`LearnSiteEvidence`'s outputs, or the same read back from disk), both side inputs.
     """
     # Read the WARC response records: pages, and a reject for each record that cannot be one.
-    read = paths | "ReadWarc" >> ReadWarc(sections, dict(config.read_from))
+    read = paths | "ReadWarc" >> ReadWarc(sections, dict(config.read_from), config.hosts)
     # Keep the HTML 200 responses; clean each page into an article or a reject.
     filtered = read["pages"] | "FilterResponses" >> FilterResponses()
     cleaned = filtered["pages"] | "CleanPages" >> CleanPages(evidence, config.chain, config.min_words,

@@ -31,7 +31,7 @@ from newsclean.pipeline.errors import AccountingError, NewscleanError, NothingRe
 from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, row_files, stored_format
 from newsclean.pipeline.output import is_url
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
-from newsclean.pipeline.warc_reader import SKIPPED_PREFIX
+from newsclean.pipeline.warc_reader import OUTSIDE_HOSTS, SKIPPED_PREFIX
 from newsclean.schemas.records import PIPELINE_VERSION, SCHEMA_VERSION, RejectReason
 
 SUMMARY_FILE = "_summary.json"
@@ -57,8 +57,9 @@ class RunSummary:
         warc: the ``--warc`` argument; out: the output directory.
         records_found: intact response records the independent count found in the files (None: not counted,
             an output of an older version); records_missed: those the reader did not read (a reader bug).
-        skipped: WARC records that are not responses, by type (``request``, ``metadata``, ``revisit``, ...):
-            read and skipped, not part of the accounting.
+        skipped: WARC records read and skipped, not part of the accounting, by kind: records that are not
+            responses by type (``request``, ``metadata``, ``revisit``, ...), and response records outside
+            ``--hosts`` as ``outside_hosts`` (:data:`~newsclean.pipeline.warc_reader.OUTSIDE_HOSTS`).
         articles_by_language: rows of ``articles/*.parquet`` by identified language (``""``: none).
         settings: the run's settings (``pipeline.incremental.run_settings``: chain, ``--min-words``,
             ``--neighbour-sample``, model digests, versions); ``{}`` when unknown.
@@ -129,8 +130,7 @@ class RunSummary:
         lines[3:3] = [f"    {reason:<{width}} {n:>7}" for reason, n in sorted(self.duplicates.items()) if n]
         lines += [f"    {reason:<{width}} {n:>7}" for reason, n in sorted(self.rejects.items())]
         if self.skipped:
-            lines.append("  skipped (not response records): "
-                         + ", ".join(f"{kind} {n}" for kind, n in sorted(self.skipped.items())))
+            lines.append("  skipped: " + skipped_text(self.skipped))
         if self.articles_by_site:
             lines.append("  articles by site: " + top_sites(self.articles_by_site))
         mark = "ok" if self.balanced else "MISMATCH"
@@ -192,6 +192,16 @@ def read_staged_summary(staging: str, warc: str = "") -> RunSummary:
     return run
 
 
+def skipped_text(skipped: dict[str, int]) -> str:
+    """The skipped records (:attr:`RunSummary.skipped`) in words, each kind named:
+    ``metadata 3, request 3 (not response records); outside_hosts 14 (response records outside --hosts)``."""
+    other = ", ".join(f"{kind} {n}" for kind, n in sorted(skipped.items()) if kind != OUTSIDE_HOSTS)
+    parts = [f"{other} (not response records)"] if other else []
+    if skipped.get(OUTSIDE_HOSTS):
+        parts.append(f"{OUTSIDE_HOSTS} {skipped[OUTSIDE_HOSTS]} (response records outside --hosts)")
+    return "; ".join(parts)
+
+
 #: Reject reasons of bytes that are not (whole) WARC records.
 UNREADABLE_REASONS = frozenset({RejectReason.NOT_WARC.value, RejectReason.TRUNCATED_RECORD.value})
 
@@ -208,8 +218,8 @@ def check_something_read(summary: RunSummary) -> None:
         return
     where = f" from {summary.warc}" if summary.warc else ""
     if summary.records_read == 0:
-        other = sum(summary.skipped.values())
-        raise NothingReadError(f"no WARC response record{where} ({other} records of other types skipped)")
+        skipped = f" (skipped: {skipped_text(summary.skipped)})" if summary.skipped else ""
+        raise NothingReadError(f"no WARC response record{where}{skipped}")
     raise NothingReadError(f"no WARC record could be read{where}: all {summary.records_read} records read are "
                            f"unreadable bytes ({', '.join(f'{r} {n}' for r, n in sorted(summary.rejects.items()))}; "
                            f"see {FileSystems.join(summary.out, REJECTS_DIR)}/)")
@@ -272,6 +282,13 @@ def _column_counts(paths: list[str], *columns: str) -> tuple[int, dict[str, coll
             else:
                 counts[column][value] += n
     return rows, counts
+
+
+def table_counts(out: str, table: str, *columns: str) -> tuple[int, dict[str, collections.Counter]]:
+    """Rows of the table ``OUT/<table>`` (either ``--format``, Hive partitions included) and the value counts of
+    each of ``columns``, as the summary counts them. Raises what reading a part file raises (``OSError``,
+    ``ValueError``)."""
+    return _column_counts(_files(out, table), *columns)
 
 
 def _jsonl_column_counts(path: str, columns: tuple[str, ...], counts: dict[str, collections.Counter]) -> int:

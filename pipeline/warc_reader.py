@@ -34,6 +34,12 @@ another crawler: Common Crawl, wget, Heritrix, ...): site = the URL's host; cate
 ``<site>/<category>/<site>-<category>-...warc.gz`` when the file is laid out so, else the section the URL's first
 path segment names when that section has enough pages to fill a neighbour sample of its own (the pipeline counts
 them first: ``stages.LearnSiteEvidence``), else ``"unknown"`` (the host's pages form one group). docs/CONTRACTS.md.
+A Common Crawl news crawl file (named ``CC-NEWS-<stamp>-<serial>.warc.gz``: :mod:`newsclean.pipeline.cc_news`) is
+such a WARC, except that its site is the host without a leading ``www.`` (:func:`without_www`).
+
+With ``hosts`` (``--hosts``), a response record whose ``WARC-Target-URI`` host is none of them nor a subdomain of one
+(:func:`in_hosts`) becomes no row: it is counted as skipped, type ``outside_hosts`` (:data:`OUTSIDE_HOSTS`), and its
+offset is one the independent count finds accounted for (:func:`check_read`).
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
+from newsclean.pipeline.cc_news import warc_timestamp
 from newsclean.pipeline.progress import PROGRESS
 from newsclean.pipeline.warc_framing import (
     MAX_HEADER_BYTES,
@@ -115,6 +122,8 @@ REJECTS_TAG = "rejects"
 COUNTS_TAG = "counts"
 #: Count name prefix of the WARC records skipped, by type (``skipped_request``, ``skipped_metadata``, ...).
 SKIPPED_PREFIX = "skipped_"
+#: Skip type of the response records outside ``--hosts`` (count ``skipped_outside_hosts``).
+OUTSIDE_HOSTS = "outside_hosts"
 
 METRICS_NAMESPACE = "newsclean"
 
@@ -144,10 +153,12 @@ class ReadStats:
         pages: records that became :class:`~schemas.Page`.
         rejects: records (and unreadable units) that became :class:`~schemas.Reject`.
         skipped: WARC records of other types, by type name (``request``, ``metadata``, ``revisit``,
-            ``resource``, ``unknown``, ...); not part of the accounting (not compared in ``==``).
+            ``resource``, ``unknown``, ...), and the response records outside ``hosts`` (:data:`OUTSIDE_HOSTS`);
+            not part of the accounting (not compared in ``==``).
         spans: the ``[start, end)`` byte ranges given up as damaged (one reject each), for :func:`check_read`.
         found: response records the independent count found (:func:`check_read`; None before it ran);
         missed: those of them no page or reject stands for (a reader bug; 0 when :func:`check_read` did not run).
+        outside: the byte offsets of the response records skipped as outside ``hosts`` (:data:`OUTSIDE_HOSTS`).
         position: the byte offset in the (compressed) file that reading has reached: the offset of the last record
             begun, the file's size once it is read to its end (the progress line's bytes read).
     """
@@ -160,6 +171,7 @@ class ReadStats:
     found: int | None = field(default=None, compare=False)
     missed: int = field(default=0, compare=False)
     position: int = field(default=0, compare=False)
+    outside: list[int] = field(default_factory=list, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -370,6 +382,18 @@ def site_from_url(url: str) -> str:
     return host.strip(".").lower() or UNKNOWN
 
 
+def without_www(host: str) -> str:
+    """``host`` without a leading ``www.`` label (``www.bbc.co.uk`` -> ``bbc.co.uk``; ``www`` stays)."""
+    return host[4:] if host.startswith("www.") and len(host) > 4 else host
+
+
+def in_hosts(url: str, hosts: tuple[str, ...]) -> bool:
+    """Whether the host of ``url`` (:func:`site_from_url`) is one of ``hosts`` or a subdomain of one (``hosts``:
+    lower-case names; ``bbc.co.uk`` takes ``bbc.co.uk``, ``www.bbc.co.uk``, ``news.bbc.co.uk``, not ``xbbc.co.uk``)."""
+    host = site_from_url(url)
+    return any(host == h or host.endswith("." + h) for h in hosts)
+
+
 _SEGMENT_OK = re.compile(r"^[\w][\w.&+-]{0,79}$")
 
 
@@ -416,8 +440,10 @@ def site_and_category(url: str, path: str, site: str | None, category: str | Non
     give ``site`` and ``category`` (None where they do not): site = the header, else the URL's host
     (:func:`site_from_url`); category = the header, else the crawler's folder layout (:func:`folder_category`),
     else :func:`category_from_url` over ``sections`` (the third value True: the pipeline re-keys such pages once
-    it knows how many pages each section has)."""
-    site = site or site_from_url(url)
+    it knows how many pages each section has). A CC-NEWS file's site drops the host's ``www.`` (:func:`without_www`)."""
+    if not site:
+        site = site_from_url(url)
+        site = without_www(site) if warc_timestamp(path) is not None else site
     if category:
         return site, category, False
     category = folder_category(path)
@@ -439,6 +465,12 @@ def _record_date(record) -> datetime | None:
     return parse_warc_date(record.headers.get("WARC-Date"))
 
 
+def target_uri(headers) -> str:
+    """A record's ``WARC-Target-URI`` (WARC 1.1 §5.6), without surrounding blanks and the ``<>`` of WARC 1.0 files;
+    ``""`` when it has none."""
+    return (headers.get("WARC-Target-URI") or "").strip().strip("<>")
+
+
 def _reject(url: str, site: str, category: str, prov: Provenance, stage: Stage, message: str,
             reason: RejectReason = RejectReason.DECODE_ERROR) -> Reject:
     """A reject row of the reader (:meth:`Reject.of`; ``decode_error`` unless another reason is given)."""
@@ -458,7 +490,7 @@ def record_to_page(record, path: str, default_site: str | None = None, default_c
     Rejects: ``too_large``, ``truncated_record`` (stage ``read``), ``decode_error`` (``read``/``decode``).
     """
     headers = record.headers
-    url = (headers.get("WARC-Target-URI") or "").strip().strip("<>")
+    url = target_uri(headers)
     site, category, from_url = site_and_category(url, path, headers.get(SITE_HEADER) or default_site,
                                                  headers.get(CATEGORY_HEADER) or default_category, sections)
     prov = Provenance(warc_file=path, record_id=record.record_id or "",
@@ -558,8 +590,8 @@ class _FileReading:
     its metadata record, the counts, and the records of one stretch of the file (:meth:`records`)."""
 
     def __init__(self, path: str, stream: BinaryIO, stats: ReadStats,
-                 sections: Container[tuple[str, str]] | None = ANY_SECTION):
-        self.path, self.stream, self.stats, self.sections = path, stream, stats, sections
+                 sections: Container[tuple[str, str]] | None = ANY_SECTION, hosts: tuple[str, ...] = ()):
+        self.path, self.stream, self.stats, self.sections, self.hosts = path, stream, stats, sections, hosts
         self.info_site: str | None = None
         self.info_category: str | None = None
         self.held: Page | None = None
@@ -637,6 +669,10 @@ class _FileReading:
                     self.last_truncated = True
                     continue
                 self.stats.skipped[kind] = self.stats.skipped.get(kind, 0) + 1
+                continue
+            if self.hosts and not in_hosts(target_uri(record.headers), self.hosts):
+                self.stats.skipped[OUTSIDE_HOSTS] = self.stats.skipped.get(OUTSIDE_HOSTS, 0) + 1
+                self.stats.outside.append(offset)
                 continue
             self.stats.records_read += 1
             out = record_to_page(record, self.path, self.info_site, self.info_category, offset, self.sections)
@@ -773,7 +809,8 @@ def _plain_tail(reading: _FileReading, pos: int, last: int | None, bounds, end: 
 
 
 def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats | None = None,
-                   sections: Container[tuple[str, str]] | None = ANY_SECTION, start: int = 0) -> Iterator[Page | Reject]:
+                   sections: Container[tuple[str, str]] | None = ANY_SECTION, start: int = 0,
+                   hosts: tuple[str, ...] = ()) -> Iterator[Page | Reject]:
     """Yield one :class:`~schemas.Page` or :class:`~schemas.Reject` per WARC response record of ``path``.
 
     Args:
@@ -785,6 +822,8 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats |
         sections: the ``(site, section)`` pairs a page of another crawler may take as its category
             (:func:`category_from_url`); :data:`ANY_SECTION`: every section its URL names.
         start: with no ``stream``, the byte offset to read from (a record's first byte: a grown file's new tail).
+        hosts: ``--hosts`` (lower-case, no ``www.``): response records of other hosts are skipped, counted as
+            :data:`OUTSIDE_HOSTS` (:func:`in_hosts`); ``()``: every host.
 
     Yields pages and rejects in file order, plus one ``not_warc`` or ``truncated_record`` reject for each
     stretch of bytes that are not (complete) WARC records, after which reading goes on at the next record
@@ -803,7 +842,7 @@ def iter_warc_file(path: str, stream: BinaryIO | None = None, stats: ReadStats |
         if end is None:  # a stream that cannot seek: read it into memory (tests, pipes)
             stream = io.BytesIO(stream.read())
             start, end = 0, len(stream.getbuffer())
-        reading = _FileReading(path, stream, stats, sections)
+        reading = _FileReading(path, stream, stats, sections, hosts)
         read = _read_gzip if is_gzip(stream, start, path) else _read_plain
         stats.position = start
         yield from read(reading, start, end)
@@ -822,7 +861,7 @@ def item_offset(item: Page | Reject) -> int:
 def check_read(path: str, stats: ReadStats, rows: Counter, stream: BinaryIO | None = None,
                start: int = 0) -> ReadStats:
     """Compare what :func:`iter_warc_file` gave of the file ``path`` from byte ``start`` (``rows``: its pages and rejects by
-    :func:`item_offset`; ``stats``: its counts) with the independent count
+    :func:`item_offset`; ``stats``: its counts, and the records it skipped as outside ``--hosts``) with the independent count
     (:func:`~newsclean.pipeline.warc_framing.scan_responses`), a second pass over the file that does not use
     FastWARC: sets ``stats.found`` and ``stats.missed`` and returns ``stats``.
 
@@ -843,7 +882,7 @@ def check_read(path: str, stats: ReadStats, rows: Counter, stream: BinaryIO | No
     finally:
         if own:
             stream.close()
-    missed = missed_records(found, rows, stats.spans)
+    missed = missed_records(found, rows + Counter(stats.outside), stats.spans)  # a skip outside --hosts: accounted
     for offset, n in missed.items():
         log.error("%s: %d intact WARC response record(s) at byte %d not read (a reader bug: please report it)",
                   path, n, offset)
@@ -872,9 +911,10 @@ class ReadWarcFileFn(beam.DoFn):
     every byte from its start offset once it is read to its end).
     """
 
-    def __init__(self, read_from: dict[str, int] | None = None):
+    def __init__(self, read_from: dict[str, int] | None = None, hosts: tuple[str, ...] = ()):
         super().__init__()
         self.read_from = read_from or {}  # path -> byte offset its records are read from (a grown file's tail)
+        self.hosts = tuple(hosts)  # --hosts: records of other hosts skipped (outside_hosts)
 
     def setup(self):
         self._records = Metrics.counter(METRICS_NAMESPACE, "records_read")
@@ -884,7 +924,7 @@ class ReadWarcFileFn(beam.DoFn):
         stats = ReadStats()
         rows: Counter = Counter()
         start = done = self.read_from.get(path, 0)
-        for item in iter_warc_file(path, stats=stats, sections=sections, start=start):
+        for item in iter_warc_file(path, stats=stats, sections=sections, start=start, hosts=self.hosts):
             rows[item_offset(item)] += 1
             done = _advance(done, stats.position)
             PROGRESS.add("read")  # before the record goes on to be cleaned and counted again

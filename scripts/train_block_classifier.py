@@ -2,7 +2,7 @@
 
     python scripts/train_block_classifier.py [--out transforms/models/block_classifier.txt] [--jobs 2]
 
-Pages: every data set. Full-text gold labels every block; trafilatura-eval's snippet gold labels
+Pages: every data set (wcxb-dev: its article pages only). Full-text gold labels every block; trafilatura-eval's snippet gold labels
 only the blocks that hold a must-contain (1) or must-not-contain (0) snippet. Only
 pages whose site falls in the ``tune`` split (``newsclean_eval.datasets.split_of``) are used, so
 ``newsclean eval``'s ``test`` columns are held out.
@@ -24,7 +24,7 @@ on either half, at three times the prediction time; one is shipped). ``--train-s
 the swapped direction into ``transforms/models/crossfit/``: ``newsclean eval``'s ``crossfit`` row
 scores tune pages with it, so that every page is scored by a model that never saw its site.
 ``--holdout-set NAME`` (or ``all``) trains leave-one-data-set-out models into ``out/lodo/NAME/``:
-the same recipe on the tune pages of the five other sets, printing the block accuracy on the held-out
+the same recipe on the tune pages of the six other sets, printing the block accuracy on the held-out
 set's tune pages; ``newsclean eval --lodo out/lodo --split tune`` scores each set with the model that
 never saw it, beside trafilatura (the selection protocol, docs/DECISIONS.md: choices are made on that table,
 the test halves are scored once per release).
@@ -81,7 +81,8 @@ from newsclean.transforms.vocab import FEATURE_GROUPS, FEATURE_NAMES, LEXICON_FE
 from newsclean_eval.datasets import EvalPage, load  # noqa: E402
 from newsclean_eval.systems import CROSSFIT_MODELS  # noqa: E402
 
-TRAIN_SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages", "trafilatura-eval")
+TRAIN_SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages", "trafilatura-eval",
+              "wcxb-dev")
 NEIGHBOURS = 10
 FOLDS = 4  # stage-1 out-of-fold predictions for stage 2, folds by site
 ROUNDS = 400
@@ -221,7 +222,8 @@ def collect(jobs: int) -> list[PageRows]:
     groups: dict[tuple[str, str], list[EvalPage]] = defaultdict(list)
     for name in TRAIN_SETS:
         for page in load(name):
-            groups[(name, page.group)].append(page)
+            if page.page_type == "article":  # wcxb-dev's other page types: an article extractor's negatives, not its blocks
+                groups[(name, page.group)].append(page)
     with Pool(jobs) as pool:
         pages = [r for rows in pool.imap_unordered(group_rows, groups.values(), chunksize=2) for r in rows]
     return sorted(pages, key=lambda p: (p.key, p.page_id))  # same order every run: same model

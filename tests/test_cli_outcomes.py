@@ -177,8 +177,25 @@ def test_summary_counts_skipped_types_and_the_independent_count(tmp_path, capsys
     summary = json.loads((out / "_summary.json").read_text())
     assert summary["skipped"] == {"metadata": 3, "request": 3}
     assert summary["records_found"] == 3 and summary["records_missed"] == 0
-    assert "skipped (not response records): metadata 3, request 3" in stdout  # before: only in _counts/
+    assert "skipped: metadata 3, request 3 (not response records)" in stdout  # before: only in _counts/
     assert "vs 3 read: ok (3 response records found by a second pass over the files, 0 of them not read)" in stdout
+
+
+def test_records_outside_hosts_are_named_as_such_in_the_summary_and_the_error(tmp_path, capsys):
+    root = tmp_path / "warc"
+    pages = [Response(f"http://{host}/politics/{i}.html",
+                      article_page("x", "politics", f"Story {i}", [paragraph(10 * i + j) for j in range(3)]).encode())
+             for i, host in enumerate(["alpha.test", "alpha.test", "beta.test"])]
+    write_warc(root / "a.warc.gz", "x", "politics", pages, newsclean_headers="none")
+    assert main(["clean", "--warc", str(root), "--out", str(tmp_path / "out"), "--hosts", "alpha.test",
+                 "--neighbour-sample", "2", *RUNNER]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if "skipped" in line)
+    # by hand: the builder writes one request record per response; beta.test's one response is outside --hosts
+    assert line.strip() == "skipped: request 3 (not response records); outside_hosts 1 (response records outside --hosts)"
+    assert main(["clean", "--warc", str(root), "--out", str(tmp_path / "none"), "--hosts", "gamma.test", *RUNNER]) == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("newsclean:")]
+    assert len(err) == 1 and "outside_hosts 3 (response records outside --hosts)" in err[0], err
+    assert "records of other types" not in err[0]
 
 
 # --- runs a user can reproduce ----------------------------------------------------------------------

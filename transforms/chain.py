@@ -466,7 +466,8 @@ def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> Artic
     (:class:`ChainConfig`: ``roles``, ``text_includes``, ``page_types``, ``listing_text``)."""
     blocks = page.blocks
     dated = page.meta.published_at is not None or bool(page.meta.authors)
-    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, dated) \
+    kind = page_type(blocks, keep, page.meta.page_types, config.page_types, page.meta.title, dated,
+                     bool(page.meta.article_body)) \
         if config.page_types else PageType.ARTICLE.value
     if config.listing_text and kind == PageType.LISTING.value:
         lines = listing_lines(blocks, config.page_types.cards)

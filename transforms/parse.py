@@ -57,6 +57,7 @@ import re
 import threading
 from collections.abc import Iterator
 
+import ftfy
 import lxml.html
 from charset_normalizer import from_bytes
 from ftfy.badness import BADNESS_RE, badness
@@ -262,16 +263,30 @@ def decode_html(body: bytes, http_charset: str | None = None) -> tuple[str, str]
     ``(text, codec_name)``, ``codec_name`` a Python codec name (``utf-8``, ``utf-16-be``, ``cp1251``, ...).
 
     Raises :class:`ExtractionError`: ``EMPTY_BODY`` when ``body`` is empty or whitespace only; ``DECODE_ERROR``
-    when the decoded text holds :data:`MOJIBAKE_MAX_PER_WORD` or more mojibake sequences per word.
+    when the decoded text holds :data:`MOJIBAKE_MAX_PER_WORD` or more mojibake sequences per word that
+    :func:`repaired_mojibake` cannot undo.
     """
     if not body or not body.strip():
         raise ExtractionError(RejectReason.EMPTY_BODY, "payload has no bytes")
     text, codec = _first_decoding(body, http_charset)
     per_word = mojibake_per_word(text)
     if per_word >= MOJIBAKE_MAX_PER_WORD:
-        raise ExtractionError(RejectReason.DECODE_ERROR,
-                              f"the text read as {codec} is mojibake ({per_word:.2f} mojibake sequences per word)")
+        repaired = repaired_mojibake(text)
+        if repaired is None:
+            raise ExtractionError(RejectReason.DECODE_ERROR,
+                                  f"the text read as {codec} is mojibake ({per_word:.2f} mojibake sequences per word)")
+        text = repaired
     return text, codec
+
+
+def repaired_mojibake(text: str) -> str | None:
+    """``text`` with its mojibake undone by ftfy's ``fix_encoding`` (ftfy 6: re-encodes the sequences its detector
+    finds and decodes them again, touching nothing else), where that leaves fewer than
+    :data:`MOJIBAKE_MAX_PER_WORD` sequences per word: a page stored with its text encoded twice
+    (``Earthâ\x80\x99s`` for ``Earth’s``, served as valid UTF-8). None when the repair changes nothing or leaves
+    the text mojibake still (a page read in the wrong single-byte code page)."""
+    fixed = ftfy.fix_encoding(text)
+    return fixed if fixed != text and mojibake_per_word(fixed) < MOJIBAKE_MAX_PER_WORD else None
 
 
 _JSON_START = re.compile(r"\s*[\[{]")

@@ -24,6 +24,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -33,7 +34,7 @@ from newsclean.pipeline.errors import NewscleanError, UsageError
 from newsclean.transforms.boilernet import DEFAULT_BOILERNET_MODEL
 from newsclean.transforms.chain import BOILERNET_CONFIG, CONFIGS, DEFAULT_CONFIG
 from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
-from newsclean_eval import report
+from newsclean_eval import main_job, report
 from newsclean_eval.datasets import ERA_YEAR, ERAS, LOADERS, NEIGHBOUR_SETS, REPO_ROOT, TUNE_SHARE, EvalPage, load
 from newsclean_eval.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from newsclean_eval.runner import DatasetRun, Runner, build_tasks, default_jobs
@@ -75,6 +76,16 @@ class EvalOptions:
     bases: list[str] = field(default_factory=lambda: ["default"])
     lodo: Path | None = None  # folder of leave-one-data-set-out models, one subfolder per data set
     lodo_boilernet: Path | None = None  # the same for BoilerNet (scripts/train_boilernet.py --holdout-set)
+    main_job: list[str] = field(default_factory=list)  # chain rows also scored via newsclean clean (CLI: default)
+    page_type_header: bool = False  # pack the main job's WARC files with the crawler's page-type header
+
+
+def main_job_systems(opts: EvalOptions) -> list[System]:
+    """The rows scored through the main job (``--main-job``): each chain row of ``opts.systems`` it names, as
+    system ``main-job:<id>``."""
+    chains = {s.id: s for s in opts.systems if s.is_chain}
+    return [replace(chains[i], id=main_job.MAIN_JOB + i, label=f"{chains[i].label}, through newsclean clean",
+                    kind="main-job") for i in opts.main_job if i in chains]
 
 
 @dataclass
@@ -85,6 +96,8 @@ class EvalResult:
     agg: report.Aggregates
     seconds: float
     markdown: str = ""
+    main_job_runs: list[main_job.MainJobRun] = field(default_factory=list)
+    pages: dict[str, list[EvalPage]] = field(default_factory=dict)  # data set -> the pages of the split
 
 
 # -------------------------------------------------------------------------------------- selection
@@ -246,7 +259,21 @@ def options_from_args(args: argparse.Namespace, argv: Sequence[str] | None = Non
     return EvalOptions(datasets, configs + peers, notes, args.split, args.neighbours,
                        args.exclude_target, args.max_groups, args.jobs, args.resamples, args.seed,
                        None if args.out == "-" else Path(args.out), None if args.csv == "-" else Path(args.csv),
-                       command, bases, lodo, lodo_bn)
+                       command, bases, lodo, lodo_bn, resolve_main_job(getattr(args, "main_job", None), configs),
+                       bool(getattr(args, "page_type_header", False)))
+
+
+def resolve_main_job(spec: str | None, configs: Sequence[System]) -> list[str]:
+    """The chain rows ``--main-job`` names (comma list of row ids or ``none``; default: ``default``, and ``lodo``
+    with ``--lodo``), each one that runs. Raises UsageError for a row that is not selected by ``--configs``."""
+    ids = [s.id for s in configs]
+    if spec is None:
+        return [i for i in ("default", report.LODO_SYSTEM) if i in ids]
+    wanted = [] if spec == "none" else _items(spec)
+    unknown = [i for i in wanted if i not in ids]
+    if unknown:
+        raise UsageError(f"--main-job: {', '.join(unknown)} not among the chain rows that run ({', '.join(ids)})")
+    return wanted
 
 
 # ------------------------------------------------------------------------------------------- run
@@ -264,22 +291,31 @@ def run_eval(opts: EvalOptions, loader: Callable[[str], list[EvalPage]] = load,
     ``tune`` or ``test`` only that split's pages run (and reach the CSV), so that a tune-only study never scores a
     test page. Raises FileNotFoundError when the shared data are absent.
     """
-    runs, start = [], time.perf_counter()
+    runs, jobs, kept, start = [], [], {}, time.perf_counter()
     n_sys = len(opts.systems)
     progress(f"newsclean eval: {len(opts.datasets)} data sets x up to {n_sys} systems, {opts.jobs} processes")
     with Runner(opts.jobs, progress) as runner:
         for i, name in enumerate(opts.datasets, 1):
             pages = [p for p in loader(name) if opts.split == "all" or p.split == opts.split]
-            tasks = build_tasks(name, pages, systems_for_dataset(opts, name), neighbours=opts.neighbours,
+            kept[name] = pages
+            articles = [p for p in pages if p.page_type == "article"]  # the API path scores gold articles only
+            tasks = build_tasks(name, articles, systems_for_dataset(opts, name), neighbours=opts.neighbours,
                                 exclude_target=opts.exclude_target, max_groups=opts.max_groups)
             progress(f"[{i}/{len(opts.datasets)}] {name}: {sum(len(t.pages) for t in tasks)} pages in {len(tasks)} "
                      f"groups x {len(tasks[0].systems) if tasks else 0} systems")
             run = runner.run_dataset(name, tasks)
+            for system in main_job_systems(replace(opts, systems=systems_for_dataset(opts, name))):
+                progress(f"[{i}/{len(opts.datasets)}] {name}: {len(pages)} pages through newsclean clean, "
+                         f"{system.id}")
+                job = main_job.run_main_job(pages, system.id.removeprefix(main_job.MAIN_JOB), system.config,
+                                            opts.page_type_header)
+                jobs.append(job)
+                run.results.extend(job.results)
             runs.append(run)
             progress(f"[{i}/{len(opts.datasets)}] {name}: done in {run.seconds:.1f} s{_glance(run)}")
     results = [r for run in runs for r in run.results]
     agg = report.aggregate(results, opts.resamples, opts.seed)
-    return EvalResult(runs, agg, time.perf_counter() - start)
+    return EvalResult(runs, agg, time.perf_counter() - start, main_job_runs=jobs, pages=kept)
 
 
 def _glance(run: DatasetRun) -> str:
@@ -287,7 +323,8 @@ def _glance(run: DatasetRun) -> str:
     from newsclean_eval.report import aggregate
 
     agg = aggregate(run.results, resamples=1)
-    shown = [s for s in ("default", "trafilatura", "readability") if agg.get(run.dataset, "all", s)]
+    shown = [s for s in ("default", main_job.MAIN_JOB + "default", "trafilatura", "readability")
+             if agg.get(run.dataset, "all", s)]
     return "; " + ", ".join(f"{s} F1 {agg.get(run.dataset, 'all', s).f1:.3f}" for s in shown) if shown else ""
 
 
@@ -311,12 +348,18 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
     agg, runs = result.agg, result.runs
     datasets = [r.dataset for r in runs]
     peers = [s for s in opts.systems if s.kind == "peer"]
+    rows = opts.systems + main_job_systems(opts)
     parts = [_header(opts, result), f"## Summary: F1 per data set ({_split_words(opts.split)})\n",
-             "Bag-of-words macro F1; trafilatura-eval: snippet micro F1. Best of each column in bold.\n",
-             report.summary_table(agg, datasets, opts.systems, opts.split)]
+             "Bag-of-words macro F1; trafilatura-eval: snippet micro F1. Best of each column in bold. Rows "
+             f"`{main_job.MAIN_JOB}<id>`: the same chain through the main job (`newsclean_eval.main_job`: WARC files "
+             + ("with" if opts.page_type_header else "without") + " the crawler's page-type header, `newsclean "
+             "clean`, rows joined by URL, a page without an article row scoring 0).\n",
+             report.summary_table(agg, datasets, rows, opts.split)]
     if opts.split == "all":
         parts += ["\n## Summary: F1 on the test split (held out from tuning)\n",
-                  report.summary_table(agg, datasets, opts.systems, "test")]
+                  report.summary_table(agg, datasets, rows, "test")]
+    if result.main_job_runs:
+        parts += ["\n## Page types through the main job\n", main_job_page_types(result)]
     checks = report.target_checks(agg, datasets, peers, opts.split, NEIGHBOUR_SETS)
     if opts.split == "all":
         checks += report.target_checks(agg, datasets, peers, "test", NEIGHBOUR_SETS)
@@ -338,6 +381,10 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
                   f"`{opts.lodo}`): the selection protocol (docs/DECISIONS.md), an estimate for sites and page styles no "
                   "model saw. *at or above* compares point estimates with trafilatura's.\n",
                   report.lodo_table(agg, datasets, opts.split)]
+        lodo_job = main_job.MAIN_JOB + report.LODO_SYSTEM
+        if report.LODO_SYSTEM in opts.main_job:
+            parts += ["\nThe same, through the main job (`newsclean clean`):\n",
+                      report.lodo_table(agg, datasets, opts.split, system=lodo_job, shipped=main_job.MAIN_JOB + "default")]
         if opts.split == "all":
             parts += ["\n### Tune pages only: the figures models and rules are chosen on\n",
                       "The same rows on each set's *tune* pages only; the test halves are scored once per release, "
@@ -351,6 +398,9 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
                   "page's own publication date (JSON-LD, meta tags or htmldate); `undated` when none is known "
                   "(`newsclean_eval.datasets.page_era`).\n",
                   report.lodo_era_table(results, datasets, opts.split, ERAS)]
+        if report.LODO_SYSTEM in opts.main_job:
+            parts += ["\nThrough the main job:\n", report.lodo_era_table(results, datasets, opts.split, ERAS,
+                                                                       system=lodo_job)]
         if opts.split == "all":
             parts += ["\nTune pages only:\n", report.lodo_era_table(results, datasets, "tune", ERAS)]
     if opts.lodo_boilernet is not None:
@@ -370,8 +420,31 @@ def render_markdown(opts: EvalOptions, result: EvalResult) -> str:
         parts += [f"\n## {run.dataset}\n",
                   f"{run.pages} pages in {grouping}; tune {splits['tune']}, test {splits['test']}; "
                   f"{run.seconds:.0f} s wall.\n",
-                  report.dataset_table(agg, run.dataset, opts.systems, opts.split)]
+                  report.dataset_table(agg, run.dataset, rows, opts.split)]
     return "\n".join(parts)
+
+
+def main_job_page_types(result: EvalResult) -> str:
+    """Markdown: per main-job row and data set, the gold articles kept as rows and the gold listings and
+    collections not typed article (:func:`newsclean_eval.main_job.page_type_counts`), then the confusion of gold
+    page type against outcome (the row's page type, or the reject reason) summed over the data sets."""
+    lines = ["| row | data set | gold articles kept | listings and collections not typed article |",
+             "|---|---|---:|---:|"]
+    confusion: dict[str, Counter] = {}
+    for job in result.main_job_runs:
+        pages = result.pages[job.dataset]
+        counts = main_job.page_type_counts(job, pages)
+        (kept, n), (untyped, m) = counts["articles kept"], counts["lists not typed article"]
+        lines.append(f"| {job.system} | {job.dataset} | {kept} / {n} ({kept / n:.3f}) | "
+                     + (f"{untyped} / {m} ({untyped / m:.3f})" if m else "–") + " |")
+        confusion.setdefault(job.system, Counter()).update(main_job.confusion(job, pages))
+    for system, table in confusion.items():
+        outcomes = sorted({o for _, o in table})
+        golds = sorted({g for g, _ in table}, key=lambda g: (g != "article", g))
+        lines += ["", f"Confusion, {system} (rows: gold page type; columns: row page type or reject reason):", "",
+                  "| gold | " + " | ".join(outcomes) + " |", "|---|" + "---:|" * len(outcomes)]
+        lines += [f"| {g} | " + " | ".join(str(table[g, o]) for o in outcomes) + " |" for g in golds]
+    return "\n".join(lines) + "\n"
 
 
 def _check_rank(check: report.TargetCheck) -> int:
@@ -488,6 +561,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
                         help="add BoilerNet's leave-one-data-set-out row: each data set scored with DIR/<data set>/"
                              "boilernet.npz (scripts/train_boilernet.py --holdout-set all; trafilatura-eval: the "
                              "shipped model), and its table beside trafilatura")
+    parser.add_argument("--main-job", metavar="LIST",
+                        help="chain rows also scored through the main job: their pages packed as WARC files, "
+                             "cleaned by newsclean clean, the rows joined back by URL, a page without an article "
+                             "row scoring 0 (default: default, and lodo with --lodo; 'none': the API path only)")
+    parser.add_argument("--page-type-header", action="store_true",
+                        help="pack the main job's WARC files with the crawler's page-type header (default: "
+                             "without, as Common Crawl's files are)")
     parser.add_argument("--csv", default=str(DEFAULT_CSV), metavar="CSV",
                         help=f"per-page scores to write (default {DEFAULT_CSV}; - writes none)")
 

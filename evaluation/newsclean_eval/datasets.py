@@ -15,6 +15,7 @@ shared data are absent.
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import html as htmllib
 import json
@@ -54,6 +55,7 @@ class EvalPage:
     must_not_contain: tuple[str, ...] = ()
     site: str | None = None  # the site when a group is finer (msv-big9: site/year); None = the group
     date: str | None = None  # the publication date the set's gold gives (ISO 8601 text), where it gives one
+    page_type: str = "article"  # the gold page type: wcxb-dev's label (article, listing, product, ...), else article
 
     @property
     def split(self) -> str:
@@ -64,9 +66,13 @@ class EvalPage:
 TUNE_SHARE = 0.5
 
 #: Pages dated before this year are of the older markup era (HTML 4, tables, few structural marks), the others of
-#: the modern one: :func:`page_era`.
+#: the modern one; from :data:`RECENT_YEAR` on, of today's (:func:`page_era`).
 ERA_YEAR = 2015
-ERAS = (f"before {ERA_YEAR}", f"{ERA_YEAR}+", "undated")
+RECENT_YEAR = 2020
+ERAS = (f"before {ERA_YEAR}", f"{ERA_YEAR}+", f"{RECENT_YEAR}+", "undated")
+#: The era labels each reported era covers: ``2015+`` is every page from 2015 on, ``2020+`` included
+#: (:func:`page_era` labels a page with the finest era, so a 2021 page is ``2020+``).
+ERA_MEMBERS = {ERAS[0]: {ERAS[0]}, ERAS[1]: {ERAS[1], ERAS[2]}, ERAS[2]: {ERAS[2]}, ERAS[3]: {ERAS[3]}}
 #: Data sets whose README says when all their pages were collected: that year bounds every page's date
 #: (dragnet: Moz 2012; cleaneval: the 2007 shared task; cleanportaleval: collected for Endrédy & Novák 2013).
 COLLECTED_BY = {"dragnet": 2012, "cleaneval": 2007, "cleanportaleval": 2013}
@@ -87,9 +93,13 @@ def page_year(page: EvalPage, published: datetime | None = None) -> int | None:
 
 
 def page_era(page: EvalPage, published: datetime | None = None) -> str:
-    """One of :data:`ERAS`: before or from :data:`ERA_YEAR` on, by :func:`page_year`; ``undated`` when unknown."""
+    """One of :data:`ERAS`, the finest: before :data:`ERA_YEAR`, from it to before :data:`RECENT_YEAR`
+    (``2015+``), from :data:`RECENT_YEAR` on (``2020+``), by :func:`page_year`; ``undated`` when unknown. A
+    report's ``2015+`` row covers the ``2020+`` pages too (:data:`ERA_MEMBERS`)."""
     year = page_year(page, published)
-    return ERAS[2] if year is None else ERAS[0] if year < ERA_YEAR else ERAS[1]
+    if year is None:
+        return ERAS[3]
+    return ERAS[0] if year < ERA_YEAR else ERAS[1] if year < RECENT_YEAR else ERAS[2]
 
 
 def split_of(dataset: str, site: str, tune_share: float = TUNE_SHARE) -> str:
@@ -276,6 +286,20 @@ def load_trafilatura(root: Path) -> Iterator[EvalPage]:
                        date=str(entry.get("date") or "") or None)
 
 
+def load_wcxb(root: Path) -> Iterator[EvalPage]:
+    """WCXB development set (2018–2026): gold = ``ground_truth.main_content``, ``page_type`` = upstream's
+    ``_internal.page_type.primary``, date = ``ground_truth.publish_date``; every page its own group
+    (one page per domain, mostly)."""
+    base = root / "wcxb-dev"
+    for path in sorted((base / "ground-truth").glob("*.json")):
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        truth = entry["ground_truth"]
+        html = gzip.decompress((base / "html" / f"{path.stem}.html.gz").read_bytes())
+        kind = entry["_internal"]["page_type"]["primary"]
+        yield EvalPage("wcxb-dev", path.stem, path.stem, html, truth.get("main_content") or "", entry.get("url"),
+                       date=str(truth.get("publish_date") or "") or None, page_type=kind)
+
+
 LOADERS: dict[str, Callable[[Path], Iterator[EvalPage]]] = {
     "msv-big9": load_msv_big9,
     "dragnet": load_dragnet,
@@ -283,6 +307,7 @@ LOADERS: dict[str, Callable[[Path], Iterator[EvalPage]]] = {
     "cleaneval": load_cleaneval,
     "readability-test-pages": load_readability,
     "trafilatura-eval": load_trafilatura,
+    "wcxb-dev": load_wcxb,
 }
 NEIGHBOUR_SETS = ("msv-big9", "dragnet", "cleanportaleval")
 

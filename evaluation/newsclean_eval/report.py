@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from newsclean_eval.datasets import ERA_MEMBERS
 from newsclean_eval.metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -317,8 +318,10 @@ def lodo_table(agg: Aggregates, datasets: Sequence[str], split: str, reference: 
 def era_scores(results: Iterable[PageResult], dataset: str, split: str, system: str, era: str) -> tuple[float, int] | None:
     """``(F1, pages)`` of ``system`` on the pages of ``dataset`` in ``split`` (``all``, ``tune``, ``test``) whose
     era (:func:`newsclean_eval.datasets.page_era`) is ``era``: macro F1 for text gold, micro snippet F1 for snippet
-    gold. None when no such page was scored."""
-    rows = [r for r in results if r.dataset == dataset and r.system == system and r.era == era
+    gold. None when no such page was scored. An era covers the finer eras of
+    :data:`~newsclean_eval.datasets.ERA_MEMBERS` (``2015+`` holds the ``2020+`` pages)."""
+    members = ERA_MEMBERS.get(era, {era})
+    rows = [r for r in results if r.dataset == dataset and r.system == system and r.era in members
             and split in ("all", r.split)]
     if not rows:
         return None

@@ -153,7 +153,8 @@ def test_page_era_by_the_sets_year_the_golds_date_or_the_pages_own():
 
     assert page_year(page("msv-big9", "cnn.com/2013")) == 2013 and page_era(page("msv-big9", "cnn.com/2009")) == "before 2015"
     assert page_era(page("dragnet")) == "before 2015" and page_era(page("cleaneval")) == "before 2015"
-    assert page_era(page("trafilatura-eval", date="2020-01-16")) == "2015+"
+    assert page_era(page("trafilatura-eval", date="2020-01-16")) == "2020+"
+    assert page_era(page("trafilatura-eval", date="2019-12-31")) == "2015+"
     assert page_era(page("readability-test-pages"), datetime(2019, 5, 1, tzinfo=UTC)) == "2015+"
     assert page_era(page("readability-test-pages", date="2011-02-03"), datetime(2019, 5, 1, tzinfo=UTC)) == \
         "before 2015"  # the gold's date first

@@ -2,12 +2,14 @@
 
     newsclean crawl --config sites.toml --out DIR
     newsclean clean --warc 'warc/**/*.warc.gz' --out DIR [--neighbour-sample N] [--chain NAME] [beam options]
+    newsclean clean --cc-news FROM..TO [--hosts H1,H2] [--cc-news-base URL] [--cc-news-cache DIR] --out DIR [...]
     newsclean run   --config sites.toml --out DIR [--neighbour-sample N] [--chain ...] [beam options]
     newsclean demo  [--out DIR] [--seed N] [beam options]
     newsclean eval  [--quick] [--datasets LIST] [--configs LIST] [--peers LIST] [--split all|tune|test] [--out MD]
     newsclean explain PAGE [--neighbours DIR] [--neighbour-sample N] [--chain NAME] [--out FILE]
     newsclean extract PAGE|URL|- [--format text|json|markdown] [--chain NAME] [--url URL] [--min-words N]
-    newsclean summarize OUT
+    newsclean report OUT [--html FILE] [beam options]
+    newsclean summarize OUT [beam options]
 
 Beam options are any flags of Beam's ``PipelineOptions`` (``--runner DataflowRunner
 --project P --region R --temp_location gs://...``, ``--direct_running_mode multi_processing``,
@@ -111,7 +113,7 @@ def describe_product(with_chains: bool = True) -> str:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, extract, summarize).
+    """The ``newsclean`` argument parser (subcommands crawl, clean, run, demo, eval, explain, extract, summarize, report).
 
     ``command``: give only that subcommand its arguments (the others keep their name and help line), so that
     ``newsclean --help`` or ``newsclean summarize`` imports neither Scrapy nor Beam (``""``: no subcommand's);
@@ -191,8 +193,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="After 'newsclean clean --no-wait' (or a flex template job) finished: publish its staged "
                     "outputs into OUT and write OUT/_summary.json from what the job wrote; with nothing pending, "
                     "rebuild the summary from OUT. Exit 1 when the job has not finished or the counts do not balance.")
-    summarize.add_argument("out", metavar="OUT", help="the output folder of the run (local or gs://...)")
+    summarize.add_argument("out", metavar="OUT", help="the output folder of the run (local, s3://... or gs://...; "
+                           "Beam flags such as --s3_endpoint_url reach it)")
     summarize.set_defaults(subparser=summarize)
+
+    report = sub.add_parser(
+        "report", allow_abbrev=False, help="write a self-contained HTML report of a corpus (plots and totals)",
+        description="Write one HTML file describing the corpus in OUT (Parquet or JSON Lines): the totals of "
+                    "'newsclean summarize' and plots of articles per site and per day, words per article, "
+                    "languages, page types, reject reasons and duplicate cluster sizes, embedded in the file.")
+    report.add_argument("out", metavar="OUT", help="the output folder of 'newsclean clean' (local, s3://... or "
+                        "gs://...; Beam flags such as --s3_endpoint_url reach it)")
+    report.add_argument("--html", metavar="FILE", help="where to write the report (default: OUT/report.html)")
+    report.set_defaults(subparser=report)
     return parser
 
 
@@ -208,13 +221,19 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, out_help: str | None =
     add_crawl_options(parser)  # --jobdir, --refetch-after DAYS, --allow-private-networks
 
 
-def _beam_args(command: str, extras: list[str]) -> list[str]:
-    """Check that ``extras`` are Beam pipeline options (clean, run, demo) or absent (crawl)."""
+#: The subcommands that take Beam flags: the pipeline's, and those that read an output folder through Beam's
+#: filesystems (``--s3_endpoint_url ...`` for an ``s3://`` folder: ``pipeline.output.use_filesystem_options``).
+BEAM_FLAG_COMMANDS = ("clean", "run", "demo", "summarize", "report")
+
+
+def _beam_args(command: str, extras: list[str], out: str | None = None) -> list[str]:
+    """Check that ``extras`` are Beam pipeline options (:data:`BEAM_FLAG_COMMANDS`; crawl only into an object store,
+    ``out`` a URL, for the upload) or absent (crawl into a local folder)."""
     from newsclean.pipeline.options import unknown_beam_flags
 
     if not extras:
         return []
-    if command not in ("clean", "run", "demo"):
+    if command not in BEAM_FLAG_COMMANDS and not (command == "crawl" and _is_url(out or "")):
         raise UsageError(f"{command}: unrecognized arguments: {' '.join(extras)}")
     unknown = unknown_beam_flags(extras)
     if unknown:
@@ -238,13 +257,36 @@ def _load_sites_config(path: str, args: argparse.Namespace | None = None):
         raise UsageError(str(exc)) from None
 
 
-def _crawl(config, out, args: argparse.Namespace):
+def _is_url(path: str) -> bool:
+    from newsclean.pipeline.output import is_url
+
+    return is_url(str(path))
+
+
+def warc_folder(out: str) -> str:
+    """Where ``newsclean run --out OUT`` crawls to: ``OUT/warc``, joined as a URL for an object store
+    (``gs://b/c`` -> ``gs://b/c/warc``; ``pathlib`` would make it the local ``gs:/b/c/warc``)."""
+    return f"{out.rstrip('/')}/warc" if _is_url(out) else str(Path(out) / "warc")
+
+
+def _crawl(config, out, args: argparse.Namespace, beam_args: Sequence[str] = ()):
     """Run the crawl in this process and print its report (also written as JSON next to the WARCs).
 
+    ``out``: a local folder, or an object-store folder (``s3://``, ``gs://``): Scrapy writes locally, so the crawl
+    runs into a temporary local folder and its finished WARC files and report are then uploaded through Beam's
+    filesystems with ``beam_args`` (``--s3_endpoint_url ...``; :func:`_upload_crawl`).
     ``args``: ``--log-level``, ``--jobdir`` (Scrapy JOBDIR for pause/resume) and ``-s NAME=VALUE`` Scrapy settings.
     Raises UsageError for a malformed ``-s``, NewscleanError when Scrapy fails, stops before running out of work
-    or fetched nothing because every start point was refused (:func:`newsclean.crawler.run.crawl_problem`).
+    or fetched nothing because every start point was refused (:func:`newsclean.crawler.run.crawl_problem`),
+    OSError when the upload fails.
     """
+    if _is_url(out):
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="newsclean-crawl-") as local:
+            summary = _crawl(config, local, args)
+            _upload_crawl(local, str(out), beam_args)
+        return summary
     from newsclean.crawler.run import crawl_problem, parse_setting_overrides, run_crawl
 
     try:
@@ -263,9 +305,20 @@ def _crawl(config, out, args: argparse.Namespace):
     return summary
 
 
-def cmd_crawl(args: argparse.Namespace) -> int:
-    """``newsclean crawl``: crawl into ``--out``."""
-    _crawl(_load_sites_config(args.config, args), args.out, args)
+def _upload_crawl(local: str, out: str, beam_args: Sequence[str]) -> None:
+    """Upload the WARC files (``*.warc.gz``) and crawl reports (``crawl-report-*.json``) under ``local`` to the
+    object-store folder ``out``, keeping ``<site>/<category>/`` (the crawl state database stays behind)."""
+    from newsclean.pipeline.output import upload_tree, use_filesystem_options
+
+    use_filesystem_options(beam_args)
+    written = upload_tree(local, out, keep=lambda name: name.endswith(".warc.gz") or (
+        name.startswith("crawl-report-") and name.endswith(".json")))
+    print(f"uploaded {len(written)} files to {out}")
+
+
+def cmd_crawl(args: argparse.Namespace, beam_args: Sequence[str] = ()) -> int:
+    """``newsclean crawl``: crawl into ``--out`` (a local folder, or an object store: :func:`_crawl`)."""
+    _crawl(_load_sites_config(args.config, args), args.out, args, beam_args)
     return EXIT_OK
 
 
@@ -313,11 +366,11 @@ def cmd_run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from newsclean.pipeline.errors import NoInputError
     from newsclean.pipeline.options import clean_config_from_flags
 
-    warc_dir = Path(args.out) / "warc"
-    clean_config_from_flags(args, warc=str(warc_dir), out=args.out)  # the cleaning flags checked before the crawl
-    _crawl(_load_sites_config(args.config, args), warc_dir, args)
+    warc_dir = warc_folder(args.out)
+    clean_config_from_flags(args, warc=warc_dir, out=args.out)  # the cleaning flags checked before the crawl
+    _crawl(_load_sites_config(args.config, args), warc_dir, args, beam_args)
     try:
-        return _clean(str(warc_dir), args.out, args, beam_args)
+        return _clean(warc_dir, args.out, args, beam_args)
     except NoInputError:
         raise NewscleanError(f"the crawl wrote no WARC file under {warc_dir}") from None
 
@@ -679,9 +732,9 @@ def _main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE
     try:
-        beam_args = _beam_args(args.command, extras)
+        beam_args = _beam_args(args.command, extras, getattr(args, "out", None))
         if args.command == "crawl":
-            return cmd_crawl(args)
+            return cmd_crawl(args, beam_args)
         if args.command == "clean":
             return cmd_clean(args, beam_args)
         if args.command == "run":
@@ -695,7 +748,12 @@ def _main(argv: list[str]) -> int:
         if args.command == "summarize":
             from newsclean.pipeline.launch import summarize_out
 
-            print(summarize_out(args.out).format())
+            print(summarize_out(args.out, beam_args=beam_args).format())
+            return EXIT_OK
+        if args.command == "report":
+            from newsclean.pipeline.report import write_report
+
+            print(f"report: {write_report(args.out, args.html, beam_args=beam_args)}")
             return EXIT_OK
         return cmd_demo(args, beam_args)
     except UsageError as exc:  # one line, as every error after parsing (argparse's own errors print the usage)

@@ -36,9 +36,15 @@ def test_utf8_body_under_a_windows_1251_header_is_a_russian_article():
     assert isinstance(out, Article) and RU in out.text and out.language == "ru"
 
 
-def test_mojibake_is_a_decode_error_not_an_article():
+def test_text_encoded_twice_is_repaired_into_the_article():
     double = html_page(RU).encode("utf-8").decode("cp1251").encode("utf-8")  # published as UTF-8 mojibake
     out = clean_page(page(double, charset="utf-8"), None, DEFAULT_CONFIG)
+    assert isinstance(out, Article) and RU in out.text and out.language == "ru"
+
+
+def test_mojibake_that_cannot_be_undone_is_a_decode_error_not_an_article():
+    lost = html_page(RU).encode("utf-8").decode("cp1252", errors="ignore").encode("utf-8")  # bytes lost on the way
+    out = clean_page(page(lost, charset="utf-8"), None, DEFAULT_CONFIG)
     assert isinstance(out, Reject) and (out.stage, out.reason) == ("decode", "decode_error")
 
 

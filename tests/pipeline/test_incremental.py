@@ -164,6 +164,25 @@ def test_a_full_run_replaces_corpus_and_manifest(runs, tmp_path):
     assert s.out == str(out) and "_staging-" not in (out / "_summary.json").read_text()  # not the staging folder
 
 
+def test_other_hosts_are_other_settings_of_an_incremental_run(runs, tmp_path):
+    from newsclean.pipeline.errors import SettingsMismatchError
+
+    out = tmp_path / "hosts"
+    shutil.copytree(runs["out"], out)
+    runs_before = len(read_runs(str(out)))
+
+    def incremental(**kwargs):
+        return run_clean(CleanConfig(warc=str(runs["warc"]), out=str(out), incremental=True, **kwargs),
+                         ["--runner", "DirectRunner"])
+
+    # the corpus read every host; a run of one host would leave the cleaned files' other hosts as they are
+    with pytest.raises(SettingsMismatchError, match=r'hosts null there, \["wire.test"\] now'):
+        incremental(hosts=("www.wire.test",))
+    assert len(read_runs(str(out))) == runs_before  # refused before anything was recorded
+    summary = incremental(hosts=("wire.test",), allow_mixed_settings=True)  # as other settings: allowed when asked
+    assert read_runs(str(out))[-1]["files_cleaned"] == 0 and summary.articles_written == len(_articles(out))
+
+
 def test_an_index_row_takes_the_signature_its_article_carries():
     from newsclean.pipeline.dedup import spill_row, spilled_article
     from newsclean.pipeline.dedup_decisions import NearDupParams, keyed_article, signature_entry

@@ -79,11 +79,18 @@ def test_utf8_russian_under_windows_1251_is_a_russian_article():
     assert RU in extraction.text and "Рѕ" not in extraction.text
 
 
-@pytest.mark.parametrize("paragraph", [RU, FR, EN.replace("approved", "“approved”")])
-def test_text_that_is_still_mojibake_is_a_decode_error(paragraph):
-    # UTF-8 read as Windows-1252 and written out again as UTF-8: valid UTF-8, and mojibake in every reading.
+@pytest.mark.parametrize("paragraph", [FR, EN.replace("approved", "‘approved’")])
+def test_text_encoded_twice_is_repaired(paragraph):
+    # UTF-8 read as Windows-1252 and written out again as UTF-8: valid UTF-8, mojibake in every reading, and
+    # undone whole by ftfy's fix_encoding (a page published that way: "Earthâ€™s" for "Earth’s").
     html = page(paragraph)
-    double = html.encode("utf-8").decode("cp1252", errors="ignore").encode("utf-8")
+    double = html.encode("utf-8").decode("cp1252").encode("utf-8")
+    assert double.decode("utf-8") != html and decode_html(double) == (html, "utf-8")
+
+
+def test_text_that_is_still_mojibake_is_a_decode_error():
+    # The same, but the bytes Windows-1252 cannot read were lost on the way: no repair gives the text back.
+    double = page(RU).encode("utf-8").decode("cp1252", errors="ignore").encode("utf-8")
     with pytest.raises(ExtractionError) as err:
         decode_html(double)
     assert err.value.reason is RejectReason.DECODE_ERROR

@@ -75,7 +75,7 @@ def test_page_type_article_listing_other():
     assert page_type(article, [True] * len(article)) == "article"
     listing = _blocks(f"<h1>World news</h1><ul>{_cards(12)}</ul>")
     keep = [True] * len(listing)
-    assert page_type(listing, keep) == "listing"
+    assert page_type(listing, keep, dated=False) == "listing"
     assert page_type(listing, keep, ("collectionpage",)) == "listing"
     # a page declaring an article is never a listing, whatever its cards (a paper with a long reference list)
     assert page_type(listing, keep, ("scholarlyarticle",)) == "other"
@@ -86,3 +86,28 @@ def test_page_type_article_listing_other():
     assert page_type(error, [True, True]) == "other"
     short = _blocks(f"<p>{PROSE * 2}</p>")  # 40 words of prose: an article only when the page declares one
     assert page_type(short, [True]) == "other" and page_type(short, [True], ("newsarticle",)) == "article"
+
+
+def test_a_card_page_with_article_evidence_is_never_a_listing():
+    """Only a confident listing is rejected: a date or author, an articleBody, or 20 words of prose under one
+    parent element make a page of cards ``other`` (kept as a row, not typed article)."""
+    listing = _blocks(f"<h1>World news</h1><ul>{_cards(12)}</ul>")
+    keep = [True] * len(listing)
+    assert page_type(listing, keep, dated=False) == "listing"
+    assert page_type(listing, keep, dated=True) == "other"
+    assert page_type(listing, keep, dated=False, has_body=True) == "other"
+    paragraph = "The council met on Monday evening and voted to approve the new plan for the harbour. "  # 16 words
+    region = _blocks(f"<h1>World news</h1><div><p>{paragraph}</p><p>{paragraph}</p></div><ul>{_cards(12)}</ul>")
+    assert page_type(region, [True] * len(region), dated=False) == "other"
+    one = _blocks(f"<h1>World news</h1><div><p>{paragraph}</p></div><ul>{_cards(12)}</ul>")  # 16 words: too few
+    assert page_type(one, [True] * len(one), dated=False) == "listing"
+    assert page_type(listing, keep, ("collectionpage",), dated=True) == "listing"  # what it declares decides
+
+
+def test_a_page_declaring_a_product_or_a_forum_thread_is_other_however_much_prose():
+    article = _blocks(ARTICLE)
+    keep = [True] * len(article)
+    assert page_type(article, keep, ("product", "website")) == "other"
+    assert page_type(article, keep, ("discussionforumposting",)) == "other"
+    assert page_type(article, keep, ("product", "newsarticle")) == "article"  # an article type outweighs it
+    assert page_type(article, keep, ("faqpage", "website")) == "article"  # articles carry FAQPage beside their own
