@@ -36,7 +36,7 @@ class BlockParams:
     wrap_width: int = 80
     separate_marked: bool = False
     skip_hidden: bool = False
-    max_hidden_share: float = 0.95
+    max_hidden_share: float = 0.8
 
 
 SITE_BLOCKS = BlockParams(non_separator_tags=INLINE_TAGS, skip_hidden=True)

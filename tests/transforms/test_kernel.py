@@ -287,7 +287,7 @@ def test_neighbour_summary_identical_where_hidden_text_or_han_blocks_decide():
     word units the kernel counts) beside Latin ones, linked and not."""
     han = "<p>東京の議会は予算案を可決した。費用の一部は含まれていない。</p><p><a href='/x'>関連記事を読む</a></p>"
     totals = set()
-    for shown in range(1, 81, 4):
+    for shown in range(1, 401, 8):
         html = f"<html><body>{HIDDEN * 20}<div class='story'><p>{'x' * shown}</p>{han}</div></body></html>"
         root = lxml.html.document_fromstring(html)
         reference, compiled = _both(lambda root=root: summarise_page(root))

@@ -144,6 +144,14 @@ def test_consent_regions_by_name_and_body_level_dialogs_with_privacy_prose():
     assert consent_keep(blocks, [True] * len(blocks)) == [False, False, True, True, True]
 
 
+def test_component_classes_named_cmp_are_a_consent_region_only_with_privacy_prose():
+    # Adobe Experience Manager prefixes every component with cmp- (the article's text too); a consent manager's
+    # cmp element talks of cookies or privacy.
+    body = (f"<div class='cmp-container'><div class='cmp-text'><p>{PROSE}</p><p>{PROSE}</p></div></div>"
+            f"<div class='cmp-banner'><p>We and our partners use cookies to personalise ads. {PROSE}</p></div>")
+    assert consent_regions(_blocks(body)) == [False, False, True]
+
+
 # ---------------------------------------------------------------------------------------- empty-page fallback
 
 

@@ -36,6 +36,12 @@ CONSENT_WORDS = ("cookie", "cookies", "consent", "gdpr", "cmp", "onetrust", "did
 """Class/id tokens of consent managers and cookie banners (the IAB TCF ``cmp``, the names the common managers give
 their root elements)."""
 
+PROSE_CHECKED_WORDS = frozenset({"cmp"})
+"""Tokens of :data:`CONSENT_WORDS` that name a consent region only when its text has a privacy word
+(:data:`PRIVACY_TEXT`): Adobe Experience Manager's core components prefix every component with ``cmp-``
+(``cmp-text``, ``cmp-container``), so on such pages the article itself carries the token (two wcxb-dev articles
+lost every block to it)."""
+
 PRIVACY_TEXT = re.compile(
     r"cookie|consent|privacy|gdpr|datenschutz|einwilligung|confidentialit|consentement|privacidad|"
     r"consentimiento|privacy|riservatezza|prywatno|zgod", re.I)
@@ -83,14 +89,19 @@ def is_consent_region(el: etree._Element, params: ConsentParams = ConsentParams(
     if not isinstance(el.tag, str) or el.tag in ("body", "html", "article", "main"):
         return False
     tokens = hinted_class_tokens(el, word_hint(params.words))
-    named = bool(tokens) and not _word_set(params.words).isdisjoint(t.rstrip(_DIGITS) for t in tokens)
+    matched = _word_set(params.words).intersection(t.rstrip(_DIGITS) for t in tokens) if tokens else frozenset()
+    named = bool(matched - PROSE_CHECKED_WORDS) or (bool(matched) and _has_privacy_prose(el))
     if not named and params.dialogs:
         role = (el.get("role") or "").strip().lower()
         if role in DIALOG_ROLES or (el.get("aria-modal") or "").strip().lower() == "true":
             depth = _depth_below_body(el)
-            named = depth is not None and depth <= params.max_depth and bool(PRIVACY_TEXT.search(
-                " ".join(el.itertext())[:5000]))
+            named = depth is not None and depth <= params.max_depth and _has_privacy_prose(el)
     return named and next(el.iter("h1"), None) is None
+
+
+def _has_privacy_prose(el: etree._Element) -> bool:
+    """Whether the first 5,000 characters of ``el``'s text hold a privacy word (:data:`PRIVACY_TEXT`)."""
+    return bool(PRIVACY_TEXT.search(" ".join(el.itertext())[:5000]))
 
 
 def consent_regions(blocks: Sequence[TextBlock], params: ConsentParams = ConsentParams()) -> list[bool]:
