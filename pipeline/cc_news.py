@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from newsclean.pipeline.errors import NewscleanError, NoInputError, UsageError
+from newsclean.pipeline.errors import NewscleanError, NoInputError, UsageError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -193,13 +193,9 @@ def read_listing(url: str, session=None) -> list[str]:
         return data.decode("utf-8", "replace").splitlines()
     except (OSError, EOFError, ValueError) as exc:  # BadGzipFile is an OSError; BeamIOError too
         raise NewscleanError(f"CC-NEWS listing {url}: not gzip text: {exc}" if isinstance(exc, gzip.BadGzipFile)
-                             else f"CC-NEWS listing {url}: {_one_line(exc)}") from exc
+                             else f"CC-NEWS listing {url}: {first_line(exc)}") from exc
     except Exception as exc:  # requests.RequestException (HTTP status, connection)
-        raise NewscleanError(f"CC-NEWS listing {url}: {_one_line(exc)}") from exc
-
-
-def _one_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise NewscleanError(f"CC-NEWS listing {url}: {first_line(exc)}") from exc
 
 
 def download(url: str, dest: str, session=None) -> bool:
@@ -232,7 +228,7 @@ def download(url: str, dest: str, session=None) -> bool:
         raise
     except Exception as exc:  # requests' and urllib3's errors (IncompleteRead, ...), OSError of the cache
         _remove(part)
-        raise NewscleanError(f"download of {url} failed: {_one_line(exc)}") from exc
+        raise NewscleanError(f"download of {url} failed: {first_line(exc)}") from exc
     os.replace(part, dest)
     return True
 

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 
+def first_line(exc: BaseException, limit: int | None = 300) -> str:
+    """The first line of ``exc``'s message (its type's name when the message is empty), at most ``limit``
+    characters (None: whole): what a one-line error quotes of a library's exception."""
+    line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return line if limit is None else line[:limit]
+
+
 class NewscleanError(Exception):
     """An expected failure (bad input, nothing to read, failed job): exit status 1, one-line message."""
 

@@ -30,7 +30,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from matplotlib.ticker import MaxNLocator
 
 from newsclean.pipeline.dedup import DUPLICATES_DIR
-from newsclean.pipeline.errors import NewscleanError, NoRunError
+from newsclean.pipeline.errors import NewscleanError, NoRunError, first_line
 from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, row_files
 from newsclean.pipeline.output import is_url, use_filesystem_options
 from newsclean.pipeline.stages import ARTICLES_DIR
@@ -106,8 +106,7 @@ def read_figures(out: str) -> CorpusFigures:
         clusters = table_counts(out, DUPLICATES_DIR, "cluster_id")[1]["cluster_id"]
         days = day_counts(row_files(FileSystems.join(out, ARTICLES_DIR)))
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError, BeamIOError an OSError
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise NewscleanError(f"{out}: the corpus cannot be read ({first})") from exc
+        raise NewscleanError(f"{out}: the corpus cannot be read ({first_line(exc)})") from exc
     return CorpusFigures(
         summary=summary,
         page_types={label(k): n for k, n in counts["page_type"].items()},

@@ -29,7 +29,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 from apache_beam.runners.runner import PipelineState, create_runner
 
-from newsclean.pipeline.errors import NewscleanError, UsageError
+from newsclean.pipeline.errors import NewscleanError, UsageError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -189,8 +189,7 @@ def check_runner(options: PipelineOptions) -> None:
     try:
         create_runner(name)
     except (ValueError, ImportError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UsageError(f"--runner {name}: {first}") from None
+        raise UsageError(f"--runner {name}: {first_line(exc, None)}") from None
 
 
 def new_pipeline(options: PipelineOptions) -> beam.Pipeline:

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from newsclean.pipeline.errors import AccountingError, NewscleanError, NothingReadError
+from newsclean.pipeline.errors import AccountingError, NewscleanError, NothingReadError, first_line
 from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, row_files, stored_format
 from newsclean.pipeline.output import is_url
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
@@ -183,8 +183,7 @@ def read_staged_summary(staging: str, warc: str = "") -> RunSummary:
     try:
         run = summarize_output(staging, warc=warc)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError, BeamIOError an OSError
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise NewscleanError(f"the written output cannot be read back ({first}): nothing published") from exc
+        raise NewscleanError(f"the written output cannot be read back ({first_line(exc)}): nothing published") from exc
     try:
         check_balanced(run)
     except AccountingError as exc:

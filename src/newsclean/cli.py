@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
-from newsclean.pipeline.errors import NewscleanError, UsageError
+from newsclean.pipeline.errors import NewscleanError, UsageError, first_line
 
 if TYPE_CHECKING:
     from newsclean.transforms.site_evidence import SiteEvidence
@@ -778,8 +778,7 @@ def os_error_line(exc: OSError) -> str:
     denied"``, ...) where the error names them, else the first line of its message (at most 300 characters)."""
     if exc.strerror and exc.filename:
         return f"{exc.filename}: {exc.strerror}"
-    text = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return text[:300]
+    return exc.strerror[:300] if exc.strerror else first_line(exc)
 
 
 def _interrupted() -> int:
