@@ -34,11 +34,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -50,6 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from newsclean_eval.datasets import LOADERS, load  # noqa: E402
+from newsclean_eval.main_job import safe_name, write_warc  # noqa: E402
 
 T0 = "2024-05-01T12:00:00Z"
 
@@ -114,19 +113,10 @@ def distinct_variant(html: bytes, k: int) -> bytes | None:
 
 
 def _write_warc(path: Path, name: str, cat: str, date: str, items: list[tuple[str | None, bytes]]) -> None:
-    from warcio.statusandheaders import StatusAndHeaders
-    from warcio.warcwriter import WARCWriter
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f:
-        writer = WARCWriter(f, gzip=True)
-        for i, (url, html) in enumerate(items):
-            url = url or f"http://{name}.bench/{cat}/{i}.html"
-            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
-            headers = {"WARC-Date": date, "WARC-Newsclean-Site": name, "WARC-Newsclean-Category": cat}
-            writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(html),
-                                                          length=len(html), http_headers=http,
-                                                          warc_headers_dict=headers))
+    """``items`` (URL or None, HTML) as one WARC file (:func:`newsclean_eval.main_job.write_warc`); a page without
+    a URL gets ``http://<name>.bench/<cat>/<i>.html``."""
+    rows = [(url or f"http://{name}.bench/{cat}/{i}.html", html, None) for i, (url, html) in enumerate(items)]
+    write_warc(path, name, cat, rows, date)
 
 
 def _parses(html: bytes) -> bool:
@@ -200,7 +190,7 @@ def pack_warcs(datasets: list[str], root: Path, limit: int | None, near_copies: 
         for page in load(name):
             if limit is not None and n >= limit:
                 break
-            site = re.sub(r"[^A-Za-z0-9_.-]+", "_", page.site or page.group)[:60] or "site"
+            site = safe_name(page.site or page.group)
             groups.setdefault((site, name), []).append(page)
             n += 1
     if generate is not None:

@@ -304,11 +304,12 @@ def run_eval(opts: EvalOptions, loader: Callable[[str], list[EvalPage]] = load,
             progress(f"[{i}/{len(opts.datasets)}] {name}: {sum(len(t.pages) for t in tasks)} pages in {len(tasks)} "
                      f"groups x {len(tasks[0].systems) if tasks else 0} systems")
             run = runner.run_dataset(name, tasks)
+            eras = {r.page_id: r.era for r in run.results if r.era}  # the API path found each page's era already
             for system in main_job_systems(replace(opts, systems=systems_for_dataset(opts, name))):
                 progress(f"[{i}/{len(opts.datasets)}] {name}: {len(pages)} pages through newsclean clean, "
                          f"{system.id}")
                 job = main_job.run_main_job(pages, system.id.removeprefix(main_job.MAIN_JOB), system.config,
-                                            opts.page_type_header)
+                                            opts.page_type_header, eras=eras)
                 jobs.append(job)
                 run.results.extend(job.results)
             runs.append(run)

@@ -56,16 +56,18 @@ class MainJobRun:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
+    """``name`` as a site, category or file name: runs of characters other than ASCII letters, digits, ``_``,
+    ``.`` and ``-`` replaced by ``_``, at most 60 characters; ``site`` when nothing is left."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:60] or "site"
 
 
 def page_url(page: EvalPage, taken: set[str]) -> str:
     """The URL ``page`` is packed under: its own where it has one not yet ``taken`` in this run, else one made
     from its data set and page id (``http://<dataset>.eval/<page id>``); added to ``taken``."""
-    url = page.url or f"http://{_safe(page.dataset)}.eval/{_safe(page.page_id)}"
+    url = page.url or f"http://{safe_name(page.dataset)}.eval/{safe_name(page.page_id)}"
     if url in taken:
-        url = f"{url}{'&' if '?' in url else '?'}eval-page={_safe(page.page_id)}"
+        url = f"{url}{'&' if '?' in url else '?'}eval-page={safe_name(page.page_id)}"
     taken.add(url)
     return url
 
@@ -109,7 +111,7 @@ def pack_pages(pages: Sequence[EvalPage], root: Path, page_type_header: bool = F
     for item in packed:
         groups.setdefault(item.page.group, []).append(item)
     for group, items in groups.items():
-        site, category = _safe(group), _safe(items[0].page.dataset)
+        site, category = safe_name(group), safe_name(items[0].page.dataset)
         rows = [(i.url, i.page.html, crawler_page_type(i.page) if page_type_header else None) for i in items]
         write_warc(root / site / category / f"{site}.warc.gz", site, category, rows)
     return packed
@@ -157,9 +159,11 @@ def page_texts(out: Path) -> dict[str, RowOutcome]:
 
 
 def score_main_job(packed: Sequence[PackedPage], found: dict[str, RowOutcome], system: str,
-                   scored: Callable[[EvalPage], bool] = lambda page: True) -> MainJobRun:
+                   scored: Callable[[EvalPage], bool] = lambda page: True,
+                   eras: dict[str, str] | None = None) -> MainJobRun:
     """Score every packed page that ``scored(page)`` keeps against its gold from the joined rows ``found``
-    (:func:`page_texts`); the run records every packed page's outcome."""
+    (:func:`page_texts`); the run records every packed page's outcome. ``eras``: page id -> era where the API
+    path's rows already give it (else :func:`_era` finds it)."""
     run = MainJobRun(packed[0].page.dataset if packed else "", system)
     for item in packed:
         row = found.get(item.url, RowOutcome("missing"))
@@ -167,11 +171,12 @@ def score_main_job(packed: Sequence[PackedPage], found: dict[str, RowOutcome], s
         run.counts[row.outcome] = run.counts.get(row.outcome, 0) + 1
         if not scored(item.page) or (item.page.gold is None and not item.page.must_contain):
             continue
-        p, r, f1, n_pred, snippets = score_text(item.page, row.text, None)
+        gold = None if item.page.gold is None else tokens(item.page.gold)
+        p, r, f1, n_pred, snippets = score_text(item.page, row.text, gold)
+        era = (eras or {}).get(item.page.page_id) or _era(item.page)
         run.results.append(PageResult(
             item.page.dataset, item.page.group, item.page.page_id, item.page.split, system, p, r, f1, n_pred,
-            0 if item.page.gold is None else len(tokens(item.page.gold)), 0.0,
-            "" if row.outcome in ("article", "duplicate") else row.outcome, snippets, _era(item.page)))
+            len(gold or ()), 0.0, "" if row.outcome in ("article", "duplicate") else row.outcome, snippets, era))
     return run
 
 
@@ -181,16 +186,16 @@ def _era(page: EvalPage) -> str:
 
 
 def run_main_job(pages: Sequence[EvalPage], system_id: str, chain, page_type_header: bool = False,
-                 workdir: Path | None = None) -> MainJobRun:
+                 workdir: Path | None = None, eras: dict[str, str] | None = None) -> MainJobRun:
     """Pack ``pages`` (:func:`pack_pages`), clean them with ``chain`` (:func:`clean_folder`) and score the gold
-    articles among them (:func:`score_main_job`) as system ``main-job:<system_id>``. ``workdir``: where the WARC
-    files and the output go (a temporary folder, removed after, when None)."""
+    articles among them (:func:`score_main_job`, ``eras`` passed on) as system ``main-job:<system_id>``.
+    ``workdir``: where the WARC files and the output go (a temporary folder, removed after, when None)."""
     with tempfile.TemporaryDirectory(prefix="newsclean-main-job-", dir=workdir) as tmp:
         root = Path(tmp)
         packed = pack_pages(pages, root / "warc", page_type_header)
         clean_folder(root / "warc", root / "out", chain)
         found = page_texts(root / "out")
-    return score_main_job(packed, found, MAIN_JOB + system_id, lambda page: page.page_type == "article")
+    return score_main_job(packed, found, MAIN_JOB + system_id, lambda page: page.page_type == "article", eras)
 
 
 def page_type_counts(run: MainJobRun, pages: Sequence[EvalPage]) -> dict[str, tuple[int, int]]:
