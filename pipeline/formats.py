@@ -111,7 +111,9 @@ def check_corpus_format(out: str, output_format: str) -> None:
             f"append to it (give --format {other[0]}, or run without --incremental to replace it)")
 
 
-def _open(path: str):
+def open_part(path: str):
+    """``path`` (a part file on any Beam filesystem) opened for reading, its bytes as stored (no decompression by
+    Beam: a ``.jsonl.gz`` part is ungzipped by its reader). Raises ``OSError`` (``BeamIOError``)."""
     return FileSystems.open(path, mime_type="application/octet-stream",
                             compression_type=CompressionTypes.UNCOMPRESSED)
 
@@ -123,7 +125,7 @@ def iter_jsonl(path: str) -> Iterator[dict]:
         ValueError: a line is not JSON, or the gzip stream is cut short (a write lost on a full disk).
         OSError: the file cannot be opened or is not gzip.
     """
-    with _open(path) as raw, gzip.GzipFile(fileobj=raw) as lines:
+    with open_part(path) as raw, gzip.GzipFile(fileobj=raw) as lines:
         try:
             for line in lines:
                 if line.strip():
@@ -144,7 +146,7 @@ def read_rows(path: str, schema: pa.Schema | None = None) -> list[dict]:
     if not path.endswith(SUFFIXES["jsonl"]):
         import pyarrow.parquet as pq
 
-        with _open(path) as f:
+        with open_part(path) as f:
             return pq.read_table(f, use_threads=False).to_pylist()
     stamps = [f.name for f in schema or () if pa.types.is_timestamp(f.type)]
     rows = list(iter_jsonl(path))

@@ -31,7 +31,7 @@ from matplotlib.ticker import MaxNLocator
 
 from newsclean.pipeline.dedup import DUPLICATES_DIR
 from newsclean.pipeline.errors import NewscleanError, NoRunError, first_line
-from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, row_files
+from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, open_part, row_files
 from newsclean.pipeline.output import is_url, use_filesystem_options
 from newsclean.pipeline.stages import ARTICLES_DIR
 from newsclean.pipeline.summary import (
@@ -131,7 +131,7 @@ def day_counts(paths: list[str]) -> dict[str, tuple[int, int]]:
         if path.endswith(SUFFIXES["jsonl"]):
             pairs = ((row.get("published_at"), row.get("fetched_at")) for row in iter_jsonl(path))
         else:
-            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            with open_part(path) as f:
                 table = pq.read_table(f, columns=["published_at", "fetched_at"], use_threads=False)
             pairs = zip(table.column("published_at").to_pylist(), table.column("fetched_at").to_pylist())
         for pub, fetch in pairs:

@@ -28,7 +28,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.errors import AccountingError, NewscleanError, NothingReadError, first_line
-from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, row_files, stored_format
+from newsclean.pipeline.formats import SUFFIXES, iter_jsonl, open_part, row_files, stored_format
 from newsclean.pipeline.output import is_url
 from newsclean.pipeline.stages import ARTICLES_DIR, COUNTS_DIR, REJECTS_DIR
 from newsclean.pipeline.warc_reader import OUTSIDE_HOSTS, SKIPPED_PREFIX
@@ -241,11 +241,6 @@ def _files(out: str, name: str, *suffixes: str) -> list[str]:
     return row_files(FileSystems.join(out, name), suffixes or tuple(SUFFIXES.values()))
 
 
-def _open(path: str):
-    return FileSystems.open(path, mime_type="application/octet-stream",
-                            compression_type=CompressionTypes.UNCOMPRESSED)
-
-
 def _partition_value(path: str, column: str) -> str | None:
     """The value of ``column`` in a Hive partition path (``.../site=bbc/part-0.parquet`` -> ``bbc``)."""
     for part in path.replace("\\", "/").split("/")[:-1]:
@@ -264,7 +259,7 @@ def _column_counts(paths: list[str], *columns: str) -> tuple[int, dict[str, coll
         if path.endswith(SUFFIXES["jsonl"]):
             rows += _jsonl_column_counts(path, columns, counts)
             continue
-        with _open(path) as f:
+        with open_part(path) as f:
             n = pq.read_metadata(f).num_rows
             f.seek(0)
             names = set(pq.read_schema(f).names)
@@ -306,7 +301,7 @@ def read_counts(out: str) -> dict[str, int]:
     """The ``{name: value}`` totals of ``OUT/_counts/*.jsonl`` (empty when none were written)."""
     totals: dict[str, int] = collections.Counter()
     for path in _files(out, COUNTS_DIR, ".jsonl"):
-        with _open(path) as f:
+        with open_part(path) as f:
             for line in f.read().decode("utf-8").splitlines():
                 if line.strip():
                     obj = json.loads(line)
@@ -429,7 +424,7 @@ def card_license(path: str) -> str:
     if not FileSystems.exists(path):
         return DEFAULT_LICENSE
     try:
-        with _open(path) as f:
+        with open_part(path) as f:
             card = DatasetCard(f.read().decode("utf-8"))
     except Exception:  # noqa: BLE001 - a card the user broke: fall back, the run still writes a new one
         return DEFAULT_LICENSE
