@@ -37,10 +37,17 @@ lodo: setup
 
 # Beam's Prism runner from the Go module proxy (go verifies the module against its checksum database), at the Beam
 # version of infra/flink/versions.env, into the cache the tests read (tests/test_engines.py); --runner PrismRunner
-# --prism_location ~/.cache/newsclean-infra/bin/prism uses it.
+# --prism_location ~/.cache/newsclean-infra/bin/prism uses it. Cached: bin/prism.version (or the binary's own module
+# version, `go version -m`) names the version built, and a binary of the pinned one is not rebuilt. GOTOOLCHAIN=auto
+# lets an older go fetch the toolchain that Beam's go.mod asks for (go 1.21 and later).
 INFRA_CACHE ?= $(HOME)/.cache/newsclean-infra
 prism:
-	. infra/flink/versions.env && GOBIN=$(INFRA_CACHE)/bin GOFLAGS=-trimpath go install github.com/apache/beam/sdks/v2/go/cmd/prism@v$$PRISM_VERSION
+	@. infra/flink/versions.env && bin=$(INFRA_CACHE)/bin && \
+	if [ -x $$bin/prism ] && { [ "$$(cat $$bin/prism.version 2>/dev/null)" = "$$PRISM_VERSION" ] || \
+	    go version -m $$bin/prism 2>/dev/null | grep -Eq "^\s+mod\s+github.com/apache/beam/sdks/v2\s+v$$PRISM_VERSION\s"; }; \
+	then echo "prism $$PRISM_VERSION: $$bin/prism (cached)"; \
+	else GOTOOLCHAIN=auto GOBIN=$$bin GOFLAGS=-trimpath go install github.com/apache/beam/sdks/v2/go/cmd/prism@v$$PRISM_VERSION; \
+	fi && echo "$$PRISM_VERSION" > $$bin/prism.version
 
 clean-venv:
 	rm -rf $(VENV)

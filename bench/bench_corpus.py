@@ -18,7 +18,11 @@ earlier run's ``--keep DIR/warc`` (one call generates, the next measures). Then 
 - ``newsclean-all``: ``newsclean clean --direct_running_mode multi_processing --direct_num_workers N``
   (N = ``--workers``, default all cores; a list ``1,2,4`` runs it once per N, named ``newsclean-xN``: pages/s
   against cores);
-- ``newsclean``: ``newsclean clean`` with its defaults (whichever of the two the CLI picks).
+- ``newsclean``: ``newsclean clean`` with its defaults (whichever of the two the CLI picks);
+- ``prism``: ``newsclean clean --runner PrismRunner`` (Beam's Go runner, ``make prism``; the SDK harness in the
+  launching process, LOOPBACK);
+- ``prism-external``: the same with ``--environment_type EXTERNAL`` against Beam's SDK worker pool, which this
+  script starts as a child beside the launcher (:func:`pool_run`), so its processes count in the peak.
 
 Peak RSS is the largest sum of RSS over the child and all its descendants (the ``multi_processing`` SDK
 workers included), sampled every 0.1 s with psutil (``pip install -e .[bench]``); peak PSS likewise every
@@ -244,6 +248,169 @@ def baseline(warc_dir: str, out: str) -> None:
     print(json.dumps({"records": n, "articles": len(rows)}))
 
 
+def pool_run(cmd: list[str]) -> int:
+    """Start Beam's SDK worker pool (``worker_pool_main``) on a free 127.0.0.1 port, run ``cmd`` with
+    ``--environment_config 127.0.0.1:PORT`` appended, stop the pool and its workers; returns ``cmd``'s exit status."""
+    import signal
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    pool = subprocess.Popen([sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", "--service_port",
+                             str(port)], env=env, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while True:  # until the pool listens
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if pool.poll() is not None:
+                    raise RuntimeError(f"the SDK worker pool exited with {pool.returncode}") from None
+                time.sleep(0.2)
+        return subprocess.run([*cmd, "--environment_config", f"127.0.0.1:{port}"], env=env).returncode
+    finally:
+        os.killpg(pool.pid, signal.SIGTERM)
+        pool.wait()
+
+
+#: The stages of :func:`stage_costs`, in the order of a record's walk through the job, with the passes the job makes
+#: of each (the neighbour refs and the cleaning each read every record; the independent count is a third pass).
+STAGES = (
+    ("start-up: imports, models, warm-up", "one process; the job pays it in each worker"),
+    ("WARC reading and decompression", "x2 in the job: neighbour refs, cleaning"),
+    ("independent count (second pass)", "x1"),
+    ("neighbour sampling: re-read N pages per key", "x1"),
+    ("site-evidence learning (StaDyNoT 3.1)", "x1"),
+    ("the chain: decode, parse, blocks, classifier, metadata", "x1"),
+    ("  of which language identification", "x1"),
+    ("MinHash signatures (shingles, datasketch)", "x1"),
+    ("exact + near dedup decisions (LSH bands)", "x1"),
+    ("spill: articles to Parquet and back", "x1"),
+    ("Parquet writing: articles, rejects", "x1"),
+)
+
+
+def stage_costs(warc_dir: str, neighbour_sample: int = 10) -> dict[str, float]:
+    """CPU seconds of each of :data:`STAGES` over the WARC files under ``warc_dir``, in this one process, without
+    Beam: the product's own functions for each stage, called as the job calls them (the sample: the
+    ``neighbour_sample`` pages of smallest URL hash per (site, category), as ``LearnSiteEvidence`` picks them).
+    ``"records"``: the response records cleaned. The start-up's figure is this process's CPU from its start to
+    the end of the chain's warm-up (:func:`~newsclean.pipeline.stages.warm_up`), as a worker's would be."""
+    t = 0.0  # time.process_time() counts from the process's start
+    costs: dict[str, float] = {}
+
+    def lap(name: str) -> None:
+        nonlocal t
+        now = time.process_time()
+        costs[name] = costs.get(name, 0.0) + now - t
+        t = now
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from newsclean.pipeline import dedup_decisions as dd
+    from newsclean.pipeline.stages import (
+        classify_response,
+        clean_page,
+        evidence_for_key,
+        read_sample,
+        sample_ref,
+        site_key,
+        warm_up,
+    )
+    from newsclean.pipeline.warc_framing import scan_responses
+    from newsclean.pipeline.warc_reader import iter_warc_file
+    from newsclean.schemas.records import (
+        ARTICLE_SCHEMA,
+        REJECT_SCHEMA,
+        SPILL_SCHEMA,
+        SPILL_SIGNATURE,
+        Article,
+        Page,
+        to_row,
+    )
+    from newsclean.transforms.chain import DEFAULT_CONFIG
+    from newsclean.transforms.metadata import identify_language
+
+    warm_up(DEFAULT_CONFIG)
+    lap(STAGES[0][0])
+    files = sorted(str(f) for f in Path(warc_dir).rglob("*.warc.gz"))
+    pages = [p for f in files for p in iter_warc_file(f) if isinstance(p, Page) and classify_response(p) is None]
+    lap(STAGES[1][0])
+    for f in files:
+        with open(f, "rb") as stream:
+            scan_responses(stream, name=f)
+    lap(STAGES[2][0])
+    refs: dict = {}
+    for p in pages:
+        key, ref = sample_ref(p)
+        refs.setdefault(key, []).append(ref)
+    samples = {key: read_sample(sorted(r)[:neighbour_sample]) if len(r) > 1 else [] for key, r in refs.items()}
+    lap(STAGES[3][0])
+    evidence = dict(evidence_for_key(key, sample, DEFAULT_CONFIG) for key, sample in samples.items())
+    lap(STAGES[4][0])
+    cleaned = [clean_page(p, evidence.get(site_key(p)), DEFAULT_CONFIG) for p in pages]
+    lap(STAGES[5][0])
+    articles = [a for a in cleaned if isinstance(a, Article)]
+    for a in articles:
+        identify_language(a.text)
+    lap(STAGES[6][0])
+    keyed = [dd.keyed_article(a) for a in articles]
+    lap(STAGES[7][0])
+    kept = {}
+    for _, key in keyed:
+        kept[key.content_hash] = dd.pick_winner(kept[key.content_hash], key) if key.content_hash in kept else key
+    buckets: dict = {}
+    sigs = {key.near.article_id: key.near.values() for key in kept.values()}
+    for key in kept.values():
+        for band in dd.band_keys(sigs[key.near.article_id]):
+            buckets.setdefault(band, []).append(dd.member(key.near))
+    for members in buckets.values():
+        for a, head in dd.bucket_pairs(members):
+            dd.is_near_duplicate(sigs[a[0]], sigs[head[0]], dd.NearDupParams().threshold)
+    lap(STAGES[8][0])
+    with tempfile.TemporaryDirectory() as tmp:
+        spill = [{**to_row(a), SPILL_SIGNATURE: k.near.signature} for a, k in keyed]
+        pq.write_table(pa.Table.from_pylist(spill, schema=SPILL_SCHEMA), f"{tmp}/spill.parquet")
+        pq.read_table(f"{tmp}/spill.parquet").to_pylist()
+        lap(STAGES[9][0])
+        rejects = [to_row(r) for r in cleaned if not isinstance(r, Article)]
+        pq.write_table(pa.Table.from_pylist([to_row(a) for a in articles], schema=ARTICLE_SCHEMA), f"{tmp}/a.parquet")
+        pq.write_table(pa.Table.from_pylist(rejects, schema=REJECT_SCHEMA), f"{tmp}/r.parquet")
+        lap(STAGES[10][0])
+    return {**costs, "records": float(len(pages))}
+
+
+def print_stage_table(costs: dict[str, float], job: tuple[float, float, int] | None,
+                      baseline_cpu: float | None) -> None:
+    """The per-stage table of :func:`stage_costs`, beside the job's own CPU and wall (``job``: wall s, CPU s of its
+    process tree, workers) and the reference script's CPU: what the stages leave of the job's CPU is Beam's own
+    overhead (start-up of its processes, serialisation between stages, bundles, the runner) and the stages' extra
+    passes."""
+    n = costs["records"]
+    print(f"\nper-stage CPU, one process without Beam, {n:.0f} records (1-minute load {os.getloadavg()[0]:.1f}):")
+    print(f"{'stage':<58} {'CPU s':>7} {'ms/record':>10}  passes in the job")
+    total = 0.0
+    for name, passes in STAGES:
+        cpu = costs.get(name, 0.0)
+        if not name.startswith("  "):
+            total += cpu * (2 if passes.startswith("x2") else 1)
+        print(f"{name:<58} {cpu:>7.1f} {cpu / n * 1e3:>10.2f}  {passes}")
+    print(f"{'the stages, with the passes of the job':<58} {total:>7.1f} {total / n * 1e3:>10.2f}")
+    if job:
+        wall, cpu, workers = job
+        startup = costs.get(STAGES[0][0], 0.0) * workers
+        print(f"{'newsclean (defaults): CPU of its process tree':<58} {cpu:>7.1f} {cpu / n * 1e3:>10.2f}  "
+              f"wall {wall:.1f} s, {cpu / wall:.2f} cores busy on average")
+        print(f"{'  Beam and processes: the rest (start-up of ' + str(workers) + ' more: ' + f'{startup:.1f} s)':<58} "
+              f"{cpu - total:>7.1f} {(cpu - total) / n * 1e3:>10.2f}")
+    if baseline_cpu:
+        print(f"{'reference script (FastWARC + trafilatura + pyarrow)':<58} {baseline_cpu:>7.1f} "
+              f"{baseline_cpu / n * 1e3:>10.2f}")
+
+
 def _tree_rss(proc) -> int:
     """RSS in bytes of ``proc`` (a psutil.Process) and all its descendants now."""
     import psutil
@@ -273,6 +440,8 @@ def _tree_pss(proc) -> int:
 
 #: Peak PSS of the last :func:`_measure` call, in bytes (sampled every 0.5 s; reading it costs more than RSS).
 LAST_PEAK_PSS = [0]
+#: CPU seconds (user + system) of the last :func:`_measure` call's child and the descendants it waited for.
+LAST_CPU = [0.0]
 
 
 def _measure(cmd: list[str]) -> tuple[float, int, str]:
@@ -304,6 +473,7 @@ def _measure(cmd: list[str]) -> tuple[float, int, str]:
     done.set()
     sampler.join()
     wall = time.perf_counter() - start
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd[:5])} ... failed")
     return wall, max(peak[0], usage.ru_maxrss * 1024), out
@@ -320,16 +490,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", default=str(os.cpu_count() or 2),
                         help="multi_processing workers of newsclean-all; a comma-separated list runs it once per N")
     parser.add_argument("--systems", default="baseline,newsclean-1,newsclean-all",
-                        help="comma-separated: baseline, newsclean (defaults), newsclean-1, newsclean-all; '' packs only")
+                        help="comma-separated: baseline, newsclean (defaults), newsclean-1, newsclean-all, prism, "
+                             "prism-external; '' packs only")
     parser.add_argument("--keep", type=Path, default=None, help="write the WARC files and outputs here")
     parser.add_argument("--near-copies", action="store_true",
                         help="add a near-duplicate copy (3 words changed, a timestamp line, another URL) of each page")
     parser.add_argument("--warc", type=Path, default=None,
                         help="clean the WARC files under this folder (an earlier --keep DIR/warc) instead of packing")
+    parser.add_argument("--stages", action="store_true",
+                        help="after the rounds, the per-stage CPU table (stage_costs: the job's stages in one process, "
+                             "without Beam) beside the newsclean run's CPU and the reference script's")
     parser.add_argument("--baseline", nargs=2, metavar=("WARC_DIR", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--stage-costs", metavar="WARC_DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--pool-run", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.baseline:
         baseline(*args.baseline)
+        return 0
+    if args.pool_run:
+        return pool_run(args.pool_run)
+    if args.stage_costs:
+        print(json.dumps(stage_costs(args.stage_costs)))
         return 0
     names = sorted(LOADERS) if args.datasets == "all" else args.datasets.split(",")
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-corpus-"))
@@ -346,10 +527,15 @@ def main(argv: list[str] | None = None) -> int:
     pages += copies
     py = sys.executable
     clean = [py, "-m", "newsclean.cli", "clean", "--warc", str(warc)]
+    cache = Path(os.environ.get("NEWSCLEAN_INFRA_CACHE") or Path.home() / ".cache" / "newsclean-infra")
+    prism = ["--runner", "PrismRunner", "--prism_location", str(cache / "bin" / "prism"), "--job_server_timeout", "86400"]
     every = {
         "baseline": lambda out: [py, __file__, "--baseline", str(warc), out],
         "newsclean": lambda out: [*clean, "--out", out],
         "newsclean-1": lambda out: [*clean, "--out", out, "--direct_running_mode", "in_memory"],
+        "prism": lambda out: [*clean, "--out", out, *prism],
+        "prism-external": lambda out: [py, __file__, "--pool-run", *clean, "--out", out, *prism,
+                                       "--environment_type", "EXTERNAL"],
     }
     workers = [int(w) for w in args.workers.split(",")]
     for w in workers:
@@ -360,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
               for n in ([f"newsclean-x{w}" for w in workers] if s == "newsclean-all" and len(workers) > 1 else [s])]
     systems = {name: every[name] for name in chosen}
     results: dict[str, list[tuple[float, int, int]]] = {s: [] for s in systems}
+    cpus: dict[str, list[float]] = {s: [] for s in systems}
     counts: dict[str, str] = {}
     for r in range(args.rounds):
         for name, cmd in systems.items():
@@ -367,7 +554,8 @@ def main(argv: list[str] | None = None) -> int:
             load1 = os.getloadavg()[0]
             wall, rss, stdout = _measure(cmd(out))
             results[name].append((wall, rss, LAST_PEAK_PSS[0]))
-            if name.startswith("newsclean"):
+            cpus[name].append(LAST_CPU[0])
+            if name.startswith(("newsclean", "prism")):
                 summary = json.loads(Path(out, "_summary.json").read_text())
                 dup = summary.get("duplicates", {})
                 counts[name] = (f"read {summary['records_read']}, articles {summary['articles_written']}, "
@@ -375,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
                                 f"near-duplicates {dup.get('near_duplicate', 0)}, rejects {summary['rejects_total']}")
             else:
                 counts[name] = stdout.strip()
-            print(f"  round {r + 1} {name}: {wall:.1f} s, peak RSS {rss / 2**20:.0f} MiB, peak PSS "
+            print(f"  round {r + 1} {name}: {wall:.1f} s, CPU {LAST_CPU[0]:.1f} s, peak RSS {rss / 2**20:.0f} MiB, peak PSS "
                   f"{LAST_PEAK_PSS[0] / 2**20:.0f} MiB (1-minute load before {load1:.1f}, after "
                   f"{os.getloadavg()[0]:.1f}); {counts[name]}", flush=True)
     base = statistics.median(w for w, _, _ in results["baseline"]) if "baseline" in results else None
@@ -391,7 +579,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {pss / 2**20:>13.0f} {ratio} {mem}")
     for name, line in counts.items():
         print(f"{name}: {line}")
+    if args.stages:
+        print_stages(warc, results, cpus)
     return 0
+
+
+def print_stages(warc: Path, results: dict, cpus: dict) -> None:
+    """Run :func:`stage_costs` in a child (a fresh process, as a worker is) and print :func:`print_stage_table`
+    beside the median round of ``newsclean`` (its workers: ``_summary.json`` does not say, so the CLI's choice,
+    :func:`~newsclean.pipeline.runner.local_workers`, is asked again) and of the baseline."""
+    from newsclean.pipeline.runner import available_memory, local_workers
+
+    _, _, stdout = _measure([sys.executable, __file__, "--stage-costs", str(warc)])
+    costs = json.loads(stdout.strip().splitlines()[-1])
+    job = None
+    if "newsclean" in results:
+        size = sum(f.stat().st_size for f in warc.rglob("*.warc*"))
+        workers = local_workers(len(os.sched_getaffinity(0)), size, available_memory())
+        job = (statistics.median(w for w, _, _ in results["newsclean"]), statistics.median(cpus["newsclean"]),
+               workers if workers > 1 else 0)
+    base = statistics.median(cpus["baseline"]) if "baseline" in cpus else None
+    print_stage_table(costs, job, base)
 
 
 if __name__ == "__main__":

@@ -107,19 +107,45 @@ def shingles(text: str, n: int = DEFAULT_SHINGLE_WORDS) -> set[str]:
         return set()
     if len(tokens) < n:
         return {" ".join(tokens)}
-    return {" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+    return set(map(" ".join, zip(*(tokens[i:] for i in range(n)))))  # the n-grams, joined in one C-level pass
+
+
+def shingle_hashes(text: str, n: int = DEFAULT_SHINGLE_WORDS) -> list[int]:
+    """datasketch's default 32-bit hash of each of :func:`shingles` of ``text`` (``sha1_hash32``: the first 4
+    bytes of the SHA-1 of the shingle's UTF-8, read little-endian), in no particular order: ints in [0, 2**32).
+
+    The same values as datasketch computes one shingle at a time, taken in one pass: the digests' first 4 bytes
+    joined and read as one little-endian ``uint32`` array (a test checks them against ``sha1_hash32``)."""
+    sha1 = hashlib.sha1
+    digests = b"".join([sha1(s.encode("utf-8")).digest()[:4] for s in shingles(text, n)])
+    return np.frombuffer(digests, dtype="<u4").tolist()
+
+
+def _same(value):
+    """The identity: the hash function of :func:`_empty_minhash`, whose inputs are hashed already."""
+    return value
+
+
+@lru_cache(maxsize=8)
+def _empty_minhash(num_perm: int, seed: int):
+    """An empty datasketch ``MinHash`` of ``num_perm`` permutations drawn with ``seed``, taking values hashed
+    already (:func:`shingle_hashes`): built once per parameters and copied for each text (drawing the
+    permutations costs about as much as a short text's signature). Never updated itself."""
+    from datasketch import MinHash  # here, not at import: datasketch imports scipy (module docstring)
+
+    return MinHash(num_perm=num_perm, seed=seed, hashfunc=_same)
 
 
 def signature(text: str, params: NearDupParams = NearDupParams()) -> np.ndarray:
     """MinHash signature of the shingles of ``text``: ``uint`` array of ``params.num_perm`` values.
 
-    An empty text gets datasketch's empty signature (all maximal values), which matches
-    only other empty texts.
+    The values of ``MinHash(num_perm, seed).update_batch(shingle.encode() for each shingle)`` with datasketch's
+    default hash (a test checks them), computed with the permutations drawn once (:func:`_empty_minhash`) and the
+    shingles hashed in one pass (:func:`shingle_hashes`). An empty text gets datasketch's empty signature (all
+    maximal values), which matches only other empty texts.
     """
-    from datasketch import MinHash  # here, not at import: datasketch imports scipy (module docstring)
-
-    m = MinHash(num_perm=params.num_perm, seed=params.seed)
-    m.update_batch([s.encode("utf-8") for s in shingles(text, params.shingle_words)])
+    m = _empty_minhash(params.num_perm, params.seed).copy()
+    m.update_batch(shingle_hashes(text, params.shingle_words))
     return m.hashvalues
 
 

@@ -9,8 +9,10 @@ the tests skip, naming the fetch command, where it is not there or there is no J
 state folder and free ports. The pipeline test also needs Beam's Flink job server jar (``local-cluster.sh
 fetch-job-server``, Maven Central, also tried by ``.ci/run``): it skips where the registry did not serve it.
 
-Prism (marker ``prism``): ``--runner PrismRunner`` gives the same rows as the local runner. Needs the binary that
-``make prism`` builds from the Go module proxy (``$NEWSCLEAN_INFRA_CACHE/bin/prism``); skipped without it.
+Prism (marker ``prism``): ``--runner PrismRunner`` gives the same rows as the local runner, with the SDK harness in
+the launching process (LOOPBACK) and in a process of Beam's SDK worker pool (EXTERNAL). Needs the binary that
+``make prism`` builds from the Go module proxy (``$NEWSCLEAN_INFRA_CACHE/bin/prism``; ``.ci/run`` does); skipped
+without it. ``make prism`` keeps a binary of the pinned version instead of rebuilding it.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -220,12 +225,133 @@ def prism_binary() -> Path:
     return infra_cache() / "bin" / "prism"
 
 
-@pytest.mark.prism
-def test_prism_runner_rows_equal_the_local_runners(warc, local):
+def _needs_prism() -> None:
     if not prism_binary().exists():
         pytest.skip(f"no Prism binary at {prism_binary()} (make prism builds it from the Go module proxy)")
+
+
+@pytest.mark.prism
+def test_prism_runner_rows_equal_the_local_runners(warc, local):
+    _needs_prism()
     _clean_equals_local(warc, local, "prism", ["--runner", "PrismRunner", "--prism_location", str(prism_binary())],
                         dict(os.environ))
+
+
+class WorkerPool:
+    """Beam's SDK worker pool (``worker_pool_main``) on a free port, in a session of its own; ``workers`` collects the
+    pids of the SDK harness processes it starts (sampled every 0.1 s while it runs)."""
+
+    def __init__(self, log: Path):
+        self.port = _free_port()
+        self.log = log
+        self.workers: set[int] = set()
+        self._done = threading.Event()
+        # The pool starts workers with the `python` on PATH: the virtualenv's, so that they import newsclean.
+        env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+        with log.open("wb") as err:
+            self.proc = subprocess.Popen([sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
+                                          "--service_port", str(self.port)], env=env, stdout=subprocess.DEVNULL,
+                                         stderr=err, start_new_session=True)
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+
+    def _sample(self) -> None:
+        while not self._done.wait(0.1):
+            self.workers.update(pid for pid, ppid, cmd in _processes()
+                                if ppid == self.proc.pid and b"SdkHarness" in cmd)
+
+    def started(self) -> list[str]:
+        """The worker ids of the pool's StartWorker calls, from its log."""
+        return [line.split('worker_id="', 1)[1].split('"', 1)[0]
+                for line in self.log.read_text().splitlines() if "Starting worker with command" in line]
+
+    def stop(self) -> None:
+        """SIGTERM to the pool's session (the pool and its workers), SIGKILL after 30 s."""
+        self._done.set()
+        self._sampler.join()
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        except ProcessLookupError:
+            pass
+
+    def alive(self) -> list[int]:
+        """The pool's and its workers' pids that still run (zombies have no command line and do not count)."""
+        return [pid for pid, _, cmd in _processes() if pid in {self.proc.pid, *self.workers} and cmd]
+
+
+def _processes() -> list[tuple[int, int, bytes]]:
+    """(pid, parent pid, command line) of every process now, from Linux's /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if entry.name.isdigit():
+            found.append((int(entry.name), int(stat.rsplit(")", 1)[1].split()[1]), cmd))
+    return found
+
+
+@pytest.fixture
+def worker_pool(tmp_path):
+    """A started SDK worker pool; stopped after the test, leaving none of its processes."""
+    _needs_prism()
+    pool = WorkerPool(tmp_path / "pool.log")
+    try:
+        deadline = time.monotonic() + 120  # generous: the pool imports Beam on a busy machine
+        while not _listening(pool.port):
+            assert pool.proc.poll() is None and time.monotonic() < deadline, pool.log.read_text()[-2000:]
+            time.sleep(0.2)
+        yield pool
+    finally:
+        pool.stop()
+    assert pool.alive() == []
+    assert not _listening(pool.port)
+
+
+@pytest.mark.prism
+def test_prism_runner_with_an_external_worker_pool_rows_equal_the_local_runners(warc, local, worker_pool):
+    """The SDK harness runs in a process the pool starts, not in the launcher. Prism 2.77 asks the pool for one worker
+    per environment of the pipeline (one here) and reads no ``--sdk_worker_parallelism``, so one process it is."""
+    flags = ["--runner", "PrismRunner", "--prism_location", str(prism_binary()), "--environment_type", "EXTERNAL",
+             "--environment_config", f"127.0.0.1:{worker_pool.port}"]
+    _clean_equals_local(warc, local, "prism-external", flags, dict(os.environ))
+    (worker_id,) = worker_pool.started()
+    assert worker_id.endswith("_default_environment_1")
+    assert len(worker_pool.workers) == 1
+
+
+def _fake_go(tmp_path: Path) -> tuple[Path, Path]:
+    """A ``go`` that logs its arguments and GOTOOLCHAIN and installs an empty ``prism`` into GOBIN."""
+    fake, log = tmp_path / "fake-bin", tmp_path / "go.log"
+    fake.mkdir()
+    (fake / "go").write_text(f'#!/bin/sh\necho "$GOTOOLCHAIN $*" >> {log}\n'
+                             '[ "$1" = install ] && mkdir -p "$GOBIN" && printf "#!/bin/sh\\n" > "$GOBIN/prism" '
+                             '&& chmod +x "$GOBIN/prism"\nexit 0\n')
+    (fake / "go").chmod(0o755)
+    return fake, log
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_make_prism_builds_the_pinned_version_once(tmp_path):
+    fake, log = _fake_go(tmp_path)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ.get('PATH', '')}", "GOTOOLCHAIN": "local"}
+    make = ["make", "-s", "-C", str(ROOT), "prism", f"INFRA_CACHE={tmp_path / 'cache'}"]
+    stamp = tmp_path / "cache" / "bin" / "prism.version"
+    for _ in range(2):
+        done = subprocess.run(make, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert stamp.read_text().strip() == versions()["PRISM_VERSION"]
+    builds = [line for line in log.read_text().splitlines() if " install " in line]
+    assert builds == [f"auto install github.com/apache/beam/sdks/v2/go/cmd/prism@v{versions()['PRISM_VERSION']}"]
+    stamp.write_text("2.76.0\n")  # a binary of another version is rebuilt
+    assert subprocess.run(make, env=env, capture_output=True, timeout=60).returncode == 0
+    assert sum(" install " in line for line in log.read_text().splitlines()) == 2
 
 
 def test_spilled_article_paths_leave_at_epoch_not_at_the_end_of_time(tmp_path, local):

@@ -83,6 +83,24 @@ def test_signature_estimates_jaccard_of_shingle_sets():
     assert estimated_jaccard(signature(a), signature(_text(2))) < 0.1  # unrelated texts
 
 
+@pytest.mark.parametrize("params", [NearDupParams(), NearDupParams(num_perm=64, seed=7, shingle_words=3)])
+def test_signature_is_datasketchs_minhash_of_the_encoded_shingles(params):
+    from datasketch import MinHash
+    from datasketch.hashfunc import sha1_hash32
+
+    texts = [_text(1), "Короткий текст о погоде в Москве и в Санкт-Петербурге сегодня утром и вечером",
+             "東京の天気は晴れです 大阪も晴れ", "two words", "", _change_words(_text(3), [7])]
+    for text in texts:
+        encoded = [s.encode("utf-8") for s in shingles(text, params.shingle_words)]
+        plain = MinHash(num_perm=params.num_perm, seed=params.seed)
+        plain.update_batch(encoded)
+        got = signature(text, params)
+        assert got.dtype == plain.hashvalues.dtype and got.tolist() == plain.hashvalues.tolist(), text[:20]
+        hashes = dedup_decisions.shingle_hashes(text, params.shingle_words)
+        assert sorted(hashes) == sorted(sha1_hash32(s) for s in encoded)
+    assert signature(texts[0], params).tolist() == signature(texts[0], params).tolist()  # the template stays empty
+
+
 def test_lsh_bands_partition_the_signature_and_match_for_near_duplicates():
     ranges = band_ranges(0.8, 128)
     covered = [i for s, e in ranges for i in range(s, e)]

@@ -6,7 +6,7 @@ import pytest
 
 from newsclean.transforms.blocks import extract_blocks
 from newsclean.transforms.chain import DEFAULT_CONFIG, ChainConfig, extract_article
-from newsclean.transforms.page_type import listing_lines, page_type
+from newsclean.transforms.page_type import PageTypeParams, listing_lines, page_type
 from newsclean.transforms.roles import BODY, CAPTION, LEAD, block_roles
 from newsclean.transforms.types import BlockParams
 from newsclean.transforms.vocab import INLINE_TAGS
@@ -15,6 +15,7 @@ PROSE = ("The council voted on Tuesday to close the old bridge for repairs, afte
          "two of its supports. ")
 CAPTION_TEXT = "The old bridge, seen from the river bank. Photo: Jane Doe"
 DEK = "Engineers found cracks in two supports of the hundred-year-old bridge"
+RULES = PageTypeParams(learned=False)  # the rules alone (the learned decision: test_page_type_model.py)
 
 
 def _blocks(body: str):
@@ -75,7 +76,7 @@ def test_page_type_article_listing_other():
     assert page_type(article, [True] * len(article)) == "article"
     listing = _blocks(f"<h1>World news</h1><ul>{_cards(12)}</ul>")
     keep = [True] * len(listing)
-    assert page_type(listing, keep, dated=False) == "listing"
+    assert page_type(listing, keep, dated=False, params=RULES) == "listing"
     assert page_type(listing, keep, ("collectionpage",)) == "listing"
     # a page declaring an article is never a listing, whatever its cards (a paper with a long reference list)
     assert page_type(listing, keep, ("scholarlyarticle",)) == "other"
@@ -93,14 +94,14 @@ def test_a_card_page_with_article_evidence_is_never_a_listing():
     parent element make a page of cards ``other`` (kept as a row, not typed article)."""
     listing = _blocks(f"<h1>World news</h1><ul>{_cards(12)}</ul>")
     keep = [True] * len(listing)
-    assert page_type(listing, keep, dated=False) == "listing"
+    assert page_type(listing, keep, dated=False, params=RULES) == "listing"
     assert page_type(listing, keep, dated=True) == "other"
     assert page_type(listing, keep, dated=False, has_body=True) == "other"
     paragraph = "The council met on Monday evening and voted to approve the new plan for the harbour. "  # 16 words
     region = _blocks(f"<h1>World news</h1><div><p>{paragraph}</p><p>{paragraph}</p></div><ul>{_cards(12)}</ul>")
     assert page_type(region, [True] * len(region), dated=False) == "other"
     one = _blocks(f"<h1>World news</h1><div><p>{paragraph}</p></div><ul>{_cards(12)}</ul>")  # 16 words: too few
-    assert page_type(one, [True] * len(one), dated=False) == "listing"
+    assert page_type(one, [True] * len(one), dated=False, params=RULES) == "listing"
     assert page_type(listing, keep, ("collectionpage",), dated=True) == "listing"  # what it declares decides
 
 
