@@ -100,11 +100,11 @@ def largest_prose_region(blocks: Sequence[TextBlock], prose: Sequence[bool]) -> 
     """Words (``TextBlock.num_words``) of the prose blocks (``prose`` flags, one per block) under the one parent
     element that holds the most of them: an article's paragraphs share a parent, a listing's teasers mostly do
     not. 0 without prose."""
-    regions: dict[int, int] = {}
+    regions: dict = {}  # parent element -> words; the key holds the element, so lxml gives the same proxy again
     for block, is_prose_block in zip(blocks, prose):
         if is_prose_block:
             parent = block.container.getparent() if block.container is not None else None
-            regions[id(parent)] = regions.get(id(parent), 0) + block.num_words
+            regions[parent] = regions.get(parent, 0) + block.num_words
     return max(regions.values(), default=0)
 
 

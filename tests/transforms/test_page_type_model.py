@@ -137,3 +137,16 @@ def test_a_prediction_leaves_no_thread_spinning_on_other_cores():
         time.sleep(0.001)  # the job's chain between two pages: other threads' spinning would go on meanwhile
     others = (time.process_time() - process) - (time.thread_time() - thread)
     assert others < 0.15, f"{others:.2f} s of CPU in other threads during 300 predictions"
+
+
+def test_the_largest_prose_region_counts_one_parent_element_not_all():
+    """Each paragraph under its own section: the largest region is one paragraph's words, however lxml reuses the
+    Python objects of the parent elements between two lookups (none of them is held by the caller)."""
+    sections = "".join(f"<section><p>{' '.join(['word'] * (10 + i))} end.</p></section>" for i in range(6))
+    blocks = _blocks(f"<html><body>{sections}</body></html>")
+    words = [b.num_words for b in blocks]
+    assert len(blocks) == 6 and words == sorted(words)
+    assert largest_prose_region(blocks, [True] * 6) == max(words)
+    paragraphs = "".join(f"<p>{' '.join(['word'] * 12)} end.</p>" for _ in range(3))
+    together = _blocks(f"<html><body><section>{paragraphs}</section></body></html>")
+    assert largest_prose_region(together, [True] * 3) == sum(b.num_words for b in together)
