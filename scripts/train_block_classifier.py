@@ -75,10 +75,10 @@ from newsclean.transforms.classifier.model import (  # noqa: E402
 )
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
 from newsclean.transforms.noise_removal import NoiseRemovalParams  # noqa: E402
-from newsclean.transforms.parse import decode_html  # noqa: E402
 from newsclean.transforms.site_evidence import learn_site_evidence  # noqa: E402
 from newsclean.transforms.vocab import FEATURE_GROUPS, FEATURE_NAMES, LEXICON_FEATURE_NAMES  # noqa: E402
 from newsclean_eval.datasets import EvalPage, load  # noqa: E402
+from newsclean_eval.runner import decode_page  # noqa: E402
 from newsclean_eval.systems import CROSSFIT_MODELS  # noqa: E402
 
 TRAIN_SETS = ("msv-big9", "dragnet", "cleanportaleval", "cleaneval", "readability-test-pages", "trafilatura-eval")
@@ -153,12 +153,7 @@ class PageRows:
 
 
 def group_rows(pages: list[EvalPage]) -> list[PageRows]:
-    htmls = []
-    for p in pages:
-        try:
-            htmls.append(decode_html(p.html)[0])
-        except ExtractionError:
-            htmls.append("")
+    htmls = [decode_page(p) for p in pages]
     signature = learn_site_evidence([h for h in htmls[:NEIGHBOURS] if h])
     out = []
     for page, html in zip(pages, htmls):

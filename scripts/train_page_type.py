@@ -36,7 +36,6 @@ sys.path.insert(0, str(ROOT / "evaluation"))
 
 from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks, select_blocks  # noqa: E402
 from newsclean.transforms.errors import ExtractionError  # noqa: E402
-from newsclean.transforms.metadata import declares_article  # noqa: E402
 from newsclean.transforms.page_type import (  # noqa: E402
     MODEL_CLASSES,
     PAGE_FEATURE_NAMES,
@@ -49,9 +48,9 @@ from newsclean.transforms.page_type import (  # noqa: E402
     page_features,
     rule_type,
 )
-from newsclean.transforms.parse import decode_html  # noqa: E402
 from newsclean.transforms.site_evidence import learn_site_evidence  # noqa: E402
 from newsclean_eval.datasets import LOADERS, EvalPage, load  # noqa: E402
+from newsclean_eval.runner import decode_page  # noqa: E402
 
 NEIGHBOURS = 10
 FOLDS = 5
@@ -101,17 +100,12 @@ def page_row(page: EvalPage, html: str, evidence) -> PageRow | None:
     region = largest_prose_region(blocks, stats.prose)
     return PageRow(f"{page.dataset}:{page.site or page.group}", page.page_id, gold_class(page),
                    page_features(blocks, keep, stats, meta.title, dated, has_body, region, rule), rule,
-                   has_article_evidence(dated, has_body, region, params), declares_article(stats.declared))
+                   has_article_evidence(dated, has_body, region, params), stats.declared_article)
 
 
 def group_rows(pages: list[EvalPage]) -> list[PageRow]:
     """Rows of one neighbour group's pages (evidence from the first :data:`NEIGHBOURS` pages that decode)."""
-    htmls = []
-    for p in pages:
-        try:
-            htmls.append(decode_html(p.html)[0])
-        except ExtractionError:
-            htmls.append("")
+    htmls = [decode_page(p) for p in pages]
     try:
         evidence = learn_site_evidence([h for h in htmls if h][:NEIGHBOURS])
     except Exception:  # noqa: BLE001 - as the pipeline does: the group without static noise

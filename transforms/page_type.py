@@ -143,6 +143,16 @@ class PageStats:
     prose_in_cards: int
     linked: int
 
+    @property
+    def declared_article(self) -> bool:
+        """Whether the page declares an article type (:func:`~newsclean.transforms.metadata.declares_article`)."""
+        return declares_article(self.declared)
+
+    @property
+    def declared_listing(self) -> bool:
+        """Whether the page declares a listing type (:data:`DECLARED_LISTING`) and no article type."""
+        return bool(self.declared & DECLARED_LISTING) and not self.declared_article
+
     @classmethod
     def of(cls, blocks: Sequence[TextBlock], keep: Sequence[bool], declared: Sequence[str],
            params: PageTypeParams) -> PageStats:
@@ -175,10 +185,8 @@ def page_type(blocks: Sequence[TextBlock], keep: Sequence[bool], declared: Seque
     region = largest_prose_region(blocks, stats.prose)
     features = page_features(blocks, keep, stats, title, dated, has_body, region, rule)
     probabilities = listing_probabilities(features, params.model_path)
-    declared_article = declares_article(stats.declared)
-    declared_listing = bool(stats.declared & DECLARED_LISTING) and not declared_article
-    return learned_type(rule, probabilities, has_article_evidence(dated, has_body, region, params), declared_article,
-                        params, declared_listing)
+    return learned_type(rule, probabilities, has_article_evidence(dated, has_body, region, params),
+                        stats.declared_article, params, stats.declared_listing)
 
 
 def rule_type(blocks: Sequence[TextBlock], keep: Sequence[bool], stats: PageStats,
@@ -187,8 +195,7 @@ def rule_type(blocks: Sequence[TextBlock], keep: Sequence[bool], stats: PageStat
     """The hand-chosen rules of the module docstring: one of :data:`PAGE_TYPES` for ``blocks`` with ``keep`` and
     their :class:`PageStats` (the other arguments as in :func:`page_type`)."""
     said = stats.declared
-    is_declared_article = declares_article(said)
-    is_declared_listing = bool(said & DECLARED_LISTING) and not is_declared_article
+    is_declared_article, is_declared_listing = stats.declared_article, stats.declared_listing
     if not stats.total or (said & DECLARED_OTHER and not is_declared_article and not is_declared_listing):
         return PageType.OTHER.value
     needed = params.min_declared_words if is_declared_article else params.min_prose_words
@@ -249,7 +256,7 @@ def page_features(blocks: Sequence[TextBlock], keep: Sequence[bool], stats: Page
         sum(t in _HEADINGS for t in tags) / n, tags.count("li") / n, tags.count("p") / n,
         sum(t in ("td", "th") for t in tags) / n, sum(bool(_CURRENCY.search(b.text)) for b in blocks) / n,
         sum(len(_DIGIT.findall(b.text)) for b in blocks) / chars, math.nan if support is None else support,
-        float(dated), float(has_body), float(declares_article(said)), float(bool(said & DECLARED_LISTING)),
+        float(dated), float(has_body), float(stats.declared_article), float(bool(said & DECLARED_LISTING)),
         float(bool(said & DECLARED_OTHER)), float(rule == PageType.ARTICLE.value), float(rule == PageType.LISTING.value),
         sum(b.link_density > 0.8 for b in blocks) / n, math.log1p(stats.card_words), max(b.num_words for b in blocks) / total,
         next((i for i, p in enumerate(stats.prose) if p), n) / n,
@@ -284,7 +291,7 @@ def listing_probabilities(features: Sequence[float], path: str | None = None) ->
 
     One thread (``num_threads=1``): LightGBM's OpenMP threads, once started for a prediction, keep spinning on the
     other cores after it (one row is no work to share), which doubled the CPU time of the chain a page and took
-    the core of the job's other worker process (shared corpus: 26.9 -> 14.9 ms of CPU a page)."""
+    the core of the job's other worker process (shared corpus, the chain in the job: 27.0 -> 16.4 ms of CPU a page)."""
     row = np.asarray([features], dtype=np.float64)
     article, listing, other = load_page_model(path).predict(row, num_threads=1)[0]
     return float(article), float(listing), float(other)
