@@ -17,9 +17,12 @@ $(VENV)/.installed: pyproject.toml evaluation/pyproject.toml setup.py $(wildcard
 demo: setup
 	$(BIN)/newsclean demo
 
+# The suite in TEST_JOBS processes (pytest-xdist; 2 halves its wall time on 2 cores, the kernel-identity test
+# runs 2 processes of its own); TEST_JOBS=0 runs it in this process.
+TEST_JOBS ?= 2
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS)
 
 # The leave-one-data-set-out section is added when out/lodo holds the LODO models (make lodo).
 eval: setup

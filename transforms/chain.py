@@ -426,6 +426,15 @@ def extract_article(html: str, evidence: SiteEvidence | None = None,
     (no block kept) or ``TOO_SHORT`` (fewer than ``min_words`` words kept).
     """
     page = prepare_blocks(html, evidence, config, root=root)
+    return extract_from_blocks(page, html, evidence, config, url, min_words, facts)
+
+
+def extract_from_blocks(page: PreparedPage, html: str, evidence: SiteEvidence | None = None,
+                        config: ChainConfig = DEFAULT_CONFIG, url: str | None = None, min_words: int = 0,
+                        facts: PageFacts | None = None) -> Extraction:
+    """What :func:`extract_article` does after :func:`prepare_blocks`: select the blocks of ``page`` (prepared
+    from ``html`` with ``evidence`` under ``config``), assemble and finish the article (``page.root`` is changed in
+    place). Arguments and errors (``NO_CONTENT``, ``TOO_SHORT``) as :func:`extract_article`'s."""
     blocks, meta = page.blocks, page.meta
     keep = select_blocks(blocks, config, page.context(evidence, html))
     parts = assemble(page, keep, config)

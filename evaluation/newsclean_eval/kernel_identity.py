@@ -9,7 +9,8 @@ both implementations (:mod:`newsclean.transforms.kernel`: the kernel, and the re
   reject), and the default chain's page again from a tree parsed up front (as ``bench/bench_chain.py`` hands
   learning's trees to the chain);
 * the default chain's text blocks (text, word counts, text density, container, pieces), the noise counts, the
-  stage-1 feature matrix, the stage-1 and the stage-2 probabilities, compared bit for bit.
+  stage-1 feature matrix, the stage-1 and the stage-2 probabilities, compared bit for bit (read from the page the
+  default chain's extraction prepared: ``extract_article`` is ``prepare_blocks`` then ``extract_from_blocks``).
 
 Prints what was compared and every difference; exits 1 on any::
 
@@ -50,33 +51,50 @@ class Tally:
         self.differences += other.differences
 
 
-def _extraction(html: str, evidence, config, root=None) -> str:
-    from newsclean.transforms.chain import extract_article
+def _digest_or_reject(make) -> str:
+    """The :func:`extraction_digest` of ``make()``, or its reject or crash as a string (a crash is an output too,
+    and must be the same)."""
     from newsclean.transforms.errors import ExtractionError
 
     try:
-        return extraction_digest(extract_article(html, evidence, config, root=root))
+        return extraction_digest(make())
     except ExtractionError as exc:
         return f"reject:{exc.reason.value}:{exc.message}"
     except Exception as exc:  # noqa: BLE001 - a crash is an output too, and must be the same
         return f"crash:{type(exc).__name__}:{exc}"
 
 
-def _details(html: str, evidence):
-    """The default chain's blocks (container and pieces as paths), noise counts, stage-1 features and both stages'
-    probabilities (as bytes: compared bit for bit); None for a rejected page."""
-    import numpy as np
+def _extraction(html: str, evidence, config, root=None) -> str:
+    from newsclean.transforms.chain import extract_article
 
-    from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
-    from newsclean.transforms.classifier.features import block_features
-    from newsclean.transforms.classifier.lexicon import load_lexicon
-    from newsclean.transforms.classifier.model import DEFAULT_LEXICON, DEFAULT_MODEL, content_probabilities, load_model
+    return _digest_or_reject(lambda: extract_article(html, evidence, config, root=root))
+
+
+def _default_outputs(html: str, evidence) -> tuple[str, dict | None]:
+    """The default chain's extraction (as :func:`_extraction`) and its :func:`_details`, from one
+    ``prepare_blocks``: ``extract_article`` is ``prepare_blocks`` then ``extract_from_blocks``, and the details
+    are read before the extraction changes the tree."""
+    from newsclean.transforms.chain import DEFAULT_CONFIG, extract_from_blocks, prepare_blocks
     from newsclean.transforms.errors import ExtractionError
 
     try:
         page = prepare_blocks(html, evidence, DEFAULT_CONFIG)
-    except ExtractionError:
-        return None
+    except ExtractionError as exc:
+        return f"reject:{exc.reason.value}:{exc.message}", None
+    except Exception as exc:  # noqa: BLE001 - as _digest_or_reject
+        return f"crash:{type(exc).__name__}:{exc}", None
+    details = _details(page, html, evidence)
+    return _digest_or_reject(lambda: extract_from_blocks(page, html, evidence, DEFAULT_CONFIG)), details
+
+
+def _details(page, html: str, evidence) -> dict:
+    """The default chain's blocks of the prepared ``page`` (container and pieces as paths), noise counts, stage-1
+    features and both stages' probabilities (as bytes: compared bit for bit)."""
+    import numpy as np
+
+    from newsclean.transforms.chain import DEFAULT_CONFIG
+    from newsclean.transforms.classifier.model import stage_probabilities
+
     tree = page.root.getroottree()
 
     def where(el):
@@ -86,21 +104,66 @@ def _details(html: str, evidence):
                tuple((where(e), s) for e, s in b.pieces)) for b in page.blocks]
     out = {"blocks": blocks, "counts": (page.dynamic_marked, page.removed, page.non_informative)}
     if page.blocks:
-        ctx = page.context(evidence, html)
-        stage1 = load_model(str(DEFAULT_MODEL))
-        features = block_features(page.blocks, ctx, load_lexicon(str(DEFAULT_LEXICON)), stage1.feature_names)
-        out["features"] = features.tobytes()
-        out["stage1"] = stage1.predict(features).tobytes()
-        out["stage2"] = np.asarray(content_probabilities(page.blocks, ctx, DEFAULT_CONFIG.learned)).tobytes()
-        out["shape"] = features.shape
+        stages = stage_probabilities(page.blocks, page.context(evidence, html), DEFAULT_CONFIG.learned)
+        out["features"] = stages.features.tobytes()
+        out["stage1"] = np.asarray(stages.stage1).tobytes()
+        out["stage2"] = np.asarray(stages.content).tobytes()
+        out["shape"] = stages.features.shape
     return out
+
+
+def _compare_page(tally: Tally, where: str, html: str, evidence, chains: Sequence[str]) -> None:
+    """Both implementations on one page's ``html`` (see the module docstring); differences named ``where``."""
+    from newsclean.transforms import kernel
+    from newsclean.transforms.chain import CONFIGS
+    from newsclean.transforms.parse import parse_html
+
+    compiled_outputs, details = {}, []
+    for name in chains:
+        outputs = []
+        for compiled in (False, True):
+            with kernel.python_only(not compiled):
+                if name == "default":
+                    output, page_details = _default_outputs(html, evidence)
+                    details.append(page_details)
+                else:
+                    output = _extraction(html, evidence, CONFIGS[name])
+                outputs.append(output)
+        tally.extractions += 1
+        compiled_outputs[name] = outputs[1]
+        if outputs[0] != outputs[1]:
+            tally.differences.append(f"{where}\t{name}")
+    try:
+        root = parse_html(html)
+    except Exception:  # noqa: BLE001 - a rejected page: extract_article rejects it alike
+        root = None
+    # the default chain from the page's HTML, as the loop above computed it with the kernel (or computed here)
+    from_html = compiled_outputs.get("default") if kernel.enabled() else None
+    if root is not None and _extraction(html, evidence, CONFIGS["default"], root=root) != \
+            (from_html or _extraction(html, evidence, CONFIGS["default"])):
+        tally.differences.append(f"{where}\tdefault from a tree parsed up front")
+    if not details:
+        for compiled in (False, True):
+            with kernel.python_only(not compiled):
+                details.append(_default_outputs(html, evidence)[1])
+    _compare_details(tally, where, *details)
+
+
+def _compare_details(tally: Tally, where: str, reference: dict | None, compiled: dict | None) -> None:
+    """Count the reference's blocks, feature values and scores into ``tally``; a difference when the two differ."""
+    if reference is not None:
+        tally.blocks += len(reference["blocks"])
+        if "shape" in reference:
+            tally.feature_values += reference["shape"][0] * reference["shape"][1]
+            tally.scores += 2 * reference["shape"][0]
+    if reference != compiled:
+        parts = [k for k in (reference or {}) if (compiled or {}).get(k) != reference[k]] or ["page"]
+        tally.differences.append(f"{where}\tdefault {', '.join(parts)}")
 
 
 def compare_group(task: tuple) -> Tally:
     """Both implementations on one neighbour group (see the module docstring)."""
     from newsclean.transforms import kernel
-    from newsclean.transforms.chain import CONFIGS
-    from newsclean.transforms.parse import parse_html
     from newsclean.transforms.site_evidence import learn_site_evidence
     from newsclean_eval.runner import decode_page
 
@@ -117,42 +180,9 @@ def compare_group(task: tuple) -> Tally:
         tally.differences.append(f"{dataset}\t{pages[0].group}\tsite evidence")
     evidence = learnt[False]
     for page in pages:
-        html = htmls[page.page_id]
         tally.pages += 1
-        if not html:
-            continue
-        compiled_outputs = {}
-        for name in chains:
-            outputs = []
-            for compiled in (False, True):
-                with kernel.python_only(not compiled):
-                    outputs.append(_extraction(html, evidence, CONFIGS[name]))
-            tally.extractions += 1
-            compiled_outputs[name] = outputs[1]
-            if outputs[0] != outputs[1]:
-                tally.differences.append(f"{dataset}\t{page.page_id}\t{name}")
-        try:
-            root = parse_html(html)
-        except Exception:  # noqa: BLE001 - a rejected page: extract_article rejects it alike
-            root = None
-        # the default chain from the page's HTML, as the loop above computed it with the kernel (or computed here)
-        from_html = compiled_outputs.get("default") if kernel.enabled() else None
-        if root is not None and _extraction(html, evidence, CONFIGS["default"], root=root) != \
-                (from_html or _extraction(html, evidence, CONFIGS["default"])):
-            tally.differences.append(f"{dataset}\t{page.page_id}\tdefault from a tree parsed up front")
-        details = []
-        for compiled in (False, True):
-            with kernel.python_only(not compiled):
-                details.append(_details(html, evidence))
-        reference, compiled_details = details
-        if reference is not None:
-            tally.blocks += len(reference["blocks"])
-            if "shape" in reference:
-                tally.feature_values += reference["shape"][0] * reference["shape"][1]
-                tally.scores += 2 * reference["shape"][0]
-        if reference != compiled_details:
-            parts = [k for k in (reference or {}) if (compiled_details or {}).get(k) != reference[k]] or ["page"]
-            tally.differences.append(f"{dataset}\t{page.page_id}\tdefault {', '.join(parts)}")
+        if htmls[page.page_id]:
+            _compare_page(tally, f"{dataset}\t{page.page_id}", htmls[page.page_id], evidence, chains)
     return tally
 
 

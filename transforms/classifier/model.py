@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -251,20 +252,36 @@ def stage2_block_names(stage2: ModelEnsemble, path: str) -> tuple[str, ...]:
 def content_probabilities(blocks: Sequence[TextBlock], ctx: PageContext, params: LearnedParams = LearnedParams()) -> list[float]:
     """Probability in [0, 1] that each block is main content (stage 2 when ``use_context``, else stage 1).
     Each stage computes the features its model file records (:func:`load_model`)."""
+    return stage_probabilities(blocks, ctx, params).content
+
+
+class StageProbabilities(NamedTuple):
+    """One page's classification: ``features`` (blocks x stage-1 features), ``stage1`` and ``content`` (the
+    probability used, stage 2's when ``use_context``), one per block, in [0, 1]."""
+
+    features: np.ndarray
+    stage1: list[float]
+    content: list[float]
+
+
+def stage_probabilities(blocks: Sequence[TextBlock], ctx: PageContext,
+                        params: LearnedParams = LearnedParams()) -> StageProbabilities:
+    """:func:`content_probabilities` with what it computed on the way (stage 1's features and probabilities)."""
     if not blocks:
-        return []
+        return StageProbabilities(np.zeros((0, 0)), [], [])
     lexicon = load_lexicon(str(params.lexicon_path or DEFAULT_LEXICON)) if params.use_lexicon else {}
     stage1 = load_model(str(params.model_path or DEFAULT_MODEL))
     feats = block_features(blocks, ctx, lexicon, stage1.feature_names)
     p1 = stage1.predict(feats).tolist()
     if not params.use_context:
-        return p1
+        return StageProbabilities(feats, p1, p1)
     path2 = str(params.context_model_path or DEFAULT_CONTEXT_MODEL)
     stage2 = load_model(path2, FEATURE_NAMES + CONTEXT_FEATURE_NAMES)
     names2 = stage2_block_names(stage2, path2)
     feats2 = feats if names2 == stage1.feature_names else block_features(blocks, ctx, lexicon, names2)
     ctx_feats = context_features(p1, context_groups(blocks), [b.num_words for b in blocks])
-    return stage2.predict(np.hstack([feats2, np.asarray(ctx_feats, dtype=float)]), params.context_early_stop_margin).tolist()
+    p2 = stage2.predict(np.hstack([feats2, np.asarray(ctx_feats, dtype=float)]), params.context_early_stop_margin)
+    return StageProbabilities(feats, p1, p2.tolist())
 
 
 def keep_flags(probs: Sequence[float], params: LearnedParams = LearnedParams()) -> list[bool]:
