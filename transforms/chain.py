@@ -59,6 +59,7 @@ from newsclean.transforms.page_type import PageTypeParams, listing_lines, page_t
 from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine import RefineStep, refine_keep
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams
+from newsclean.transforms.refine.article_lists import ArticleListsParams
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
 from newsclean.transforms.refine.coherence import CoherenceParams
 from newsclean.transforms.refine.consent import ConsentParams
@@ -234,6 +235,7 @@ LEARNED_STEPS: tuple[RefineStep, ...] = (
     *REGION_RECALL_STEPS,
     BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
     SiteCheckParams(),
+    ArticleListsParams(),
     SideContentParams(protect_title=True, max_drop_share=0.5),
     RecurringTextParams(),
     TeaserCardsParams(min_description_words=8, skip_card_pages=True),
@@ -246,8 +248,9 @@ LEARNED_STEPS: tuple[RefineStep, ...] = (
 "Page-level steps", evaluation/experiments-accuracy.md): consent regions dropped first (cookie banners, privacy
 modals, vendor lists), coherence (dropped prose of the main container), the article region's dropped prose kept when
 the kept text is a fragment of it (twice), the JSON-LD ``articleBody`` as evidence (dropping only), the site check
-against the neighbours' content container, side boxes (related, share, "read also" teasers; never the title's
-wrapper, never more than half of the kept words), short unsure lines that recur on the site's neighbour pages,
+against the neighbours' content container, a list or table that follows a kept block of its parent, side boxes
+(related, share, "read also" teasers; never the title's wrapper, never more than half of the kept words), short
+unsure lines that recur on the site's neighbour pages,
 repeated teaser cards beside the article, the lines of one ``<br>``-split paragraph taking its decision, one story
 per page, the blocks the page's ``articleBody`` or article-body markup holds where nothing was kept, and last, where
 the classifier kept only an unsure fragment (under 100 words, none at p >= 0.8) or nothing of a page that declares an

@@ -37,6 +37,7 @@ from pathlib import Path
 from newsclean.transforms.chain import CONFIGS, DEFAULT_CONFIG, ChainConfig
 from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT_LEXICON, DEFAULT_MODEL
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams
+from newsclean.transforms.refine.article_lists import ArticleListsParams
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
 from newsclean.transforms.refine.coherence import CoherenceParams
 from newsclean.transforms.refine.consent import ConsentParams
@@ -68,6 +69,7 @@ STEP_ROWS: dict[type, tuple[str, str, bool]] = {
     RegionRecallParams: ("region-recall", "article region recall", False),
     BodyEvidenceParams: ("body-evidence", "articleBody evidence", False),
     SiteCheckParams: ("site-check", "site check", True),
+    ArticleListsParams: ("article-lists", "lists and tables after a kept block", False),
     SideContentParams: ("side-content", "side content", False),
     RecurringTextParams: ("recurring", "recurring texts", True),
     TeaserCardsParams: ("teaser-cards", "teaser cards", False),

@@ -13,6 +13,7 @@ from newsclean.transforms.chain import CONFIGS, LEARNED_CONFIG
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine import refine_keep
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams, article_fallback_keep
+from newsclean.transforms.refine.article_lists import ArticleListsParams, article_lists_keep
 from newsclean.transforms.refine.consent import CONSENT_WORDS, ConsentParams, consent_keep, consent_regions
 from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams, line_runs, paragraph_lines_keep
 from newsclean.transforms.refine.region import text_containers
@@ -270,3 +271,43 @@ def test_a_consent_overlay_never_replaces_the_article():
             "</body></html>")
     out = extract_article(page, config=DEFAULT_CONFIG)
     assert PROSE.strip()[:40] in out.text and "842 partners" not in out.text and "Vendor number" not in out.text
+
+
+# --------------------------------------------------------------------------------- lists and tables in articles
+
+
+def _kept_where(blocks, kept_texts):
+    return [b.text in kept_texts for b in blocks]
+
+
+def test_a_list_after_a_kept_paragraph_of_its_parent_is_kept_whole():
+    intro = "The new release brings three tools for developers:"
+    blocks = _blocks(f"<article><p>{PROSE}</p><p>{intro}</p><ul><li>Page inspector</li><li>Web console</li>"
+                     "<li>Network monitor</li></ul></article>"
+                     "<ul><li>Page inspector two</li><li>Web console two</li></ul>")
+    keep = _kept_where(blocks, {PROSE.strip(), intro})
+    out = _by_text(blocks, article_lists_keep(blocks, keep))
+    assert out["Page inspector"] and out["Web console"] and out["Network monitor"]
+    # a list whose preceding block is dropped (here: the first list's last item before this step ran) stays as it was
+    assert not out["Page inspector two"] and not out["Web console two"]
+
+
+def test_a_table_after_a_kept_paragraph_is_kept_a_list_in_another_column_is_not():
+    blocks = _blocks(f"<div><div class='body'><p>{PROSE}</p></div><div class='side'><div><div><ul>"
+                     "<li>Weather today</li><li>Horoscope</li></ul></div></div></div></div>"
+                     f"<div><p>{PROSE} Results by district follow.</p><table><tr><td>North</td><td>52 %</td></tr>"
+                     "<tr><td>South</td><td>48 %</td></tr></table></div>")
+    keep = _kept_where(blocks, {PROSE.strip(), f"{PROSE}Results by district follow."})
+    out = _by_text(blocks, article_lists_keep(blocks, keep))
+    assert not out["Weather today"] and not out["Horoscope"]  # the kept paragraph is 3 levels below the list's parent
+    assert out["North"] and out["52 %"] and out["South"]
+    assert article_lists_keep(blocks, keep, ArticleListsParams(max_depth=0)) == keep  # its paragraph is 1 level down
+
+
+def test_a_list_of_links_after_a_kept_paragraph_stays_dropped():
+    blocks = _blocks(f"<div><p>{PROSE}</p><ul><li><a href='/a'>Bridge closures this week</a></li>"
+                     "<li><a href='/b'>More local news</a></li><li>Sponsored</li></ul></div>")
+    keep = _kept_where(blocks, {PROSE.strip()})
+    assert article_lists_keep(blocks, keep) == keep  # 8 of 9 words linked
+    looser = ArticleListsParams(max_link_density=0.9)
+    assert article_lists_keep(blocks, keep, looser) == [True] * len(blocks)

@@ -14,6 +14,7 @@ The shipped order (:data:`newsclean.transforms.chain.LEARNED_STEPS`, every shipp
 :mod:`~newsclean.transforms.refine.region_recall` (dropped prose of the article region, twice),
 :mod:`~newsclean.transforms.refine.body_evidence` (the ``articleBody`` as evidence),
 :mod:`~newsclean.transforms.refine.site_check` (the site's content container),
+:mod:`~newsclean.transforms.refine.article_lists` (a list or table after a kept block of its parent),
 :mod:`~newsclean.transforms.refine.side_content` (related, share and teaser boxes),
 :mod:`~newsclean.transforms.refine.recurring` (short texts that recur on the site),
 :mod:`~newsclean.transforms.refine.teaser_cards` (repeated teaser cards beside the article),
