@@ -54,14 +54,20 @@ class Tally:
 def _digest_or_reject(make) -> str:
     """The :func:`extraction_digest` of ``make()``, or its reject or crash as a string (a crash is an output too,
     and must be the same)."""
-    from newsclean.transforms.errors import ExtractionError
 
     try:
         return extraction_digest(make())
-    except ExtractionError as exc:
-        return f"reject:{exc.reason.value}:{exc.message}"
     except Exception as exc:  # noqa: BLE001 - a crash is an output too, and must be the same
-        return f"crash:{type(exc).__name__}:{exc}"
+        return _failure(exc)
+
+
+def _failure(exc: Exception) -> str:
+    """A reject (:class:`~newsclean.transforms.errors.ExtractionError`) or a crash, as the output compared."""
+    from newsclean.transforms.errors import ExtractionError
+
+    if isinstance(exc, ExtractionError):
+        return f"reject:{exc.reason.value}:{exc.message}"
+    return f"crash:{type(exc).__name__}:{exc}"
 
 
 def _extraction(html: str, evidence, config, root=None) -> str:
@@ -75,14 +81,11 @@ def _default_outputs(html: str, evidence) -> tuple[str, dict | None]:
     ``prepare_blocks``: ``extract_article`` is ``prepare_blocks`` then ``extract_from_blocks``, and the details
     are read before the extraction changes the tree."""
     from newsclean.transforms.chain import DEFAULT_CONFIG, extract_from_blocks, prepare_blocks
-    from newsclean.transforms.errors import ExtractionError
 
     try:
         page = prepare_blocks(html, evidence, DEFAULT_CONFIG)
-    except ExtractionError as exc:
-        return f"reject:{exc.reason.value}:{exc.message}", None
     except Exception as exc:  # noqa: BLE001 - as _digest_or_reject
-        return f"crash:{type(exc).__name__}:{exc}", None
+        return _failure(exc), None
     details = _details(page, html, evidence)
     return _digest_or_reject(lambda: extract_from_blocks(page, html, evidence, DEFAULT_CONFIG)), details
 
