@@ -9,10 +9,10 @@ than ``--batch-mib`` (:attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes
 
 1. **Evidence**, one Beam run over every file: :class:`~newsclean.pipeline.stages.LearnSiteEvidence`, so the
    neighbour samples and the URL sections are chosen over all the files, as in one run; its two outputs (one small
-   value per key) go to ``STAGING/_evidence/`` (:class:`WritePickled`).
+   value per key) and the sites of each file go to ``STAGING/_evidence/`` (:class:`WritePickled`).
 2. **Batches**, one Beam run per batch of files (:func:`file_batches`): reading, filtering and cleaning
    (:func:`~newsclean.pipeline.stages.read_and_clean`) with that evidence read back from disk as side inputs
-   (:class:`ReadPickled`, not learnt again); the articles wait in the batch's ``_spill/articles/`` with their
+   (:class:`ReadPickled`, not learnt again), of the batch's own sites only (:func:`batch_sites`); the articles wait in the batch's ``_spill/articles/`` with their
    MinHash (:func:`~newsclean.pipeline.dedup.spill_articles`, as in one run), their dedup keys in
    ``_spill/keys/`` (:class:`~newsclean.pipeline.dedup.SpillKeys`), the rejects and counts in the batch's folder
    (the graph's :class:`~newsclean.pipeline.stages.WriteParquet` and :class:`~newsclean.pipeline.stages.WriteCounts`).
@@ -80,10 +80,13 @@ log = logging.getLogger(__name__)
 
 #: Folders of the staging folder: the learnt evidence (step 1) and one folder per batch (step 2).
 EVIDENCE_DIR, BATCHES_DIR = "_evidence", "_batches"
-#: The two outputs of :class:`~newsclean.pipeline.stages.LearnSiteEvidence`, as folders of ``_evidence/``.
-EVIDENCE, SECTIONS = "evidence", "sections"
-#: The completion marker of step 1's folder and of each batch's folder (JSON: the files the step read).
+#: Step 1's outputs, as folders of ``_evidence/``: those of :class:`~newsclean.pipeline.stages.LearnSiteEvidence`,
+#: with each file's sites (``(WARC file path, sites)``, so that a batch reads the evidence of its own sites only).
+EVIDENCE, SECTIONS, FILE_SITES = "evidence", "sections", "file_sites"
+#: The completion marker of step 1's folder and of each batch's folder (JSON: the files the step read, and for
+#: step 1 its outputs: a folder an older version left without ``file_sites`` is learnt again).
 DONE_FILE = "_done.json"
+EVIDENCE_OUTPUTS = [EVIDENCE, SECTIONS, FILE_SITES]
 #: One pickled value (:class:`WritePickled`): internal to one run, read back by the same code.
 VALUE_SCHEMA = pa.schema([pa.field("value", pa.binary(), nullable=False)])
 
@@ -164,19 +167,21 @@ def start_resumable(staging: str, key: dict) -> None:
     write_marker(FileSystems.join(staging, RESUME_FILE), key)
 
 
-def _completed(folder: str, files: list[str]) -> bool:
-    """Whether ``folder`` holds the completion marker of a step over ``files``."""
-    return read_marker(FileSystems.join(folder, DONE_FILE)) == {"files": files}
+def _completed(folder: str, marker: dict) -> bool:
+    """Whether ``folder`` holds the completion marker ``marker`` (:func:`_run_step`)."""
+    return read_marker(FileSystems.join(folder, DONE_FILE)) == marker
 
 
-def _run_step(folder: str, files: list[str], run) -> bool:
-    """Run one step into ``folder`` with ``run()`` unless an earlier run completed it; then mark it completed.
-    Returns whether it ran. A folder without the marker is deleted first (what a killed run left of it)."""
-    if _completed(folder, files):
+def _run_step(folder: str, files: list[str], run, outputs: list[str] | None = None) -> bool:
+    """Run one step over ``files`` into ``folder`` with ``run()`` unless an earlier run completed it (its marker
+    names the same files and ``outputs``); then mark it completed. Returns whether it ran. A folder without that
+    marker is deleted first (what a killed run, or an older version, left of it)."""
+    marker = {"files": files} if outputs is None else {"files": files, "outputs": outputs}
+    if _completed(folder, marker):
         return False
     discard_staging(folder)
     run()
-    write_marker(FileSystems.join(folder, DONE_FILE), {"files": files})
+    write_marker(FileSystems.join(folder, DONE_FILE), marker)
     return True
 
 
@@ -207,15 +212,18 @@ class WritePickled(beam.PTransform):
 
 
 class ReadPickled(beam.PTransform):
-    """The values :class:`WritePickled` wrote to ``folder`` (input: the pipeline)."""
+    """The values :class:`WritePickled` wrote to ``folder`` (input: the pipeline). ``sites``: a side input of
+    ``(site, None)`` pairs (:func:`batch_sites`): of values keyed ``((site, ...), value)``, those of these sites
+    only; None: every value."""
 
-    def __init__(self, folder: str):
+    def __init__(self, folder: str, sites=None):
         super().__init__()
-        self.folder = folder
+        self.folder, self.sites = folder, sites
 
     def expand(self, pbegin):
-        return (pbegin | "Read" >> beam.io.ReadFromParquet(FileSystems.join(self.folder, "*" + PARQUET_SUFFIX))
-                | "Values" >> beam.Map(_row_value))
+        values = (pbegin | "Read" >> beam.io.ReadFromParquet(FileSystems.join(self.folder, "*" + PARQUET_SUFFIX))
+                  | "Values" >> beam.Map(_row_value))
+        return values if self.sites is None else values | "OfSites" >> beam.Filter(_site_in, self.sites)
 
 
 def build_evidence_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig, folder: str) -> None:
@@ -225,16 +233,46 @@ def build_evidence_pipeline(p: beam.Pipeline, patterns: list[str], config: Clean
     learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain, config.hosts)
     _ = learnt[EVIDENCE] | "WriteEvidence" >> WritePickled(FileSystems.join(folder, EVIDENCE))
     _ = learnt[SECTIONS] | "WriteSections" >> WritePickled(FileSystems.join(folder, SECTIONS))
+    _ = learnt[FILE_SITES] | "WriteFileSites" >> WritePickled(FileSystems.join(folder, FILE_SITES))
+
+
+def _first_in(value: tuple, keys) -> bool:
+    return value[0] in keys
+
+
+def _site_in(kv: tuple, sites) -> bool:
+    return kv[0][0] in sites
+
+
+def _as_key(value) -> tuple:
+    return value, None
+
+
+def _sites_as_keys(file_sites: tuple[str, tuple[str, ...]]) -> list[tuple[str, None]]:
+    return [(site, None) for site in file_sites[1]]
+
+
+def batch_sites(paths, evidence: str):
+    """The sites of the batch's WARC files ``paths`` (a PCollection of paths): those step 1 saw in them (its
+    ``file_sites``, read from the folder ``evidence``), as ``(site, None)`` once each, for the side input that keeps
+    of step 1's evidence and sections the batch's sites only (:class:`ReadPickled`). So a batch's side inputs follow
+    its files, not the corpus; a page needs its own site's values only, so its row is the same."""
+    return (paths.pipeline
+            | "ReadFileSites" >> ReadPickled(FileSystems.join(evidence, FILE_SITES))
+            | "OfBatchFiles" >> beam.Filter(_first_in, beam.pvalue.AsDict(paths | "PathKeys" >> beam.Map(_as_key)))
+            | "Sites" >> beam.FlatMap(_sites_as_keys)
+            | "DistinctSites" >> beam.Distinct())
 
 
 def build_batch_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig, evidence: str,
                          params: NearDupParams = NearDupParams()) -> None:
     """Step 2 for one batch, the files of ``patterns``: read, filter and clean them with the evidence and sections
-    in the folder ``evidence`` (step 1's) as side inputs; into ``config.out`` (the batch's folder) write the
+    in the folder ``evidence`` (step 1's, of the batch's sites only: :func:`batch_sites`) as side inputs; into ``config.out`` (the batch's folder) write the
     articles with their MinHash (``_spill/articles/``), their keys (``_spill/keys/``), the rejects and the counts."""
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
-    sections = p | "ReadSections" >> ReadPickled(FileSystems.join(evidence, SECTIONS))
-    learnt = p | "ReadEvidence" >> ReadPickled(FileSystems.join(evidence, EVIDENCE))
+    sites = beam.pvalue.AsDict(batch_sites(paths, evidence))
+    sections = p | "ReadSections" >> ReadPickled(FileSystems.join(evidence, SECTIONS), sites)
+    learnt = p | "ReadEvidence" >> ReadPickled(FileSystems.join(evidence, EVIDENCE), sites)
     cleaned = read_and_clean(paths, sections, learnt, config)
     keyed, _ = spill_articles(cleaned.articles, config.out, params)
     _ = keyed | "SpillKeys" >> SpillKeys(config.out)
@@ -258,7 +296,7 @@ def clean_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_arg
     PROGRESS.note(f"{len(files):,} WARC files ({sum(n for _, n in files) / 2**20:,.0f} MiB): site evidence from all "
                   f"of them, then cleaning in {len(batches)} batches of at most {batch_bytes / 2**20:,.0f} MiB")
     if not _run_step(evidence, paths, lambda: run_graph(
-            lambda p: build_evidence_pipeline(p, paths, config, evidence), beam_args, paths)):
+            lambda p: build_evidence_pipeline(p, paths, config, evidence), beam_args, paths), EVIDENCE_OUTPUTS):
         PROGRESS.note("site evidence: learnt by an earlier run (resumed)")
     folders = []
     read_from = dict(config.read_from)

@@ -306,21 +306,29 @@ def read_sample(refs: list[SampleRef]) -> list[SampleEntry]:
     return sorted(entries)
 
 
+#: The tagged output of :class:`SampleRefsFn`: ``(WARC file path, sites)``, the sites of the file's pages.
+FILE_SITES_TAG = "file_sites"
+
+
 class SampleRefsFn(beam.DoFn):
     """WARC file path -> ``(category from the URL?, ((site, category), SampleRef))`` for each page that
     :func:`classify_response` lets through (the first of the two reads; rejects and counts are left to
     ``ReadWarc``'s read). A page of another crawler has its URL's section as category here, flagged
     (``Page.category_from_url``), until :func:`section_key` knows the section's size. ``hosts``: as the reader's
-    (``--hosts``), so no evidence is learnt for pages that are not read."""
+    (``--hosts``), so no evidence is learnt for pages that are not read. Tagged :data:`FILE_SITES_TAG`, once a
+    file: ``(path, sites)``, the sorted sites of those pages (the sites whose evidence the file needs)."""
 
     def __init__(self, hosts: tuple[str, ...] = ()):
         super().__init__()
         self.hosts = hosts
 
     def process(self, path: str):
+        sites = set()
         for item in iter_warc_file(path, hosts=self.hosts):
             if isinstance(item, Page) and classify_response(item) is None:
+                sites.add(item.site)
                 yield item.category_from_url, sample_ref(item)
+        yield beam.pvalue.TaggedOutput(FILE_SITES_TAG, (path, tuple(sorted(sites))))
 
 
 def _section_page(flagged) -> bool:
@@ -416,7 +424,8 @@ class LearnSiteEvidenceFn(_ChainFn):
 
 class LearnSiteEvidence(beam.PTransform):
     """WARC file paths -> ``{"evidence": ((site, category), SiteEvidence | None) one per key, "sections":
-    ((site, section), pages) of each URL section with at least ``neighbour_sample`` pages}``.
+    ((site, section), pages) of each URL section with at least ``neighbour_sample`` pages, "file_sites": (WARC file
+    path, sites of its pages) once a file (:class:`SampleRefsFn`'s tagged output, from the same read)}``.
 
     StaDyNoT §3.1 learns static noise from neighbour pages of the same site; here from a bounded,
     deterministic sample of at most ``neighbour_sample`` pages per (site, category): the pages
@@ -448,9 +457,11 @@ class LearnSiteEvidence(beam.PTransform):
         self.hosts = hosts
 
     def expand(self, paths):
-        refs = (paths
+        read = (paths
                 | "SpreadFiles" >> beam.Reshuffle()  # its own, see ReadWarc
-                | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn(self.hosts)))
+                | "KeyBySiteCategory" >> beam.ParDo(SampleRefsFn(self.hosts)).with_outputs(FILE_SITES_TAG,
+                                                                                         main="refs"))
+        refs = read.refs
         sections = (refs
                     | "SectionPages" >> beam.Filter(_section_page)
                     | "OnePage" >> beam.Map(_one_page)
@@ -461,7 +472,7 @@ class LearnSiteEvidence(beam.PTransform):
                     | "SampleNeighbours" >> beam.combiners.Top.SmallestPerKey(self.neighbour_sample)
                     | "ReadSample" >> beam.ParDo(ReadSampleFn(self.chain))
                     | "Learn" >> beam.ParDo(LearnSiteEvidenceFn(self.chain)))
-        return {"evidence": evidence, "sections": sections}
+        return {"evidence": evidence, "sections": sections, "file_sites": read[FILE_SITES_TAG]}
 
 
 # --------------------------------------------------------------------------------------------

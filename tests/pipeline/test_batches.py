@@ -11,10 +11,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+import pickle
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import apache_beam as beam
 import pyarrow.dataset as ds
 import pytest
 from warc_builder import Response, article_page, paragraph, write_warc
@@ -340,6 +342,42 @@ def test_a_rerun_cleans_only_the_batches_not_completed(outputs, killed, tmp_path
     assert summary.balanced and summary.records_read == 16
     assert summary.to_dict() | {"warc": ""} == outputs["summaries"][1].to_dict() | {"warc": ""}
     assert _staging(out) == []
+
+
+def _step1_keys(evidence: Path, folder: str) -> list:
+    """Every key step 1 wrote to ``folder`` (evidence or sections), read without Beam."""
+    rows = ds.dataset(str(evidence / folder), format="parquet").to_table().column("value").to_pylist()
+    return sorted(pickle.loads(row)[0] for row in rows)
+
+
+def _assert_batch_keys(evidence: Path, folder: str, files: list[Path], expected: list) -> None:
+    """A batch over ``files`` reads the keys ``expected`` of step 1's ``folder``."""
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to
+
+    with TestPipeline(runner="FnApiRunner") as p:  # the DirectRunner would try to fetch Prism first
+        paths = p | beam.Create([str(f) for f in files])
+        sites = beam.pvalue.AsDict(batches.batch_sites(paths, str(evidence)))
+        values = p | batches.ReadPickled(str(evidence / folder), sites)
+        assert_that(values | beam.Map(lambda kv: kv[0]), equal_to(expected))
+
+
+def test_a_batch_reads_the_evidence_and_sections_of_its_own_sites_only(outputs, killed):
+    """Step 1 records the sites of each file; a batch's side inputs hold step 1's evidence and URL sections of
+    those sites only, every key of them (a section spanning two files stays whole)."""
+    evidence = _staging(killed)[0] / batches.EVIDENCE_DIR
+    every_key = _step1_keys(evidence, batches.EVIDENCE)
+    assert {site for site, _ in every_key} == {"alpha", "beta", "gamma.test"}
+    gamma = [key for key in every_key if key[0] == "gamma.test"]
+    assert ("gamma.test", "sport") in gamma and len(gamma) == 2  # the section and the host's other pages
+    assert _step1_keys(evidence, batches.SECTIONS) == [("gamma.test", "sport")]
+    beta = outputs["warc"] / "beta" / "world" / "beta-world-20240501T100000Z-00000.warc.gz"
+    second = outputs["warc"] / "crawl" / "CC-MAIN-00001.warc.gz"
+    _assert_batch_keys(evidence, batches.EVIDENCE, [beta], [("beta", "world")])
+    _assert_batch_keys(evidence, batches.SECTIONS, [beta], [])
+    _assert_batch_keys(evidence, batches.EVIDENCE, [second], gamma)
+    _assert_batch_keys(evidence, batches.SECTIONS, [second], [("gamma.test", "sport")])
+    _assert_batch_keys(evidence, batches.EVIDENCE, [beta, second], sorted([("beta", "world"), *gamma]))
 
 
 @pytest.mark.parametrize("change", ["settings", "one graph", "files"])
