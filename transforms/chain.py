@@ -434,12 +434,15 @@ def extract_article(html: str, evidence: SiteEvidence | None = None,
 
 def extract_from_blocks(page: PreparedPage, html: str, evidence: SiteEvidence | None = None,
                         config: ChainConfig = DEFAULT_CONFIG, url: str | None = None, min_words: int = 0,
-                        facts: PageFacts | None = None) -> Extraction:
+                        facts: PageFacts | None = None, probabilities: list[float] | None = None) -> Extraction:
     """What :func:`extract_article` does after :func:`prepare_blocks`: select the blocks of ``page`` (prepared
     from ``html`` with ``evidence`` under ``config``), assemble and finish the article (``page.root`` is changed in
-    place). Arguments and errors (``NO_CONTENT``, ``TOO_SHORT``) as :func:`extract_article`'s."""
+    place). ``probabilities``: the learned classifier's of ``page.blocks`` when the caller computed them already
+    (:func:`~newsclean.transforms.classifier.model.stage_probabilities`' ``content``, same context and
+    parameters); None: computed here. Arguments and errors (``NO_CONTENT``, ``TOO_SHORT``) as
+    :func:`extract_article`'s."""
     blocks, meta = page.blocks, page.meta
-    keep = select_blocks(blocks, config, page.context(evidence, html))
+    keep = select_blocks(blocks, config, page.context(evidence, html), probabilities)
     parts = assemble(page, keep, config)
     text = parts.text
     words = count_words(text)
@@ -497,13 +500,15 @@ def assemble(page: PreparedPage, keep: list[bool], config: ChainConfig) -> Artic
     return ArticleParts(blocks_text(body), tuple(captions.split("\n")) if captions else (), lead or None, kind)
 
 
-def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext) -> list[bool]:
+def select_blocks(blocks: list[TextBlock], config: ChainConfig, ctx: PageContext,
+                  probabilities: list[float] | None = None) -> list[bool]:
     """Keep flags, one per block: BoilerNet; or the learned classifier's then the page-level steps
-    (``config.refine``); or Boilerpipe then the ancestor filter (each skipped when None)."""
+    (``config.refine``); or Boilerpipe then the ancestor filter (each skipped when None). ``probabilities``: the
+    learned classifier's, when already computed (:func:`extract_from_blocks`)."""
     if config.boilernet:
         return classify_boilernet(blocks, config.boilernet)
     if config.learned:
-        probs = content_probabilities(blocks, ctx, config.learned)
+        probs = content_probabilities(blocks, ctx, config.learned) if probabilities is None else probabilities
         return refine_keep(blocks, probs, keep_flags(probs, config.learned), ctx, config.refine)
     keep = boilerpipe(blocks, config.boilerpipe, ctx.title) if config.boilerpipe else [True] * len(blocks)
     if config.ancestor:

@@ -15,6 +15,7 @@ shared data are absent.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import hashlib
 import html as htmllib
@@ -313,5 +314,11 @@ NEIGHBOUR_SETS = ("msv-big9", "dragnet", "cleanportaleval")
 
 
 def load(name: str, root: Path | None = None) -> list[EvalPage]:
-    """All pages of data set ``name`` (a key of :data:`LOADERS`); raises KeyError for an unknown name."""
-    return list(LOADERS[name](root or data_root()))
+    """All pages of data set ``name`` (a key of :data:`LOADERS`), a new list each call; read and decoded once a
+    process (the pages are frozen). Raises KeyError for an unknown name."""
+    return list(_loaded(name, root or data_root()))
+
+
+@functools.cache
+def _loaded(name: str, root: Path) -> tuple[EvalPage, ...]:
+    return tuple(LOADERS[name](root))

@@ -78,21 +78,24 @@ def _extraction(html: str, evidence, config, root=None) -> str:
 
 def _default_outputs(html: str, evidence) -> tuple[str, dict | None]:
     """The default chain's extraction (as :func:`_extraction`) and its :func:`_details`, from one
-    ``prepare_blocks``: ``extract_article`` is ``prepare_blocks`` then ``extract_from_blocks``, and the details
-    are read before the extraction changes the tree."""
+    ``prepare_blocks`` and one classification: ``extract_article`` is ``prepare_blocks`` then
+    ``extract_from_blocks``, which takes the probabilities the details computed; the details are read before the
+    extraction changes the tree."""
     from newsclean.transforms.chain import DEFAULT_CONFIG, extract_from_blocks, prepare_blocks
 
     try:
         page = prepare_blocks(html, evidence, DEFAULT_CONFIG)
     except Exception as exc:  # noqa: BLE001 - as _digest_or_reject
         return _failure(exc), None
-    details = _details(page, html, evidence)
-    return _digest_or_reject(lambda: extract_from_blocks(page, html, evidence, DEFAULT_CONFIG)), details
+    details, content = _details(page, html, evidence)
+    return _digest_or_reject(lambda: extract_from_blocks(page, html, evidence, DEFAULT_CONFIG,
+                                                         probabilities=content)), details
 
 
-def _details(page, html: str, evidence) -> dict:
+def _details(page, html: str, evidence) -> tuple[dict, list[float] | None]:
     """The default chain's blocks of the prepared ``page`` (container and pieces as paths), noise counts, stage-1
-    features and both stages' probabilities (as bytes: compared bit for bit)."""
+    features and both stages' probabilities (as bytes: compared bit for bit); and the content probabilities
+    themselves (None without blocks)."""
     import numpy as np
 
     from newsclean.transforms.chain import DEFAULT_CONFIG
@@ -106,13 +109,14 @@ def _details(page, html: str, evidence) -> dict:
     blocks = [(b.text, b.num_words, b.num_linked_words, repr(b.text_density), where(b.container),
                tuple((where(e), s) for e, s in b.pieces)) for b in page.blocks]
     out = {"blocks": blocks, "counts": (page.dynamic_marked, page.removed, page.non_informative)}
-    if page.blocks:
-        stages = stage_probabilities(page.blocks, page.context(evidence, html), DEFAULT_CONFIG.learned)
-        out["features"] = stages.features.tobytes()
-        out["stage1"] = np.asarray(stages.stage1).tobytes()
-        out["stage2"] = np.asarray(stages.content).tobytes()
-        out["shape"] = stages.features.shape
-    return out
+    if not page.blocks:
+        return out, None
+    stages = stage_probabilities(page.blocks, page.context(evidence, html), DEFAULT_CONFIG.learned)
+    out["features"] = stages.features.tobytes()
+    out["stage1"] = np.asarray(stages.stage1).tobytes()
+    out["stage2"] = np.asarray(stages.content).tobytes()
+    out["shape"] = stages.features.shape
+    return out, list(stages.content)
 
 
 def _compare_page(tally: Tally, where: str, html: str, evidence, chains: Sequence[str]) -> None:
