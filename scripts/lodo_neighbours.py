@@ -7,13 +7,15 @@ For each per-site set, its *tune* pages are cleaned by the default chain with th
 static-noise signature and site profile learnt from N = 1, 2, 5, 10, 20 neighbour pages sampled as
 ``newsclean eval`` samples them (``newsclean_eval.runner.neighbour_sample``), and, at N = 10, with one piece of
 per-site evidence left out at a time (:data:`VARIANTS`: the static-noise marks, the site check, the recurring
-texts: the per-site evidence's ablation rows). Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
+texts: the per-site evidence's ablation rows), and with all of it left out where the sampled neighbour pages are
+unlike (:func:`sample_alikeness` below a bound: a site whose neighbour pages are other kinds of page). Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
 Prints a Markdown table of F1 (P/R) per variant and set; the trafilatura row is evaluation/results/eval.md's LODO table.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from dataclasses import replace
@@ -23,9 +25,11 @@ import numpy as np
 
 from newsclean.transforms.chain import DEFAULT_CONFIG, blocks_text, prepare_blocks, select_blocks
 from newsclean.transforms.errors import ExtractionError
+from newsclean.transforms.parse import parse_html
 from newsclean.transforms.refine.recurring import RecurringTextParams
 from newsclean.transforms.refine.site_check import SiteCheckParams
 from newsclean.transforms.site_evidence import learn_site_evidence
+from newsclean.transforms.static_noise import distinct_indices, page_keys
 from newsclean_eval.datasets import load
 from newsclean_eval.metrics import snippet_scores
 from newsclean_eval.runner import decode_page, group_pages, neighbour_sample, score_text
@@ -38,10 +42,29 @@ TRAFILATURA = {"msv-big9": 0.951, "dragnet": 0.893, "cleanportaleval": 0.925, "c
 #: learnt (``SiteProfileParams.min_pages``), so every per-site piece is off there already.
 VARIANTS = {f"N = {n}, shipped default": (n, None) for n in (1, 2, 5, 10, 20)}
 VARIANTS.update({f"N = 10, no {piece}": (10, piece) for piece in ("static-noise marks", "site check", "recurring texts")})
+#: Evidence left out where the sample's :func:`sample_alikeness` is below the bound.
+UNLIKE = {f"N = 10, no evidence where alikeness < {bound}": bound for bound in (0.1, 0.2, 0.3)}
+VARIANTS.update({label: (10, label) for label in UNLIKE})
+
+
+def sample_alikeness(htmls: list[str]) -> float | None:
+    """How alike a neighbour sample's pages are: the mean Jaccard similarity in [0, 1] of the static-noise key
+    sets (:func:`~newsclean.transforms.static_noise.page_keys`) of each pair of its distinct pages
+    (:func:`~newsclean.transforms.static_noise.distinct_indices`); None with fewer than two."""
+    keys = []
+    for html in htmls:
+        try:
+            keys.append(page_keys(parse_html(html)))
+        except ExtractionError:
+            continue
+    distinct = [keys[i] for i in distinct_indices(keys)]
+    pairs = [len(a & b) / len(a | b) for a, b in itertools.combinations(distinct, 2) if a | b]
+    return sum(pairs) / len(pairs) if pairs else None
 
 
 def ablated(config, piece: str | None):
-    """``config`` with one piece of per-site evidence left out."""
+    """``config`` with one piece of per-site evidence left out (an :data:`UNLIKE` variant: as it is; its evidence
+    is left out per sample, in :func:`run`)."""
     if piece == "static-noise marks":
         return config.with_(static=None)
     if piece == "site check":
@@ -63,29 +86,33 @@ def extracted_text(html: str, evidence, config) -> str:
         return ""
 
 
-def run(folder: Path, sets) -> dict:
+def run(folder: Path, sets, variants: dict) -> dict:
     results = {}
     for name in sets:
         files = [str(folder / name / f) for f in ("block_classifier.txt.gz", "block_classifier_context.txt.gz",
                                                    "boilerplate_lexicon.tsv.gz")]
         learned = replace(DEFAULT_CONFIG.learned, model_path=files[0], context_model_path=files[1], lexicon_path=files[2])
         base = DEFAULT_CONFIG.with_(learned=learned)
-        runs = {v: (n, ablated(base, piece)) for v, (n, piece) in VARIANTS.items()}  # label -> (N, config)
+        runs = {v: (n, ablated(base, piece)) for v, (n, piece) in variants.items()}  # label -> (N, config)
         pages = [p for p in load(name) if p.split == "tune"]
-        per = {v: [] for v in VARIANTS}
+        per = {v: [] for v in variants}
         t0 = time.time()
         for group in group_pages(pages).values():
             htmls = {p.page_id: decode_page(p) for p in group}
-            sigs = {}
-            for n in sorted({n for n, _ in VARIANTS.values()}):
-                sample = neighbour_sample(group, n)
+            sigs, alike = {}, None
+            for n in sorted({n for n, _ in variants.values()}):
+                sample = [htmls[p.page_id] for p in neighbour_sample(group, n) if htmls[p.page_id]]
                 try:
-                    sigs[n] = learn_site_evidence([htmls[p.page_id] for p in sample if htmls[p.page_id]], DEFAULT_CONFIG.static)
+                    sigs[n] = learn_site_evidence(sample, DEFAULT_CONFIG.static)
                 except Exception:  # noqa: BLE001 - as the runner does
                     sigs[n] = None
+                if n == 10:
+                    alike = sample_alikeness(sample)
+            unlike = {v: alike is not None and alike < bound for v, bound in UNLIKE.items()}
             for page in group:
                 html = htmls[page.page_id]
-                outs = {v: extracted_text(html, sigs[n], config) if html else "" for v, (n, config) in runs.items()}
+                outs = {v: extracted_text(html, None if unlike.get(v) else sigs[n], config) if html else ""
+                        for v, (n, config) in runs.items()}
                 for v, text in outs.items():
                     per[v].append(score_text(page, text, None))
         results[name] = per
@@ -103,7 +130,7 @@ def summarise(per: list) -> tuple[float, float, float]:
 def table(results: dict) -> str:
     sets = list(results)
     lines = ["| variant | " + " | ".join(sets) + " |", "|---|" + "---:|" * len(sets)]
-    for v in VARIANTS:
+    for v in results[sets[0]]:
         cells = []
         for s in sets:
             p, r, f = summarise(results[s][v])
@@ -118,8 +145,11 @@ def main() -> int:
     ap.add_argument("folder", type=Path)
     ap.add_argument("--sets", default="msv-big9,dragnet,cleanportaleval")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--variants", help="comma-separated words: only the variants whose label holds one (default: all)")
     args = ap.parse_args()
-    text = table(run(args.folder, args.sets.split(",")))
+    words = args.variants.split(",") if args.variants else [""]
+    variants = {v: nv for v, nv in VARIANTS.items() if any(w in v for w in words)}
+    text = table(run(args.folder, args.sets.split(","), variants))
     print(text)
     if args.out:
         args.out.write_text(f"LODO tune pages, models {args.folder}; F1 (P/R)\n\n{text}\n")
