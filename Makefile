@@ -17,8 +17,8 @@ $(VENV)/.installed: pyproject.toml evaluation/pyproject.toml setup.py $(wildcard
 demo: setup
 	$(BIN)/newsclean demo
 
-# The suite in TEST_JOBS processes (pytest-xdist; on 2 cores a fresh-clone run took 986 s against 1,103 s in one
-# process: the kernel-identity test runs 2 processes of its own); TEST_JOBS=0 runs it in this process.
+# The suite in TEST_JOBS processes (pytest-xdist; on 2 cores a fresh-clone run's tests took 661 s on a quiet machine,
+# 1,103 s in one process before: the kernel-identity test runs 2 processes of its own); TEST_JOBS=0: this process.
 TEST_JOBS ?= 2
 test: setup
 	$(BIN)/ruff check .
