@@ -12,9 +12,10 @@ than ``--batch-mib`` (:attr:`~newsclean.pipeline.options.CleanConfig.batch_bytes
    value per key) and the sites of each file go to ``STAGING/_evidence/`` (:class:`WritePickled`).
 2. **Batches**, one Beam run per batch of files (:func:`file_batches`): reading, filtering and cleaning
    (:func:`~newsclean.pipeline.stages.read_and_clean`) with that evidence read back from disk as side inputs
-   (:class:`ReadPickled`, not learnt again), of the batch's own sites only (:func:`batch_sites`); the articles wait in the batch's ``_spill/articles/`` with their
-   MinHash (:func:`~newsclean.pipeline.dedup.spill_articles`, as in one run), their dedup keys in
-   ``_spill/keys/`` (:class:`~newsclean.pipeline.dedup.SpillKeys`), the rejects and counts in the batch's folder
+   (:class:`ReadPickled`, not learnt again), of the batch's own sites only (:func:`batch_sites`); the articles
+   wait in the batch's ``_spill/articles/`` with their MinHash (:func:`~newsclean.pipeline.dedup.spill_articles`,
+   as in one run), their dedup keys in ``_spill/keys/`` (:class:`~newsclean.pipeline.dedup.SpillKeys`), the
+   rejects and counts in the batch's folder
    (the graph's :class:`~newsclean.pipeline.stages.WriteParquet` and :class:`~newsclean.pipeline.stages.WriteCounts`).
 3. **Dedup and write**, one Beam run over every batch's spill (:func:`spilled_batches` as its inputs): the one
    graph's own dedup stages and sinks (:func:`~newsclean.pipeline.clean.dedup_and_write`) write ``articles/``,
@@ -83,10 +84,12 @@ EVIDENCE_DIR, BATCHES_DIR = "_evidence", "_batches"
 #: Step 1's outputs, as folders of ``_evidence/``: those of :class:`~newsclean.pipeline.stages.LearnSiteEvidence`,
 #: with each file's sites (``(WARC file path, sites)``, so that a batch reads the evidence of its own sites only).
 EVIDENCE, SECTIONS, FILE_SITES = "evidence", "sections", "file_sites"
-#: The completion marker of step 1's folder and of each batch's folder (JSON: the files the step read, and for
-#: step 1 its outputs: a folder an older version left without ``file_sites`` is learnt again).
-DONE_FILE = "_done.json"
+#: What step 1's completion marker names besides its files: a folder an older version left without
+#: ``file_sites`` is learnt again.
 EVIDENCE_OUTPUTS = [EVIDENCE, SECTIONS, FILE_SITES]
+#: The completion marker of step 1's folder and of each batch's folder (JSON: the files the step read, and for
+#: step 1 :data:`EVIDENCE_OUTPUTS`).
+DONE_FILE = "_done.json"
 #: One pickled value (:class:`WritePickled`): internal to one run, read back by the same code.
 VALUE_SCHEMA = pa.schema([pa.field("value", pa.binary(), nullable=False)])
 
@@ -267,8 +270,9 @@ def batch_sites(paths, evidence: str):
 def build_batch_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig, evidence: str,
                          params: NearDupParams = NearDupParams()) -> None:
     """Step 2 for one batch, the files of ``patterns``: read, filter and clean them with the evidence and sections
-    in the folder ``evidence`` (step 1's, of the batch's sites only: :func:`batch_sites`) as side inputs; into ``config.out`` (the batch's folder) write the
-    articles with their MinHash (``_spill/articles/``), their keys (``_spill/keys/``), the rejects and the counts."""
+    in the folder ``evidence`` (step 1's, of the batch's sites only: :func:`batch_sites`) as side inputs; into
+    ``config.out`` (the batch's folder) write the articles with their MinHash (``_spill/articles/``), their keys
+    (``_spill/keys/``), the rejects and the counts."""
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
     sites = beam.pvalue.AsDict(batch_sites(paths, evidence))
     sections = p | "ReadSections" >> ReadPickled(FileSystems.join(evidence, SECTIONS), sites)

@@ -8,7 +8,9 @@ static-noise signature and site profile learnt from N = 1, 2, 5, 10, 20 neighbou
 ``newsclean eval`` samples them (``newsclean_eval.runner.neighbour_sample``), and, at N = 10, with one piece of
 per-site evidence left out at a time (:data:`VARIANTS`: the static-noise marks, the site check, the recurring
 texts: the per-site evidence's ablation rows), and with all of it left out where the sampled neighbour pages are
-unlike (:func:`sample_alikeness` below a bound: a site whose neighbour pages are other kinds of page). Scoring: ``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages).
+unlike (:func:`sample_alikeness` below a bound: a site whose neighbour pages are other kinds of page). Scoring:
+``newsclean_eval.runner.score_text`` (bag-of-words macro F1 over pages). ``--variant TEXT`` (repeatable) runs only
+the variants whose label holds one of the texts (labels hold commas, so the texts are not comma-separated).
 Prints a Markdown table of F1 (P/R) per variant and set; the trafilatura row is evaluation/results/eval.md's LODO table.
 """
 
@@ -145,10 +147,11 @@ def main() -> int:
     ap.add_argument("folder", type=Path)
     ap.add_argument("--sets", default="msv-big9,dragnet,cleanportaleval")
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--variants", help="comma-separated words: only the variants whose label holds one (default: all)")
+    ap.add_argument("--variant", action="append", metavar="TEXT",
+                    help="only the variants whose label holds TEXT (repeatable; default: all)")
     args = ap.parse_args()
-    words = args.variants.split(",") if args.variants else [""]
-    variants = {v: nv for v, nv in VARIANTS.items() if any(w in v for w in words)}
+    texts = args.variant or [""]
+    variants = {v: nv for v, nv in VARIANTS.items() if any(t in v for t in texts)}
     text = table(run(args.folder, args.sets.split(","), variants))
     print(text)
     if args.out:
