@@ -48,6 +48,9 @@ from typing import NamedTuple
 
 import apache_beam as beam
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from newsclean.pipeline.dedup import KEYS_DIR, SPILL_DIR, SpillKeys, key_of_row, spill_articles
@@ -72,6 +75,7 @@ from newsclean.pipeline.stages import (
     LearnSiteEvidence,
     WriteCounts,
     WriteParquet,
+    distinct_paths,
     read_and_clean,
 )
 from newsclean.pipeline.summary import read_counts
@@ -84,14 +88,18 @@ EVIDENCE_DIR, BATCHES_DIR = "_evidence", "_batches"
 #: Step 1's outputs, as folders of ``_evidence/``: those of :class:`~newsclean.pipeline.stages.LearnSiteEvidence`,
 #: with each file's sites (``(WARC file path, sites)``, so that a batch reads the evidence of its own sites only).
 EVIDENCE, SECTIONS, FILE_SITES = "evidence", "sections", "file_sites"
-#: What step 1's completion marker names besides its files: a folder an older version left without
-#: ``file_sites`` is learnt again.
-EVIDENCE_OUTPUTS = [EVIDENCE, SECTIONS, FILE_SITES]
+#: Version of the rows step 1 writes (:data:`VALUE_SCHEMA`).
+EVIDENCE_FORMAT = 2
+#: What step 1's completion marker names besides its files (its folders and :data:`EVIDENCE_FORMAT`): a folder an
+#: older version left, without ``file_sites`` or with rows of another shape, is learnt again.
+EVIDENCE_OUTPUTS = {"outputs": [EVIDENCE, SECTIONS, FILE_SITES], "format": EVIDENCE_FORMAT}
 #: The completion marker of step 1's folder and of each batch's folder (JSON: the files the step read, and for
 #: step 1 :data:`EVIDENCE_OUTPUTS`).
 DONE_FILE = "_done.json"
-#: One pickled value (:class:`WritePickled`): internal to one run, read back by the same code.
-VALUE_SCHEMA = pa.schema([pa.field("value", pa.binary(), nullable=False)])
+#: One pickled value a row (:class:`WritePickled`), with the string a batch selects it by (``key``: the site of a value
+#: keyed ``((site, ...), value)``, the path of a file's ``(path, sites)``): internal to one run, read back by the same
+#: code.
+VALUE_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.binary(), nullable=False)])
 
 
 def file_batches(files: list[tuple[str, int]], batch_bytes: int) -> list[list[str]]:
@@ -175,11 +183,11 @@ def _completed(folder: str, marker: dict) -> bool:
     return read_marker(FileSystems.join(folder, DONE_FILE)) == marker
 
 
-def _run_step(folder: str, files: list[str], run, outputs: list[str] | None = None) -> bool:
+def _run_step(folder: str, files: list[str], run, outputs: dict | None = None) -> bool:
     """Run one step over ``files`` into ``folder`` with ``run()`` unless an earlier run completed it (its marker
-    names the same files and ``outputs``); then mark it completed. Returns whether it ran. A folder without that
-    marker is deleted first (what a killed run, or an older version, left of it)."""
-    marker = {"files": files} if outputs is None else {"files": files, "outputs": outputs}
+    names the same files and ``outputs``, a JSON object); then mark it completed. Returns whether it ran. A folder
+    without that marker is deleted first (what a killed run, or an older version, left of it)."""
+    marker = {"files": files} | (outputs or {})
     if _completed(folder, marker):
         return False
     discard_staging(folder)
@@ -193,58 +201,77 @@ def _run_step(folder: str, files: list[str], run, outputs: list[str] | None = No
 # --------------------------------------------------------------------------------------------
 
 
-def _value_row(value) -> dict:
-    return {"value": pickle.dumps(value, protocol=5)}
+def site_of(value: tuple) -> str:
+    """The site of a value keyed ``((site, ...), value)`` (step 1's evidence and URL sections)."""
+    return value[0][0]
 
 
-def _row_value(row: dict):
-    return pickle.loads(row["value"])
+def path_of(file_sites: tuple[str, tuple[str, ...]]) -> str:
+    """The WARC file path of a file's ``(path, sites)``."""
+    return file_sites[0]
+
+
+def _value_row(value, key_of) -> dict:
+    return {"key": key_of(value), "value": pickle.dumps(value, protocol=5)}
 
 
 class WritePickled(beam.PTransform):
-    """Any picklable values -> ``FOLDER/part-*.parquet`` (:data:`VALUE_SCHEMA`, one pickled value a row)."""
+    """Any picklable values -> ``FOLDER/part-*.parquet`` (:data:`VALUE_SCHEMA`: one pickled value a row, with
+    ``key_of(value)``, a string, as the key a reader selects it by: :class:`ReadPickled`)."""
 
-    def __init__(self, folder: str):
+    def __init__(self, folder: str, key_of):
         super().__init__()
-        self.folder = folder
+        self.folder, self.key_of = folder, key_of
 
     def expand(self, values):
-        return (values | "Rows" >> beam.Map(_value_row)
+        return (values | "Rows" >> beam.Map(_value_row, self.key_of)
                 | "Write" >> beam.io.WriteToParquet(FileSystems.join(self.folder, "part"), VALUE_SCHEMA,
                                                     codec="snappy", file_name_suffix=PARQUET_SUFFIX))
 
 
-class ReadPickled(beam.PTransform):
-    """The values :class:`WritePickled` wrote to ``folder`` (input: the pipeline). ``sites``: a side input of
-    ``(site, None)`` pairs (:func:`batch_sites`): of values keyed ``((site, ...), value)``, those of these sites
-    only; None: every value."""
+def selected_values(table: pa.Table, keys) -> list:
+    """The values of ``table`` (rows of :data:`VALUE_SCHEMA`) whose key is one of ``keys`` (an iterable of
+    strings; None: every row), unpickled. The keys are compared in Arrow, so only the selected rows are unpickled:
+    a batch reads step 1's rows of every site and keeps its own sites' few."""
+    if keys is not None:
+        table = table.filter(pc.is_in(table.column("key"), value_set=pa.array(list(keys), pa.string())))
+    return [pickle.loads(value) for value in table.column("value").to_pylist()]
 
-    def __init__(self, folder: str, sites=None):
+
+class ReadValuesFn(beam.DoFn):
+    """A Parquet file :class:`WritePickled` wrote -> its values whose key is in the side input ``keys`` (a dict of
+    ``(key, None)``; None: all of them): :func:`selected_values`."""
+
+    def process(self, path: str, keys=None):
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            table = pq.read_table(f)
+        yield from selected_values(table, None if keys is None else keys.keys())
+
+
+class ReadPickled(beam.PTransform):
+    """The values :class:`WritePickled` wrote to ``folder`` (input: the pipeline) whose key is in ``keys``, a side
+    input of ``(key, None)`` pairs (the batch's sites, :func:`batch_sites`, or its files' paths); None: every
+    value."""
+
+    def __init__(self, folder: str, keys=None):
         super().__init__()
-        self.folder, self.sites = folder, sites
+        self.folder, self.keys = folder, keys
 
     def expand(self, pbegin):
-        values = (pbegin | "Read" >> beam.io.ReadFromParquet(FileSystems.join(self.folder, "*" + PARQUET_SUFFIX))
-                  | "Values" >> beam.Map(_row_value))
-        return values if self.sites is None else values | "OfSites" >> beam.Filter(_site_in, self.sites)
+        keys = () if self.keys is None else (self.keys,)
+        files = distinct_paths(pbegin, [FileSystems.join(self.folder, "*" + PARQUET_SUFFIX)])
+        return files | "Values" >> beam.ParDo(ReadValuesFn(), *keys)
 
 
 def build_evidence_pipeline(p: beam.Pipeline, patterns: list[str], config: CleanConfig, folder: str) -> None:
     """Step 1: learn the site evidence and the URL sections of all the files of ``patterns`` (labels as in one
-    run's graph) and write them to ``folder/evidence/`` and ``folder/sections/``."""
+    run's graph) and write them to ``folder/evidence/`` and ``folder/sections/``, keyed by site, and each file's
+    sites to ``folder/file_sites/``, keyed by its path."""
     paths = p | "FindWarcFiles" >> FindWarcFiles(patterns)
     learnt = paths | "LearnSiteEvidence" >> LearnSiteEvidence(config.neighbour_sample, config.chain, config.hosts)
-    _ = learnt[EVIDENCE] | "WriteEvidence" >> WritePickled(FileSystems.join(folder, EVIDENCE))
-    _ = learnt[SECTIONS] | "WriteSections" >> WritePickled(FileSystems.join(folder, SECTIONS))
-    _ = learnt[FILE_SITES] | "WriteFileSites" >> WritePickled(FileSystems.join(folder, FILE_SITES))
-
-
-def _first_in(value: tuple, keys) -> bool:
-    return value[0] in keys
-
-
-def _site_in(kv: tuple, sites) -> bool:
-    return kv[0][0] in sites
+    _ = learnt[EVIDENCE] | "WriteEvidence" >> WritePickled(FileSystems.join(folder, EVIDENCE), site_of)
+    _ = learnt[SECTIONS] | "WriteSections" >> WritePickled(FileSystems.join(folder, SECTIONS), site_of)
+    _ = learnt[FILE_SITES] | "WriteFileSites" >> WritePickled(FileSystems.join(folder, FILE_SITES), path_of)
 
 
 def _as_key(value) -> tuple:
@@ -257,12 +284,13 @@ def _sites_as_keys(file_sites: tuple[str, tuple[str, ...]]) -> list[tuple[str, N
 
 def batch_sites(paths, evidence: str):
     """The sites of the batch's WARC files ``paths`` (a PCollection of paths): those step 1 saw in them (its
-    ``file_sites``, read from the folder ``evidence``), as ``(site, None)`` once each, for the side input that keeps
-    of step 1's evidence and sections the batch's sites only (:class:`ReadPickled`). So a batch's side inputs follow
-    its files, not the corpus; a page needs its own site's values only, so its row is the same."""
+    ``file_sites``, read from the folder ``evidence``, the rows of these paths only), as ``(site, None)`` once each,
+    for the side input that keeps of step 1's evidence and sections the batch's sites only (:class:`ReadPickled`).
+    So a batch's side inputs follow its files, not the corpus; a page needs its own site's values only, so its
+    row is the same."""
     return (paths.pipeline
-            | "ReadFileSites" >> ReadPickled(FileSystems.join(evidence, FILE_SITES))
-            | "OfBatchFiles" >> beam.Filter(_first_in, beam.pvalue.AsDict(paths | "PathKeys" >> beam.Map(_as_key)))
+            | "ReadFileSites" >> ReadPickled(FileSystems.join(evidence, FILE_SITES),
+                                             beam.pvalue.AsDict(paths | "PathKeys" >> beam.Map(_as_key)))
             | "Sites" >> beam.FlatMap(_sites_as_keys)
             | "DistinctSites" >> beam.Distinct())
 

@@ -157,18 +157,16 @@ def test_both_executors_apply_the_graphs_dedup_stages_and_sinks_once_over_the_co
 
 
 def test_the_batched_executor_has_no_writer_or_decision_of_its_own():
-    """pipeline/batches.py writes no Parquet file itself (no pyarrow.parquet, no file created or renamed by hand:
-    the graph's sinks write every output) and makes no dedup decision (it imports none of
-    pipeline/dedup_decisions.py's functions)."""
+    """pipeline/batches.py writes no Parquet file itself (of pyarrow.parquet it reads step 1's rows only, no file
+    is created or renamed by hand: the graph's sinks write every output) and makes no dedup decision (it imports
+    none of pipeline/dedup_decisions.py's functions)."""
     tree = ast.parse(Path(batches.__file__).read_text(encoding="utf-8"))
     imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 for alias in node.names}
-    modules = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    assert not {m for m in modules | {m for m, _ in imported} if m and m.startswith("pyarrow.")}
     assert {name for module, name in imported if module == "newsclean.pipeline.dedup_decisions"} <= {"NearDupParams"}
-    called = {node.func.attr for node in ast.walk(tree)
-              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
-    assert not called & {"ParquetWriter", "write_table", "create", "rename", "copy"}
+    calls = [node.func for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)]
+    assert {f.attr for f in calls if isinstance(f.value, ast.Name) and f.value.id == "pq"} == {"read_table"}
+    assert not {f.attr for f in calls} & {"ParquetWriter", "write_table", "write_to_dataset", "create", "rename", "copy"}
     writers = [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr.startswith("Write")]
     assert writers == ["WriteToParquet"]  # WritePickled's, the site evidence between step 1 and the batches
 
@@ -378,6 +376,38 @@ def test_a_batch_reads_the_evidence_and_sections_of_its_own_sites_only(outputs, 
     _assert_batch_keys(evidence, batches.EVIDENCE, [second], gamma)
     _assert_batch_keys(evidence, batches.SECTIONS, [second], [("gamma.test", "sport")])
     _assert_batch_keys(evidence, batches.EVIDENCE, [beta, second], sorted([("beta", "world"), *gamma]))
+
+
+def test_a_batch_unpickles_the_rows_of_its_own_keys_only():
+    """Step 1's rows are selected by their key column before any value is unpickled: a row of another key whose
+    value is not a pickle at all is never read."""
+    import pyarrow as pa
+
+    rows = [batches._value_row((("alpha", "news"), 1), batches.site_of),  # noqa: SLF001
+            batches._value_row((("beta", "world"), 2), batches.site_of),  # noqa: SLF001
+            {"key": "gamma.test", "value": b"not a pickle"}]
+    table = pa.Table.from_pylist(rows, schema=batches.VALUE_SCHEMA)
+    assert batches.selected_values(table, ["beta"]) == [(("beta", "world"), 2)]
+    assert batches.selected_values(table, ["alpha", "delta"]) == [(("alpha", "news"), 1)]
+    assert batches.selected_values(table, []) == []
+    with pytest.raises(pickle.UnpicklingError):
+        batches.selected_values(table, None)  # every row
+
+
+def test_a_rerun_learns_again_the_evidence_an_older_version_wrote(outputs, killed, tmp_path, monkeypatch):
+    """A step-1 folder whose marker names another row format (an older version's) is learnt again; the batches
+    it completed stand, and the rows are those of one run."""
+    out = _copy(killed, tmp_path)
+    [staging] = _staging(out)
+    marker = staging / batches.EVIDENCE_DIR / DONE_FILE
+    old = batches.read_marker(str(marker))
+    assert old["format"] == batches.EVIDENCE_FORMAT
+    batches.write_marker(str(marker), old | {"format": batches.EVIDENCE_FORMAT - 1})
+    graphs = []
+    _watch(monkeypatch, graphs, [])
+    run_clean(_config(outputs["warc"], out, PER_FILE), [])
+    assert graphs == [5, 1, 1, 1, 0]  # step 1 again, then batches 3 to 5 and dedup
+    _same_rows(outputs["cut"], out)
 
 
 @pytest.mark.parametrize("change", ["settings", "one graph", "files"])
