@@ -168,9 +168,14 @@ def _domain_extractor():
 
 @functools.cache
 def _quiet_htmldate() -> None:
-    """Silence htmldate's and dateparser's loggers (once per process: ``setLevel`` clears logging's caches)."""
+    """Silence htmldate's and dateparser's loggers (once per process: ``setLevel`` clears logging's caches), and
+    the warning dateutil's parser gives, under htmldate, for a time-zone name it does not know ("PST"): htmldate
+    reads the date all the same, and a worker's warnings reach the user's terminal."""
+    from dateutil.parser import UnknownTimezoneWarning
+
     for name in ("htmldate", "htmldate.core", "htmldate.extractors", "htmldate.validators", "dateparser"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UnknownTimezoneWarning)
 
 
 # ------------------------------------------------------------------------------------ values

@@ -282,3 +282,19 @@ def test_extraction_carries_is_accessible_for_free_from_the_page():
                  f"</head><body>{body}</body></html>")
     assert extract_article(paywalled).is_accessible_for_free is False
     assert extract_article(f"<html><body>{body}</body></html>").is_accessible_for_free is None
+
+
+def test_a_date_with_a_time_zone_name_dateutil_does_not_know_leaves_no_warning_on_stderr():
+    """htmldate hands "2019-03-01 10:00 PST" to dateutil, which warns about "PST" on stderr (every worker's reaches
+    the user's terminal); the date is read all the same and the warning is not shown. In a fresh interpreter, with
+    Python's default warning filters, so that no earlier test has shown or silenced it."""
+    import subprocess
+    import sys
+
+    code = ("import lxml.html\n"
+            "from newsclean.transforms.metadata import htmldate_published\n"
+            "page = '<html><body><p>x</p><time datetime=\"2019-03-01 10:00 PST\">March 1</time></body></html>'\n"
+            "print(htmldate_published(lxml.html.fromstring(page)).date())\n")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "2019-03-01"
+    assert "Warning" not in done.stderr
