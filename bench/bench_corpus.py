@@ -26,11 +26,13 @@ earlier run's ``--keep DIR/warc`` (one call generates, the next measures). Then 
 
 Peak RSS is the largest sum of RSS over the child and all its descendants (the ``multi_processing`` SDK
 workers included), sampled every 0.1 s with psutil (``pip install -e .[bench]``); peak PSS likewise every
-0.5 s (shared pages, such as the libraries every worker maps, counted once in all: what the machine holds).
+0.5 s (shared pages, such as the libraries every worker maps, counted once in all: what the machine holds),
+and the peak RSS of the largest single process (what ``/usr/bin/time -v`` reports for a command).
 Rounds interleave the systems so they share the machine's load (printed: 1-minute load average before and
 after each run, and the run's counts, so a run cut short keeps them); the median round is printed: wall
-seconds, pages/s (WARC response records / wall), peak RSS and PSS, the ratio of the baseline's wall to each
-system's (> 1: faster than the script), each system's peak RSS over the baseline's, and newsclean's article /
+seconds, pages/s (WARC response records / wall), peak RSS, PSS and largest process, the ratio of the baseline's
+wall to each system's (> 1: faster than the script), each system's three memory figures over the baseline's (the
+script is one process: its tree's RSS is its largest process's), and newsclean's article /
 exact / near-duplicate counts.
 """
 
@@ -411,17 +413,18 @@ def print_stage_table(costs: dict[str, float], job: tuple[float, float, int] | N
               f"{baseline_cpu / n * 1e3:>10.2f}")
 
 
-def _tree_rss(proc) -> int:
-    """RSS in bytes of ``proc`` (a psutil.Process) and all its descendants now."""
+def _tree_rss(proc) -> tuple[int, int]:
+    """RSS in bytes of ``proc`` (a psutil.Process) and all its descendants now: their sum, and the largest one's."""
     import psutil
 
-    total = 0
+    total = largest = 0
     for p in [proc, *proc.children(recursive=True)]:
         try:
-            total += p.memory_info().rss
+            rss = p.memory_info().rss
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-    return total
+        total, largest = total + rss, max(largest, rss)
+    return total, largest
 
 
 def _tree_pss(proc) -> int:
@@ -440,6 +443,9 @@ def _tree_pss(proc) -> int:
 
 #: Peak PSS of the last :func:`_measure` call, in bytes (sampled every 0.5 s; reading it costs more than RSS).
 LAST_PEAK_PSS = [0]
+#: Peak RSS of the largest single process of the last :func:`_measure` call's tree, in bytes (what ``/usr/bin/time
+#: -v`` calls the maximum resident set size; a one-process script's is its tree's).
+LAST_PEAK_PROCESS = [0]
 #: CPU seconds (user + system) of the last :func:`_measure` call's child and the descendants it waited for.
 LAST_CPU = [0.0]
 
@@ -452,13 +458,14 @@ def _measure(cmd: list[str]) -> tuple[float, int, str]:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     watched, peak, done = psutil.Process(proc.pid), [0], threading.Event()
-    LAST_PEAK_PSS[0] = 0
+    LAST_PEAK_PSS[0] = LAST_PEAK_PROCESS[0] = 0
 
     def sample():
         n = 0
         while not done.is_set():
             try:
-                peak[0] = max(peak[0], _tree_rss(watched))
+                total, largest = _tree_rss(watched)
+                peak[0], LAST_PEAK_PROCESS[0] = max(peak[0], total), max(LAST_PEAK_PROCESS[0], largest)
                 if n % 5 == 0:
                     LAST_PEAK_PSS[0] = max(LAST_PEAK_PSS[0], _tree_pss(watched))
             except psutil.NoSuchProcess:
@@ -474,6 +481,7 @@ def _measure(cmd: list[str]) -> tuple[float, int, str]:
     sampler.join()
     wall = time.perf_counter() - start
     LAST_CPU[0] = usage.ru_utime + usage.ru_stime
+    LAST_PEAK_PROCESS[0] = max(LAST_PEAK_PROCESS[0], usage.ru_maxrss * 1024)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd[:5])} ... failed")
     return wall, max(peak[0], usage.ru_maxrss * 1024), out
@@ -545,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [n for s in args.systems.split(",") if s  # --systems '': pack only (for a later --warc)
               for n in ([f"newsclean-x{w}" for w in workers] if s == "newsclean-all" and len(workers) > 1 else [s])]
     systems = {name: every[name] for name in chosen}
-    results: dict[str, list[tuple[float, int, int]]] = {s: [] for s in systems}
+    results: dict[str, list[tuple[float, int, int, int]]] = {s: [] for s in systems}  # wall, RSS, PSS, largest
     cpus: dict[str, list[float]] = {s: [] for s in systems}
     counts: dict[str, str] = {}
     for r in range(args.rounds):
@@ -553,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
             out = str(root / f"out-{name}-{r}")
             load1 = os.getloadavg()[0]
             wall, rss, stdout = _measure(cmd(out))
-            results[name].append((wall, rss, LAST_PEAK_PSS[0]))
+            results[name].append((wall, rss, LAST_PEAK_PSS[0], LAST_PEAK_PROCESS[0]))
             cpus[name].append(LAST_CPU[0])
             if name.startswith(("newsclean", "prism")):
                 summary = json.loads(Path(out, "_summary.json").read_text())
@@ -564,19 +572,19 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 counts[name] = stdout.strip()
             print(f"  round {r + 1} {name}: {wall:.1f} s, CPU {LAST_CPU[0]:.1f} s, peak RSS {rss / 2**20:.0f} MiB, peak PSS "
-                  f"{LAST_PEAK_PSS[0] / 2**20:.0f} MiB (1-minute load before {load1:.1f}, after "
+                  f"{LAST_PEAK_PSS[0] / 2**20:.0f} MiB, largest process {LAST_PEAK_PROCESS[0] / 2**20:.0f} MiB "
+                  f"(1-minute load before {load1:.1f}, after "
                   f"{os.getloadavg()[0]:.1f}); {counts[name]}", flush=True)
-    base = statistics.median(w for w, _, _ in results["baseline"]) if "baseline" in results else None
-    base_rss = statistics.median(m for _, m, _ in results["baseline"]) if "baseline" in results else None
+    medians = {name: [statistics.median(run[i] for run in runs) for i in range(4)] for name, runs in results.items()}
+    base = medians.get("baseline")
     print(f"\n{'system':<14} {'wall s':>8} {'pages/s':>8} {'peak RSS MiB':>13} {'peak PSS MiB':>13} "
-          f"{'baseline/this':>14} {'RSS/baseline':>13}")
-    for name, runs in results.items():
-        wall = statistics.median(w for w, _, _ in runs)
-        rss = statistics.median(m for _, m, _ in runs)
-        pss = statistics.median(m for _, _, m in runs)
-        ratio = f"{base / wall:>14.2f}" if base else f"{'-':>14}"
-        mem = f"{rss / base_rss:>13.2f}" if base_rss else f"{'-':>13}"
-        print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {pss / 2**20:>13.0f} {ratio} {mem}")
+          f"{'largest MiB':>12} {'baseline/this':>14} {'RSS/baseline':>13} {'PSS/baseline':>13} {'largest/base':>13}")
+    for name, (wall, rss, pss, largest) in medians.items():
+        ratio = f"{base[0] / wall:>14.2f}" if base else f"{'-':>14}"
+        mem = "".join(f"{this / of:>14.2f}" if base else f"{'-':>14}"
+                      for this, of in zip((rss, pss, largest), (base or [1] * 4)[1:], strict=True))
+        print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {pss / 2**20:>13.0f} "
+              f"{largest / 2**20:>12.0f} {ratio}{mem}")
     for name, line in counts.items():
         print(f"{name}: {line}")
     if args.stages:
@@ -596,7 +604,7 @@ def print_stages(warc: Path, results: dict, cpus: dict) -> None:
     if "newsclean" in results:
         size = sum(f.stat().st_size for f in warc.rglob("*.warc*"))
         workers = local_workers(len(os.sched_getaffinity(0)), size, available_memory())
-        job = (statistics.median(w for w, _, _ in results["newsclean"]), statistics.median(cpus["newsclean"]),
+        job = (statistics.median(w for w, *_ in results["newsclean"]), statistics.median(cpus["newsclean"]),
                workers if workers > 1 else 0)
     base = statistics.median(cpus["baseline"]) if "baseline" in cpus else None
     print_stage_table(costs, job, base)
