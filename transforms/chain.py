@@ -61,7 +61,7 @@ from newsclean.transforms.refine import RefineStep, refine_keep
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams
 from newsclean.transforms.refine.article_lists import ArticleListsParams
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
-from newsclean.transforms.refine.coherence import CoherenceParams
+from newsclean.transforms.refine.coherence import CoherenceParams, ModuleSplitParams
 from newsclean.transforms.refine.consent import ConsentParams
 from newsclean.transforms.refine.first_story import FirstStoryParams
 from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams
@@ -232,6 +232,7 @@ their blocks."""
 LEARNED_STEPS: tuple[RefineStep, ...] = (
     LEARNED_CONSENT,
     CoherenceParams(),
+    ModuleSplitParams(),
     *REGION_RECALL_STEPS,
     BodyEvidenceParams(keep_support=1.1, drop_below=0.9),
     SiteCheckParams(),
@@ -246,7 +247,8 @@ LEARNED_STEPS: tuple[RefineStep, ...] = (
 )
 """The learned configuration's page-level steps, in order (each chosen on leave-one-data-set-out F1: docs/DECISIONS.md
 "Page-level steps", evaluation/experiments-accuracy.md): consent regions dropped first (cookie banners, privacy
-modals, vendor lists), coherence (dropped prose of the main container), the article region's dropped prose kept when
+modals, vendor lists), coherence (dropped prose of the main container, and prose between kept blocks at most two
+blocks away: an inline module's split), the article region's dropped prose kept when
 the kept text is a fragment of it (twice), the JSON-LD ``articleBody`` as evidence (dropping only), the site check
 against the neighbours' content container, a list or table that follows a kept block of its parent, side boxes
 (related, share, "read also" teasers; never the title's wrapper, never more than half of the kept words), short

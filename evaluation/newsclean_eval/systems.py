@@ -39,7 +39,7 @@ from newsclean.transforms.classifier.model import DEFAULT_CONTEXT_MODEL, DEFAULT
 from newsclean.transforms.refine.article_fallback import ArticleFallbackParams
 from newsclean.transforms.refine.article_lists import ArticleListsParams
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams
-from newsclean.transforms.refine.coherence import CoherenceParams
+from newsclean.transforms.refine.coherence import CoherenceParams, ModuleSplitParams
 from newsclean.transforms.refine.consent import ConsentParams
 from newsclean.transforms.refine.first_story import FirstStoryParams
 from newsclean.transforms.refine.paragraph_lines import ParagraphLinesParams
@@ -66,6 +66,7 @@ ABLATION_GROUPS = ("stages", "algorithm", "depth", "filters", "neighbours")
 STEP_ROWS: dict[type, tuple[str, str, bool]] = {
     ConsentParams: ("consent", "consent regions", False),
     CoherenceParams: ("coherence", "page-level coherence", False),
+    ModuleSplitParams: ("module-splits", "prose between kept blocks (inline-module splits)", False),
     RegionRecallParams: ("region-recall", "article region recall", False),
     BodyEvidenceParams: ("body-evidence", "articleBody evidence", False),
     SiteCheckParams: ("site-check", "site check", True),

@@ -9,7 +9,7 @@ from newsclean.transforms.chain import DEFAULT_CONFIG, prepare_blocks
 from newsclean.transforms.classifier.features import block_features, structure_features
 from newsclean.transforms.context import PageContext
 from newsclean.transforms.refine.body_evidence import BodyEvidenceParams, body_evidence_keep
-from newsclean.transforms.refine.coherence import CoherenceParams, coherent_keep
+from newsclean.transforms.refine.coherence import CoherenceParams, ModuleSplitParams, coherent_keep, module_split_keep
 from newsclean.transforms.refine.region import is_prose, main_region, text_container
 from newsclean.transforms.structure import body_support
 from newsclean.transforms.vocab import STRUCTURE_FEATURE_NAMES
@@ -155,10 +155,31 @@ def test_prose_needs_words_a_sentence_end_and_few_links():
     assert flags == [True, False, False, False]
 
 
+def test_module_splits_keep_dropped_prose_close_between_kept_blocks_only():
+    """A paragraph an inline module split off the kept run is kept when a kept block lies at most two blocks away on
+    each side; not when it is linked, below the probability floor, farther from a kept block, or after the last."""
+    words = ["budget", "harbour", "school", "bridge", "tram", "library", "museum", "market", "stadium", "airport"]
+    paras = [f"The council said the {w} plan would be debated again in the spring, before a vote in May." for w in words]
+    link = "<p><a href='/x'>Read more about the budget cuts and the schools of the north</a></p>"
+    blocks, _ = _blocks("".join(f"<div class='c{i}'><p>{t}</p></div>" for i, t in enumerate(paras[:1]))
+                        + link + "".join(f"<section><p>{t}</p></section>" for t in paras[1:]))
+    texts = [b.text for b in blocks]
+    assert len(blocks) == 11 and texts[1].startswith("Read more")
+    #        0    1    2     3    4     5    6    7    8    9    10
+    p = [0.9, 0.3, 0.15, 0.9, 0.05, 0.9, 0.3, 0.3, 0.3, 0.9, 0.3]
+    keep = [q >= 0.5 for q in p]
+    out = module_split_keep(blocks, p, keep, ModuleSplitParams())
+    assert [i for i, k in enumerate(out) if k and not keep[i]] == [2, 7]
+    # 1: linked; 4: p 0.05; 6: the next kept block 3 away; 8: the last kept 3 away; 10: none after
+    assert module_split_keep(blocks, p, keep, ModuleSplitParams(max_gap=3)) == [*out[:6], True, True, True, *out[9:]]
+    assert module_split_keep(blocks, p, [False] * 11) == [False] * 11
+
+
 def test_default_chain_runs_coherence_then_the_body_evidence():
     kinds = [type(step) for step in DEFAULT_CONFIG.refine]
     assert DEFAULT_CONFIG.step(CoherenceParams) == CoherenceParams()
-    assert kinds.index(CoherenceParams) < kinds.index(BodyEvidenceParams)
+    assert DEFAULT_CONFIG.step(ModuleSplitParams) == ModuleSplitParams()
+    assert kinds.index(CoherenceParams) < kinds.index(ModuleSplitParams) < kinds.index(BodyEvidenceParams)
 
 
 def test_article_body_evidence_keeps_its_blocks_and_can_drop_others():

@@ -10,7 +10,7 @@ step's settings (``ArticleFallbackParams.consent``).
 
 The shipped order (:data:`newsclean.transforms.chain.LEARNED_STEPS`, every shipped chain with page-level steps):
 :mod:`~newsclean.transforms.refine.consent` (cookie banners, privacy modals, vendor lists),
-:mod:`~newsclean.transforms.refine.coherence` (dropped prose of the main container),
+:mod:`~newsclean.transforms.refine.coherence` (dropped prose of the main container; prose between kept blocks),
 :mod:`~newsclean.transforms.refine.region_recall` (dropped prose of the article region, twice),
 :mod:`~newsclean.transforms.refine.body_evidence` (the ``articleBody`` as evidence),
 :mod:`~newsclean.transforms.refine.site_check` (the site's content container),
