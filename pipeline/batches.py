@@ -90,11 +90,11 @@ EVIDENCE_DIR, BATCHES_DIR = "_evidence", "_batches"
 EVIDENCE, SECTIONS, FILE_SITES = "evidence", "sections", "file_sites"
 #: Version of the rows step 1 writes (:data:`VALUE_SCHEMA`).
 EVIDENCE_FORMAT = 2
-#: What step 1's completion marker names besides its files (its folders and :data:`EVIDENCE_FORMAT`): a folder an
+#: What step 1's completion marker holds besides its files (its folders and :data:`EVIDENCE_FORMAT`): a folder an
 #: older version left, without ``file_sites`` or with rows of another shape, is learnt again.
-EVIDENCE_OUTPUTS = {"outputs": [EVIDENCE, SECTIONS, FILE_SITES], "format": EVIDENCE_FORMAT}
+EVIDENCE_MARKER = {"outputs": [EVIDENCE, SECTIONS, FILE_SITES], "format": EVIDENCE_FORMAT}
 #: The completion marker of step 1's folder and of each batch's folder (JSON: the files the step read, and for
-#: step 1 :data:`EVIDENCE_OUTPUTS`).
+#: step 1 :data:`EVIDENCE_MARKER`).
 DONE_FILE = "_done.json"
 #: One pickled value a row (:class:`WritePickled`), with the string a batch selects it by (``key``: the site of a value
 #: keyed ``((site, ...), value)``, the path of a file's ``(path, sites)``): internal to one run, read back by the same
@@ -183,11 +183,11 @@ def _completed(folder: str, marker: dict) -> bool:
     return read_marker(FileSystems.join(folder, DONE_FILE)) == marker
 
 
-def _run_step(folder: str, files: list[str], run, outputs: dict | None = None) -> bool:
+def _run_step(folder: str, files: list[str], run, marker_fields: dict | None = None) -> bool:
     """Run one step over ``files`` into ``folder`` with ``run()`` unless an earlier run completed it (its marker
-    names the same files and ``outputs``, a JSON object); then mark it completed. Returns whether it ran. A folder
-    without that marker is deleted first (what a killed run, or an older version, left of it)."""
-    marker = {"files": files} | (outputs or {})
+    names the same files and holds ``marker_fields``, a JSON object); then mark it completed. Returns whether it
+    ran. A folder without that marker is deleted first (what a killed run, or an older version, left of it)."""
+    marker = {"files": files} | (marker_fields or {})
     if _completed(folder, marker):
         return False
     discard_staging(folder)
@@ -328,7 +328,7 @@ def clean_in_batches(config: CleanConfig, files: list[tuple[str, int]], beam_arg
     PROGRESS.note(f"{len(files):,} WARC files ({sum(n for _, n in files) / 2**20:,.0f} MiB): site evidence from all "
                   f"of them, then cleaning in {len(batches)} batches of at most {batch_bytes / 2**20:,.0f} MiB")
     if not _run_step(evidence, paths, lambda: run_graph(
-            lambda p: build_evidence_pipeline(p, paths, config, evidence), beam_args, paths), EVIDENCE_OUTPUTS):
+            lambda p: build_evidence_pipeline(p, paths, config, evidence), beam_args, paths), EVIDENCE_MARKER):
         PROGRESS.note("site evidence: learnt by an earlier run (resumed)")
     folders = []
     read_from = dict(config.read_from)
