@@ -581,8 +581,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'largest MiB':>12} {'baseline/this':>14} {'RSS/baseline':>13} {'PSS/baseline':>13} {'largest/base':>13}")
     for name, (wall, rss, pss, largest) in medians.items():
         ratio = f"{base[0] / wall:>14.2f}" if base else f"{'-':>14}"
-        mem = "".join(f"{this / of:>14.2f}" if base else f"{'-':>14}"
-                      for this, of in zip((rss, pss, largest), (base or [1] * 4)[1:], strict=True))
+        mem = ("".join(f"{this / of:>14.2f}" for this, of in zip((rss, pss, largest), base[1:], strict=True))
+               if base else f"{'-':>14}" * 3)
         print(f"{name:<14} {wall:>8.1f} {pages / wall:>8.1f} {rss / 2**20:>13.0f} {pss / 2**20:>13.0f} "
               f"{largest / 2**20:>12.0f} {ratio}{mem}")
     for name, line in counts.items():
